@@ -1,0 +1,123 @@
+package postroom
+
+// Call is the body of a message.send or message.send_template call, exactly
+// as the spec's JSON: json.Unmarshal of a request body fills it as is.
+//
+// The Mailer never modifies a Call; the same Call may be sent more than once.
+type Call struct {
+	// Key is the API key, checked by Options.Auth together with AccountID.
+	Key string `json:"key"`
+	// AccountID names the account; stored templates are looked up in its scope.
+	AccountID string `json:"account_id"`
+	// Message is the message definition shared by all recipients.
+	Message Message `json:"message"`
+	// Recipients get one message each, at most Options.MaxRecipients (25,000 by default).
+	Recipients []Recipient `json:"recipients"`
+	// GlobalParams are template parameters for every recipient; a recipient's
+	// own Params override them key by key.
+	GlobalParams map[string]any `json:"global_params"`
+}
+
+// Message is the message definition of a Call.
+//
+// Subject, HTML, Text and header values are handlebars templates (see the
+// package documentation, # Templates). Send uses HTML and Text; SendTemplate
+// uses HTMLTemplateID and TextTemplateID, looked up in Options.Templates.
+type Message struct {
+	FromName       string `json:"from_name"`
+	FromEmail      string `json:"from_email"`
+	ReplyToName    string `json:"replyto_name"`
+	ReplyToEmail   string `json:"replyto_email"`
+	Subject        string `json:"subject"`
+	HTML           string `json:"html"`
+	Text           string `json:"text"`
+	HTMLTemplateID string `json:"html_template_id"`
+	TextTemplateID string `json:"text_template_id"`
+	// BCC is one string of comma-separated addresses. Each gets a copy of
+	// every recipient's message through the envelope only: no header names them.
+	BCC string `json:"bcc"`
+	// Headers are extra header fields, written after the standard ones in
+	// this order. Values may hold placeholders.
+	Headers []Header `json:"headers"`
+	// TemplateEngine is empty or "handlebars".
+	TemplateEngine string `json:"template_engine"`
+	// Images are inline images, referenced from the html as cid:<CID>.
+	Images      []Image      `json:"images"`
+	Attachments []Attachment `json:"attachments"`
+}
+
+// Header is an extra header field of a Message.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Image is an inline image. Content is standard base64 (RFC 4648 §4, padded).
+type Image struct {
+	Name        string `json:"name"`
+	CID         string `json:"cid"`
+	ContentType string `json:"content_type"`
+	Content     string `json:"content"`
+}
+
+// Attachment is an attached file. Content is standard base64 (RFC 4648 §4, padded).
+type Attachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Content     string `json:"content"`
+}
+
+// Recipient is one addressee of a Call.
+type Recipient struct {
+	Email  string         `json:"email"`
+	Name   string         `json:"name"`
+	Params map[string]any `json:"params"`
+}
+
+// Result is the outcome for one recipient. Send and SendTemplate return
+// exactly one per recipient, in input order.
+//
+// Reason is a stable kebab-case code, optionally followed by ": " and
+// detail; see the package documentation for the table of statuses and
+// reasons. SendID is 32 lowercase hex characters for every recipient that
+// got a message, and empty for StatusInvalid.
+type Result struct {
+	Email  string `json:"email"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+	SendID string `json:"send_id"`
+}
+
+// Result statuses.
+const (
+	// StatusSent: the transport accepted the message.
+	StatusSent = "sent"
+	// StatusQueued: accepted by a transport that delivers later (see Queuer).
+	StatusQueued = "queued"
+	// StatusInvalid: no message was made for this recipient; nothing was sent.
+	StatusInvalid = "invalid"
+	// StatusRejected: the next hop refused the message for good.
+	StatusRejected = "rejected"
+	// StatusDeferred: not delivered; safe to retry.
+	StatusDeferred = "deferred"
+	// StatusUnknown: the message may have been delivered; do not blindly retry.
+	StatusUnknown = "unknown"
+)
+
+// Result reason codes. Reason holds one of these, optionally followed by
+// ": " and detail.
+const (
+	ReasonBCCRejected      = "bcc-rejected"
+	ReasonInvalidEmail     = "invalid-email"
+	ReasonDuplicate        = "duplicate"
+	ReasonMissingParam     = "missing-param"
+	ReasonRenderError      = "render-error"
+	ReasonHeaderInjection  = "header-injection"
+	ReasonMessageTooLarge  = "message-too-large"
+	ReasonHardBounce       = "hard-bounce"
+	ReasonSoftBounce       = "soft-bounce"
+	ReasonConnectionFailed = "connection-failed"
+	ReasonTimeout          = "timeout"
+	ReasonCanceled         = "canceled"
+	ReasonConnectionLost   = "connection-lost-after-data"
+)

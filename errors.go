@@ -1,0 +1,155 @@
+package postroom
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors. Call-level errors mean nothing was sent, except where a
+// Send returns results too (see Mailer.Send).
+var (
+	// ErrUnauthorized: Options.Auth refused the call's account_id and key.
+	ErrUnauthorized = errors.New("postroom: unauthorized")
+	// ErrTemplateNotFound: a TemplateStore has no template by that id in the
+	// call's account. Stores wrap it; the Mailer wraps it in a ValidationError
+	// naming message.html_template_id or message.text_template_id.
+	ErrTemplateNotFound = errors.New("postroom: template not found")
+	// ErrNoRecipients: the call has no recipients.
+	ErrNoRecipients = errors.New("postroom: no recipients")
+	// ErrTooManyRecipients: the call has more than Options.MaxRecipients.
+	ErrTooManyRecipients = errors.New("postroom: too many recipients")
+	// ErrTransportUnusable is wrapped by a transport error that no later
+	// message of the call can overcome, such as SMTP AUTH refused with 535
+	// (a configuration error). The Mailer stops the call: recipients not yet
+	// handed over are deferred with reason connection-failed, and Send returns
+	// the results together with the error.
+	ErrTransportUnusable = errors.New("postroom: transport unusable")
+)
+
+// ValidationError reports one problem with a call's content, found before
+// anything was sent. Several may come back joined with errors.Join; use
+// errors.As to reach the first, or the Unwrap() []error of the joined error
+// for all of them.
+type ValidationError struct {
+	// Field is the path of the offending field in the call's JSON, such as
+	// "message.from_email", "message.images[1].cid" or "recipients".
+	Field string
+	// Reason says what is wrong, in lower case.
+	Reason string
+	// Err is the underlying error, if any (for example ErrTemplateNotFound).
+	Err error
+}
+
+func (e *ValidationError) Error() string {
+	return "postroom: invalid " + e.Field + ": " + e.Reason
+}
+
+// Unwrap returns e.Err.
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// DeliveryError is what a Transport returns to say how delivery failed.
+//
+//   - Permanent: the next hop refused the message for good (an SMTP 5xx
+//     reply); the Mailer reports the recipient rejected (hard-bounce).
+//   - Uncertain: the message may have been delivered, for example the
+//     connection was lost after the end of data; reported unknown.
+//   - Neither: a temporary failure, safe to retry; reported deferred.
+//
+// Any other non-nil error a Transport returns counts as temporary.
+type DeliveryError struct {
+	Permanent bool
+	Uncertain bool
+	// Code is the SMTP reply code, or 0 when there was no reply.
+	Code int
+	// Enhanced is the RFC 3463 enhanced status code ("5.1.1"), when known.
+	Enhanced string
+	// Text is the reply text, one line, without CR or LF.
+	Text string
+	// Err is the underlying error, if any (a network error, ctx's error).
+	Err error
+}
+
+func (e *DeliveryError) Error() string {
+	var b strings.Builder
+	b.WriteString("postroom: delivery failed")
+	switch {
+	case e.Permanent:
+		b.WriteString(" (permanent)")
+	case e.Uncertain:
+		b.WriteString(" (uncertain)")
+	default:
+		b.WriteString(" (temporary)")
+	}
+	if d := e.detail(); d != "" {
+		b.WriteString(": ")
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
+// detail is "code enhanced text", or the underlying error's text.
+func (e *DeliveryError) detail() string {
+	var parts []string
+	if e.Code != 0 {
+		parts = append(parts, strconv.Itoa(e.Code))
+	}
+	if e.Enhanced != "" {
+		parts = append(parts, e.Enhanced)
+	}
+	if e.Text != "" {
+		parts = append(parts, e.Text)
+	}
+	if len(parts) == 0 && e.Err != nil {
+		return e.Err.Error()
+	}
+	return strings.Join(parts, " ")
+}
+
+// Unwrap returns e.Err.
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// PartialError is what a Transport returns when the message was accepted
+// for the first envelope recipient (Envelope.To[0]) but refused for some of
+// the others (the bcc copies). The Mailer reports the recipient sent, with
+// reason bcc-rejected naming the refused addresses.
+//
+// When Envelope.To[0] itself is refused, a Transport returns that
+// recipient's DeliveryError instead and delivers to nobody.
+type PartialError struct {
+	Refused []RefusedRecipient
+}
+
+// RefusedRecipient is one envelope recipient refused in a PartialError.
+type RefusedRecipient struct {
+	Address string
+	Err     error
+}
+
+func (e *PartialError) Error() string {
+	var b strings.Builder
+	b.WriteString("postroom: refused for ")
+	for i, r := range e.Refused {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(r.Address)
+		if r.Err != nil {
+			b.WriteString(" (")
+			b.WriteString(r.Err.Error())
+			b.WriteString(")")
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns the refusals' errors.
+func (e *PartialError) Unwrap() []error {
+	errs := make([]error, 0, len(e.Refused))
+	for _, r := range e.Refused {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return errs
+}
