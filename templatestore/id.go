@@ -1,0 +1,55 @@
+package templatestore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/postroom/postroom"
+)
+
+// ErrInvalidID is wrapped by the error for an account id or template id that
+// breaks the rules in the package documentation. It wraps
+// postroom.ErrTemplateNotFound, so a lookup by an invalid id is, for the
+// Mailer, a template that does not exist.
+var ErrInvalidID = fmt.Errorf("templatestore: invalid id: %w", postroom.ErrTemplateNotFound)
+
+// ErrTooLarge is wrapped by the error for a stored template bigger than the
+// store accepts (see Dir.MaxBytes).
+var ErrTooLarge = errors.New("templatestore: template too large")
+
+// maxIDLen is the longest id accepted, the usual limit on a file name.
+const maxIDLen = 255
+
+// validID reports whether s is a valid account or template id:
+// [A-Za-z0-9._-]{1,255}, and neither "." nor "..".
+func validID(s string) bool {
+	if s == "" || len(s) > maxIDLen || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkIDs returns an error wrapping ErrInvalidID unless both ids are valid.
+func checkIDs(accountID, id string) error {
+	if !validID(accountID) {
+		return fmt.Errorf("%w: account id %q", ErrInvalidID, accountID)
+	}
+	if !validID(id) {
+		return fmt.Errorf("%w: template id %q", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// notFound returns the error for a template id missing from an account.
+func notFound(accountID, id string) error {
+	return fmt.Errorf("templatestore: account %q, template %q: %w", accountID, id, postroom.ErrTemplateNotFound)
+}
