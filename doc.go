@@ -1,0 +1,126 @@
+// Package postroom is an embeddable mail engine. It implements the two
+// operations of the mail-sending API, message.send and message.send_template,
+// as Go calls: decode a call body into a Call, hand it to a Mailer, and get
+// back exactly one Result per recipient, in input order.
+//
+//	m, err := postroom.New(transport, postroom.Options{Auth: postroom.StaticKeys{"acct": {"secret"}}})
+//	...
+//	var call postroom.Call
+//	err = json.Unmarshal(body, &call)
+//	results, err := m.Send(ctx, &call)
+//
+// A Mailer authenticates the call, validates all of it, compiles its
+// handlebars templates once, renders every recipient's message in parallel,
+// builds the MIME message and hands it to a Transport: SMTP, .eml files, or
+// memory (package transport). postroom runs no server and keeps no queue:
+// applications wrap it in their own HTTP handlers, and when one machine is
+// not enough, many application instances share an SMTP relay fleet and a
+// template store.
+//
+// # Results
+//
+// Every recipient gets a Result whose Status says what happened to it and
+// whose Reason is a stable kebab-case code, optionally followed by ": " and
+// detail. SendID is 32 lowercase hex characters, set for every recipient
+// whose message was made; it is also the local part of the Message-ID.
+//
+//	status    reason                        meaning
+//	sent      (empty)                       the transport accepted the message
+//	sent      bcc-rejected: ...             accepted; some bcc copies were refused
+//	queued    (empty)                       accepted by a transport that delivers later (Queuer)
+//	invalid   invalid-email: ...            the address is not fit for SMTP
+//	invalid   duplicate: ...                an earlier recipient has the same address
+//	invalid   missing-param: a, b           Options.StrictParams and placeholders without value
+//	invalid   render-error: ...             the template failed for this recipient's params
+//	invalid   header-injection: ...         a rendered subject, header value or name has CR or LF
+//	invalid   message-too-large: ...        over Options.MaxMessageBytes
+//	rejected  hard-bounce: 550 5.1.1 ...    the next hop refused for good
+//	deferred  soft-bounce: 451 ...          refused for now; safe to retry
+//	deferred  connection-failed: ...        could not be handed over; safe to retry
+//	deferred  timeout                       a deadline passed first; safe to retry
+//	deferred  canceled                      the call's ctx was canceled first; safe to retry
+//	unknown   connection-lost-after-data    may have been delivered: do not blindly retry
+//
+// # Errors
+//
+// A call-level error means nothing was sent: ErrUnauthorized,
+// ErrNoRecipients, ErrTooManyRecipients, or one or more *ValidationError
+// (joined with errors.Join), each naming the offending field as a path such
+// as "message.images[1].cid". Check them with errors.Is and errors.As.
+// Two errors come back together with the full results: ctx's error when
+// the call was canceled mid-way, and an error wrapping ErrTransportUnusable
+// when the transport cannot deliver anything (a refused SMTP login): the
+// Mailer then stops handing over messages instead of turning every
+// recipient into the same failure.
+//
+// Transports report failures with *DeliveryError (permanent, uncertain or
+// temporary) and *PartialError (only bcc copies refused).
+//
+// # Templates
+//
+// The subject, html, text and header values are handlebars templates,
+// parsed with github.com/aymerick/raymond's parser and compiled once per
+// call into a program that renders each recipient without reflection on
+// JSON data. A recipient's params override global_params key by key; a
+// param value is data, never evaluated.
+//
+//   - {{x}} is HTML-escaped in the html body only; in the subject, the text
+//     body and header values it is inserted as is. {{{x}}} is raw everywhere.
+//   - Missing params render empty, or make the recipient invalid with
+//     Options.StrictParams.
+//   - {{#each}} over an object visits its keys in sorted order, with @key.
+//   - Helpers: if, unless, each, with, lookup, equal, log, and upper, lower,
+//     title, default, eq, ne, gt, lt, and, or, not, length, url, striptags,
+//     date. They are registered per template, never globally. {{log}} goes
+//     to Options.Logger at debug level, never to the host's logger.
+//   - Unknown helpers and partials are refused when the call is validated,
+//     with the part and position of the problem.
+//
+// # Messages
+//
+// Each message is CRLF-only, 7-bit, with no line over 998 octets: bodies are
+// quoted-printable UTF-8, files base64. The MIME tree is only as deep as the
+// message needs:
+//
+//	multipart/mixed                      only with attachments
+//	├── multipart/alternative            only with both text and html
+//	│   ├── text/plain
+//	│   └── multipart/related            only with inline images
+//	│       ├── text/html
+//	│       └── image/* (Content-ID)     inline images
+//	└── application/pdf ...              attachments
+//
+// Bcc addresses are in the envelope only, never in a header. Everything that
+// is the same for every recipient (header lines, part headers, boundaries,
+// the base64 of every file) is laid out once per call.
+//
+// # Concurrency
+//
+// A Mailer is immutable and safe for concurrent use. Each call renders and
+// hands over up to Options.Concurrency recipients at once; each worker
+// writes only its own recipients' results, and a recipient's failure never
+// cancels the others. All of a call's goroutines have ended when Send
+// returns. Memory in flight is about Concurrency × message size, flat in the
+// number of recipients.
+//
+// # Limits
+//
+// Every limit is an Options field; zero means the default:
+//
+//	MaxRecipients     25,000   recipients per call (ErrTooManyRecipients)
+//	MaxMessageBytes   25 MiB   one complete message (message-too-large)
+//	MaxBCC            100      addresses in message.bcc
+//	MaxTemplateBytes  512 KiB  one template source
+//	MaxTemplateDepth  32       nesting of template blocks
+//	MaxRenderBytes    8 MiB    one part rendered for one recipient (render-error)
+//	MaxRenderSteps    1e6      nodes and iterations of one render (render-error)
+//	Concurrency       4×GOMAXPROCS, at least 8
+//
+// Addresses follow RFC 5321's lengths (local part 64, domain 255, path 254
+// octets); display names are at most 512 bytes.
+//
+// # What postroom does not do
+//
+// It does not queue, retry later, track opens or clicks, sign with DKIM, or
+// accept UTF-8 local parts (RFC 6531), quoted local parts or domain literals.
+package postroom
