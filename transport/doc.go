@@ -1,0 +1,22 @@
+// Package transport provides implementations of postroom.Transport, the
+// one-method interface through which a postroom.Mailer hands each built
+// message over for delivery.
+//
+//   - SMTP (NewSMTP) delivers to a mail server: a relay, a smarthost or a
+//     local MTA.
+//   - Dir writes each message as <send_id>.eml into a folder, for previews,
+//     development and tests, with no server at all.
+//   - Memory records the envelopes it is given, for tests and previews; it
+//     plays the role httptest.ResponseRecorder plays for HTTP handlers.
+//
+// Every transport here is safe for concurrent use, honours its ctx, and
+// copies what it needs from the Envelope before Send returns, as the
+// postroom.Transport contract requires. The package transporttest checks
+// that contract for any Transport.
+//
+// Dir and Memory are final destinations: a message they accept is reported
+// sent, not queued, since nothing will deliver it later.
+//
+// This package does not queue, retry or sign messages; a Transport that
+// wraps another can add those.
+package transport
