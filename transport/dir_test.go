@@ -300,3 +300,20 @@ func ExampleDir() {
 	// Output:
 	// 0123456789abcdef0123456789abcdef.eml "Subject: Hello\r\n\r\nHi Ann\r\n"
 }
+
+func BenchmarkDirSend(b *testing.B) {
+	env := workloadEnvelope(b)
+	d, err := transport.NewDir(filepath.Join(b.TempDir(), "outbox"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	b.SetBytes(int64(len(env.Data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		// One send id: each file replaces the last, so the folder stays small.
+		if err := d.Send(ctx, env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

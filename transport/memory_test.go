@@ -2,9 +2,13 @@ package transport_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -234,4 +238,61 @@ func ExampleMemory_fail() {
 	// ann@example.com false
 	// gone@example.com true
 	// 1
+}
+
+// workloadEnvelope returns an Envelope the size of one message of the
+// shared transactional workload: its html and text bodies and its files in
+// base64 at 76 columns, CRLF line endings.
+func workloadEnvelope(b *testing.B) *postroom.Envelope {
+	b.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "workloads", "transactional.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var call postroom.Call
+	if err := json.Unmarshal(raw, &call); err != nil {
+		b.Fatal(err)
+	}
+	var data strings.Builder
+	crlf := func(s string) {
+		data.WriteString(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n"))
+		data.WriteString("\r\n")
+	}
+	wrap := func(s string) {
+		for len(s) > 76 {
+			data.WriteString(s[:76] + "\r\n")
+			s = s[76:]
+		}
+		data.WriteString(s + "\r\n")
+	}
+	crlf("Subject: " + call.Message.Subject + "\n")
+	crlf(call.Message.Text)
+	crlf(call.Message.HTML)
+	for _, img := range call.Message.Images {
+		wrap(img.Content)
+	}
+	for _, a := range call.Message.Attachments {
+		wrap(a.Content)
+	}
+	env := transporttest.NewEnvelope(b)
+	env.Data = []byte(data.String())
+	return env
+}
+
+func BenchmarkMemorySend(b *testing.B) {
+	env := workloadEnvelope(b)
+	m := transport.NewMemory()
+	ctx := b.Context()
+	b.SetBytes(int64(len(env.Data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Send(ctx, env); err != nil {
+			b.Fatal(err)
+		}
+		if m.Len() == 1000 {
+			b.StopTimer()
+			m.Reset()
+			b.StartTimer()
+		}
+	}
 }
