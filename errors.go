@@ -15,6 +15,11 @@ var (
 	// call's account. Stores wrap it; the Mailer wraps it in a ValidationError
 	// naming message.html_template_id or message.text_template_id.
 	ErrTemplateNotFound = errors.New("postroom: template not found")
+	// ErrTemplateSyntax: a template (subject, html, text or a header value)
+	// does not compile: a syntax error, an unknown helper, a partial, or a
+	// limit passed. The Mailer wraps it in a ValidationError naming the part
+	// and the position.
+	ErrTemplateSyntax = errors.New("postroom: template error")
 	// ErrNoRecipients: the call has no recipients.
 	ErrNoRecipients = errors.New("postroom: no recipients")
 	// ErrTooManyRecipients: the call has more than Options.MaxRecipients.
