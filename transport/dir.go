@@ -66,7 +66,7 @@ func (d *Dir) File(sendID string) string {
 // that is done before the file is in place gives ctx.Err() and leaves no
 // file. Any other failure (a full disk, a permission) is returned as a
 // plain error, a temporary failure, and leaves no file behind.
-func (d *Dir) Send(ctx context.Context, env *postroom.Envelope) (err error) {
+func (d *Dir) Send(ctx context.Context, env *postroom.Envelope) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -77,7 +77,12 @@ func (d *Dir) Send(ctx context.Context, env *postroom.Envelope) (err error) {
 			Err:       errDirSendID,
 		}
 	}
+	return d.write(ctx, env)
+}
 
+// write puts env.Data in place as <env.SendID>.eml, through a temporary
+// file that it removes on failure.
+func (d *Dir) write(ctx context.Context, env *postroom.Envelope) (err error) {
 	f, err := os.CreateTemp(d.path, ".postroom-*.tmp")
 	if err != nil {
 		return fmt.Errorf("transport: Dir: %w", err)
