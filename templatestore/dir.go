@@ -1,6 +1,7 @@
 package templatestore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,10 +87,12 @@ func (d *Dir) Template(ctx context.Context, accountID, id string) (string, error
 	if limit > 0 {
 		r = io.LimitReader(f, limit+1)
 	}
-	b, err := io.ReadAll(r)
-	if err != nil {
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size()) + bytes.MinRead) // room to see EOF without growing
+	if _, err := buf.ReadFrom(r); err != nil {
 		return "", fmt.Errorf("templatestore: read %s: %w", name, err)
 	}
+	b := buf.Bytes()
 	if limit > 0 && int64(len(b)) > limit {
 		return "", tooLarge(accountID, id, limit)
 	}

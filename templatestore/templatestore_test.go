@@ -2,6 +2,7 @@ package templatestore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -351,5 +352,56 @@ func writeFile(t *testing.T, name, data string) {
 	}
 	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// workloadHTML returns the html body of the shared transactional workload,
+// a realistic template source.
+func workloadHTML(b *testing.B) string {
+	b.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "workloads", "transactional.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var call postroom.Call
+	if err := json.Unmarshal(raw, &call); err != nil {
+		b.Fatal(err)
+	}
+	return call.Message.HTML
+}
+
+func BenchmarkTemplate(b *testing.B) {
+	source := workloadHTML(b)
+	mem := templatestore.NewMemory()
+	if err := mem.Put("bench", "order.html", source); err != nil {
+		b.Fatal(err)
+	}
+	osDir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(osDir, "bench"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(osDir, "bench", "order.html"), []byte(source), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	benches := []struct {
+		name  string
+		store postroom.TemplateStore
+	}{
+		{"Memory", mem},
+		{"Dir/MapFS", templatestore.NewDir(fstest.MapFS{"bench/order.html": {Data: []byte(source)}})},
+		{"Dir/DirFS", templatestore.NewDir(os.DirFS(osDir))},
+	}
+	for _, bb := range benches {
+		b.Run(bb.name, func(b *testing.B) {
+			ctx := b.Context()
+			b.SetBytes(int64(len(source)))
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := bb.store.Template(ctx, "bench", "order.html")
+				if err != nil || len(got) != len(source) {
+					b.Fatalf("Template = %d bytes, %v", len(got), err)
+				}
+			}
+		})
 	}
 }
