@@ -1,0 +1,742 @@
+package postroom
+
+// The MIME layer.
+//
+// This file turns already-rendered strings and bytes into RFC 5322 / MIME
+// messages. It knows nothing of templates, calls or transports: the Mailer
+// validates and renders, then hands this layer a mimeLayout once per call and
+// a mimeVarying once per recipient.
+//
+// # Tree
+//
+// The message nests only as deep as its content needs:
+//
+//	text only                 text/plain
+//	html only                 text/html
+//	text + html               multipart/alternative
+//	                          ├── text/plain
+//	                          └── text/html
+//	html + images             multipart/related; type="text/html"
+//	                          ├── text/html
+//	                          └── image/* (inline, Content-ID) ...
+//	text + html + images      multipart/alternative
+//	                          ├── text/plain
+//	                          └── multipart/related; type="text/html"
+//	                              ├── text/html
+//	                              └── image/* ...
+//	any of the above          multipart/mixed
+//	  + attachments           ├── <the tree above>
+//	                          └── attachment ...
+//
+// # Headers
+//
+// The top-level header fields come in this order: From, To, Reply-To (when
+// given), Subject, Date, Message-ID, MIME-Version, the custom headers in the
+// caller's order, then Content-Type (and Content-Transfer-Encoding for a
+// single part). There is never a Bcc field: bcc addresses travel in the
+// envelope only. Display names are written as net/mail.Address.String
+// writes them (quoted when needed, RFC 2047 when not ASCII). The subject and
+// custom values that are not printable ASCII become RFC 2047 UTF-8 encoded
+// words (Q, or B when most bytes need encoding). Lines are folded at white
+// space to stay within 78 octets where the value allows it, and never go
+// over 998 octets: a value with an unbreakable run too long for that is an
+// error (errHeaderLine).
+//
+// # Bodies and files
+//
+// Text and html bodies are UTF-8, quoted-printable (internal/qp), with LF or
+// CRLF line breaks written as CRLF. Images and attachments are base64 in
+// lines of exactly 76 characters (the last one shorter). File names are
+// reduced to a safe base name (see safeFileName) and written in the
+// Content-Type name parameter and the Content-Disposition filename
+// parameter, RFC 2231 encoded when not ASCII. Images are
+// "Content-Disposition: inline" with "Content-ID: <cid>"; attachments are
+// "Content-Disposition: attachment".
+//
+// The output holds CRLF line endings only, no line over 998 octets, and
+// 7-bit bytes only; it is not dot-stuffed (that is the SMTP client's job).
+//
+// # Speed
+//
+// newSkeleton lays out once per call every byte that is the same for all
+// recipients (From, Reply-To, Date, static custom headers, boundaries, part
+// headers, the base64 of every file) as precomputed segments. appendMessage
+// then copies those and writes only To, Subject, Message-ID, the dynamic
+// header values and the two quoted-printable bodies, into a buffer grown
+// once. Boundaries are "=_" followed by a letter naming the level (m, a, r
+// for mixed, alternative, related) and 24 hex characters read from the
+// call's random source: quoted-printable never writes "=_" and base64 has no
+// "_", so no content line can match a boundary, and the levels never share
+// one even if the random source repeats itself.
+//
+// This layer does not sign (DKIM), does not use 8BITMIME or SMTPUTF8, and
+// writes no charset but UTF-8.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/mail"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/postroom/postroom/internal/qp"
+)
+
+// mimeFile is an inline image or an attachment, already validated and
+// decoded. newSkeleton reads it and does not keep it.
+type mimeFile struct {
+	// Name is as given by the caller; it is reduced with safeFileName.
+	Name string
+	// CID is the Content-ID of an image (without angle brackets), already
+	// validated: atext, '.' and '@' only. Empty for attachments.
+	CID string
+	// ContentType is a validated media type with parameters, such as
+	// "image/png" or "application/pdf"; any name parameter is replaced.
+	ContentType string
+	// Data is the decoded content.
+	Data []byte
+}
+
+// mimeHeader is a custom header field of a call.
+type mimeHeader struct {
+	// Name is a validated ftext field name, written as given.
+	Name string
+	// Value is the value when !Dynamic, encoded once per call.
+	Value string
+	// Dynamic says the value differs per recipient: it is supplied in
+	// mimeVarying.HeaderValues.
+	Dynamic bool
+}
+
+// mimeLayout is what a call's messages share. newSkeleton reads it and
+// does not keep it.
+type mimeLayout struct {
+	// FromAddr is an ASCII addr-spec (domain already in A-label form).
+	FromName, FromAddr string
+	// ReplyToAddr empty means no Reply-To field.
+	ReplyToName, ReplyToAddr string
+	// Date is written once per call as an RFC 5322 date.
+	Date    time.Time
+	Headers []mimeHeader
+	// At least one of HasText and HasHTML is true.
+	HasText, HasHTML bool
+	// Images are used only when HasHTML.
+	Images      []mimeFile
+	Attachments []mimeFile
+}
+
+// mimeVarying is what differs per recipient. appendMessage reads it and
+// does not keep it.
+type mimeVarying struct {
+	// ToAddr is an ASCII addr-spec.
+	ToName, ToAddr string
+	// Subject is rendered, may be non-ASCII, holds no CR or LF.
+	Subject string
+	// MessageID is a complete msg-id with angle brackets: "<sendid@domain>".
+	MessageID string
+	// HeaderValues are the rendered values of the Dynamic headers, in the
+	// order they appear in mimeLayout.Headers; no CR, LF or NUL.
+	HeaderValues []string
+	// Text and HTML are the rendered UTF-8 bodies, used per HasText and
+	// HasHTML.
+	Text, HTML []byte
+}
+
+// errHeaderLine is wrapped by the error of appendMessage or newSkeleton for
+// a header value holding a run without white space too long to fit a
+// 998-octet line (RFC 5322 §2.1.1).
+var errHeaderLine = errors.New("postroom: header value cannot be folded within 998 octets")
+
+// Line limits of RFC 5322 §2.1.1, without the CRLF.
+const (
+	foldAt  = 78
+	maxLine = 998
+)
+
+// segKind says what a skeleton segment writes.
+type segKind uint8
+
+const (
+	segStatic    segKind = iota // data, as is
+	segTo                       // the recipient's address
+	segSubject                  // the subject
+	segMessageID                // the Message-ID
+	segHeader                   // HeaderValues[index]
+	segText                     // the text body, quoted-printable
+	segHTML                     // the html body, quoted-printable
+)
+
+// segment is one piece of a skeleton.
+type segment struct {
+	kind  segKind
+	index int    // segHeader: index into mimeVarying.HeaderValues
+	line  int    // header values: octets already on the line
+	name  string // header values: the field name, for errors
+	final bool   // bodies: the body ends the message
+	data  []byte // segStatic
+}
+
+// skeleton is a call's messages laid out once: static segments, and slots
+// for what differs per recipient. It is read-only after newSkeleton, so
+// appendMessage may run from many goroutines at once.
+type skeleton struct {
+	segs    []segment
+	static  int // octets in static segments
+	dynamic int // number of dynamic headers
+}
+
+// newSkeleton lays out, once per call, every byte that is the same for all
+// recipients: From, Reply-To, Date, MIME-Version, static custom headers,
+// boundaries (drawn from rnd; crypto/rand when rnd is nil), part headers,
+// and the base64 of every image and attachment. It reads l and does not
+// keep it. It fails when rnd fails, when a content type does not parse, or
+// when a header line cannot be kept within 998 octets (errHeaderLine).
+func newSkeleton(l *mimeLayout, rnd io.Reader) (*skeleton, error) {
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	if !l.HasText && !l.HasHTML {
+		return nil, errors.New("postroom: message has neither text nor html")
+	}
+	b := &skelBuilder{}
+	if err := b.header("From", addressString(l.FromName, l.FromAddr)); err != nil {
+		return nil, err
+	}
+	b.str("To:")
+	b.slot(segment{kind: segTo, name: "To"})
+	b.str("\r\n")
+	if l.ReplyToAddr != "" {
+		if err := b.header("Reply-To", addressString(l.ReplyToName, l.ReplyToAddr)); err != nil {
+			return nil, err
+		}
+	}
+	b.str("Subject:")
+	b.slot(segment{kind: segSubject, name: "Subject"})
+	b.str("\r\nDate: ")
+	b.buf = l.Date.AppendFormat(b.buf, time.RFC1123Z)
+	b.str("\r\nMessage-ID:")
+	b.slot(segment{kind: segMessageID, name: "Message-ID"})
+	b.str("\r\nMIME-Version: 1.0\r\n")
+	for _, h := range l.Headers {
+		if len(h.Name)+2 > maxLine {
+			return nil, fmt.Errorf("%w: field name of %d octets", errHeaderLine, len(h.Name))
+		}
+		if !h.Dynamic {
+			if err := b.header(h.Name, encodeText(h.Value)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		b.str(h.Name)
+		b.str(":")
+		b.slot(segment{kind: segHeader, index: b.sk.dynamic, name: h.Name})
+		b.sk.dynamic++
+		b.str("\r\n")
+	}
+
+	top, err := buildTree(l, rnd)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.part(top, true); err != nil {
+		return nil, err
+	}
+	b.flush()
+	return &b.sk, nil
+}
+
+// staticSize is the number of octets every message of the call carries
+// whatever the recipient: images, attachments, part headers and the
+// headers that do not vary. The Mailer checks it against the message size
+// limit once per call.
+func (s *skeleton) staticSize() int { return s.static }
+
+// appendMessage appends one complete message for v to dst and returns the
+// extended buffer. It grows dst once to an upper bound of the message's
+// size, so with enough capacity it allocates nothing for an ASCII subject
+// and header values. It is safe for concurrent use. It fails only for a
+// header value that cannot be written within 998-octet lines
+// (errHeaderLine), or when v has not one value per dynamic header; dst is
+// then returned at its original length.
+func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
+	if len(v.HeaderValues) != s.dynamic {
+		return dst, fmt.Errorf("postroom: %d dynamic header values for %d dynamic headers", len(v.HeaderValues), s.dynamic)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, s.maxSize(v))
+	var err error
+	for i := range s.segs {
+		seg := &s.segs[i]
+		switch seg.kind {
+		case segStatic:
+			dst = append(dst, seg.data...)
+		case segTo:
+			dst, err = appendAddress(dst, seg.line, v.ToName, v.ToAddr)
+		case segSubject:
+			dst, err = appendFolded(dst, seg.line, encodeText(v.Subject))
+		case segMessageID:
+			dst, err = appendFolded(dst, seg.line, v.MessageID)
+		case segHeader:
+			dst, err = appendFolded(dst, seg.line, encodeText(v.HeaderValues[seg.index]))
+		case segText:
+			dst = appendBody(dst, v.Text, seg.final)
+		case segHTML:
+			dst = appendBody(dst, v.HTML, seg.final)
+		}
+		if err != nil {
+			return dst[:start], fmt.Errorf("postroom: %s field: %w", seg.name, err)
+		}
+	}
+	return dst, nil
+}
+
+// maxSize is an upper bound of the size of v's message.
+func (s *skeleton) maxSize(v *mimeVarying) int {
+	n := s.static + qp.MaxLen(len(v.Text)) + qp.MaxLen(len(v.HTML)) + 6
+	n += headerBound(len(v.ToName)+len(v.ToAddr)) + headerBound(len(v.Subject)) + headerBound(len(v.MessageID))
+	for _, h := range v.HeaderValues {
+		n += headerBound(len(h))
+	}
+	return n
+}
+
+// headerBound is an upper bound of the encoded and folded size of an
+// n-octet header value: 3 octets per input octet (Q encoding, quoting),
+// and per encoded word of up to 75 octets its 12-octet frame and a fold.
+func headerBound(n int) int {
+	return 3*n + (3*n/60+1)*15 + 8
+}
+
+// appendBody appends body quoted-printable. A body that ends the message
+// and does not end with a line break gets a final soft line break, so the
+// message ends with CRLF and the body decodes to exactly its input.
+func appendBody(dst, body []byte, final bool) []byte {
+	dst = qp.Append(dst, body)
+	if final && !bytes.HasSuffix(dst, crlf) {
+		dst = append(dst, '=', '\r', '\n')
+	}
+	return dst
+}
+
+var crlf = []byte("\r\n")
+
+// skelBuilder collects a skeleton's segments.
+type skelBuilder struct {
+	sk  skeleton
+	buf []byte // the static run not yet flushed
+}
+
+func (b *skelBuilder) str(s string) { b.buf = append(b.buf, s...) }
+
+// flush ends the current static run.
+func (b *skelBuilder) flush() {
+	if len(b.buf) == 0 {
+		return
+	}
+	b.sk.segs = append(b.sk.segs, segment{kind: segStatic, data: b.buf})
+	b.sk.static += len(b.buf)
+	b.buf = nil
+}
+
+// slot adds a per-recipient segment at the current position.
+func (b *skelBuilder) slot(seg segment) {
+	seg.line = len(b.buf) - (bytes.LastIndexByte(b.buf, '\n') + 1)
+	b.flush()
+	b.sk.segs = append(b.sk.segs, seg)
+}
+
+// header writes a whole header field with an already-encoded value.
+func (b *skelBuilder) header(name, value string) error {
+	b.str(name)
+	b.str(":")
+	var err error
+	b.buf, err = appendFolded(b.buf, len(name)+1, value)
+	if err != nil {
+		return fmt.Errorf("postroom: %s field: %w", name, err)
+	}
+	b.str("\r\n")
+	return nil
+}
+
+// mimeNode is a part of the tree; see the tree at the top of this file.
+type mimeNode struct {
+	multipart string // "mixed", "alternative", "related"; empty for a leaf
+	boundary  string
+	children  []*mimeNode
+	body      segKind   // segText or segHTML for a body leaf
+	file      *mimeFile // an image or attachment leaf
+	inline    bool      // the file is an image
+}
+
+// buildTree builds the minimal tree for l, drawing boundaries from rnd in
+// a fixed order (mixed, alternative, related) so that a fixed rnd gives
+// the same message.
+func buildTree(l *mimeLayout, rnd io.Reader) (*mimeNode, error) {
+	multi := func(kind string, tag byte) (*mimeNode, error) {
+		bnd, err := newBoundary(rnd, tag)
+		return &mimeNode{multipart: kind, boundary: bnd}, err
+	}
+	var mixed, alt, rel *mimeNode
+	var err error
+	if len(l.Attachments) > 0 {
+		if mixed, err = multi("mixed", 'm'); err != nil {
+			return nil, err
+		}
+	}
+	if l.HasText && l.HasHTML {
+		if alt, err = multi("alternative", 'a'); err != nil {
+			return nil, err
+		}
+	}
+	if l.HasHTML && len(l.Images) > 0 {
+		if rel, err = multi("related", 'r'); err != nil {
+			return nil, err
+		}
+	}
+
+	var content *mimeNode
+	if l.HasHTML {
+		content = &mimeNode{body: segHTML}
+		if rel != nil {
+			rel.children = append(rel.children, content)
+			for i := range l.Images {
+				rel.children = append(rel.children, &mimeNode{file: &l.Images[i], inline: true})
+			}
+			content = rel
+		}
+	}
+	if l.HasText {
+		text := &mimeNode{body: segText}
+		if alt != nil {
+			alt.children = []*mimeNode{text, content}
+			content = alt
+		} else {
+			content = text
+		}
+	}
+	if mixed != nil {
+		mixed.children = append(mixed.children, content)
+		for i := range l.Attachments {
+			mixed.children = append(mixed.children, &mimeNode{file: &l.Attachments[i]})
+		}
+		content = mixed
+	}
+	return content, nil
+}
+
+// newBoundary returns "=_", tag and 24 hex characters from rnd.
+func newBoundary(rnd io.Reader, tag byte) (string, error) {
+	var raw [12]byte
+	if _, err := io.ReadFull(rnd, raw[:]); err != nil {
+		return "", fmt.Errorf("postroom: reading random boundary: %w", err)
+	}
+	out := make([]byte, 3, 3+hex.EncodedLen(len(raw)))
+	out[0], out[1], out[2] = '=', '_', tag
+	return string(hex.AppendEncode(out, raw[:])), nil
+}
+
+// part writes n: its header fields, the empty line, and its body. The
+// body of a multipart ends with its close delimiter, followed by CRLF only
+// at the top (an inner part's last line is ended by the delimiter after it).
+func (b *skelBuilder) part(n *mimeNode, top bool) error {
+	switch {
+	case n.multipart != "":
+		params := map[string]string{"boundary": n.boundary}
+		if n.multipart == "related" {
+			params["type"] = "text/html"
+		}
+		if err := b.header("Content-Type", mime.FormatMediaType("multipart/"+n.multipart, params)); err != nil {
+			return err
+		}
+		b.str("\r\n")
+		for _, c := range n.children {
+			b.str("--")
+			b.str(n.boundary)
+			b.str("\r\n")
+			if err := b.part(c, false); err != nil {
+				return err
+			}
+			b.str("\r\n")
+		}
+		b.str("--")
+		b.str(n.boundary)
+		b.str("--")
+		if top {
+			b.str("\r\n")
+		}
+	case n.file != nil:
+		return b.file(n.file, n.inline)
+	default:
+		ct := "text/plain; charset=UTF-8"
+		if n.body == segHTML {
+			ct = "text/html; charset=UTF-8"
+		}
+		b.str("Content-Type: ")
+		b.str(ct)
+		b.str("\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n")
+		b.slot(segment{kind: n.body, final: top})
+	}
+	return nil
+}
+
+// file writes an image or attachment part: header fields and base64 body.
+func (b *skelBuilder) file(f *mimeFile, inline bool) error {
+	mt, params, err := mime.ParseMediaType(f.ContentType)
+	if err != nil {
+		return fmt.Errorf("postroom: content type %q: %w", f.ContentType, err)
+	}
+	delete(params, "name")
+	ct := mime.FormatMediaType(mt, params)
+	if ct == "" {
+		return fmt.Errorf("postroom: content type %q cannot be written", f.ContentType)
+	}
+	disposition, fallback := "attachment", "attachment"
+	if inline {
+		disposition, fallback = "inline", "image"
+	}
+	name := safeFileName(f.Name, fallback)
+	if err := b.header("Content-Type", ct+nameParam("name", name)); err != nil {
+		return err
+	}
+	if err := b.header("Content-Disposition", disposition+nameParam("filename", name)); err != nil {
+		return err
+	}
+	if inline {
+		if err := b.header("Content-ID", "<"+f.CID+">"); err != nil {
+			return err
+		}
+	}
+	b.str("Content-Transfer-Encoding: base64\r\n\r\n")
+	b.buf = appendBase64Lines(b.buf, f.Data)
+	return nil
+}
+
+// nameParam is "; key=value" for a file name: a quoted string when the
+// name is printable ASCII, else RFC 2231 (as mime.FormatMediaType writes
+// it). safeFileName leaves no '"' or '\' to escape.
+func nameParam(key, name string) string {
+	ascii := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return "; " + key + "=\"" + name + "\""
+	}
+	return strings.TrimPrefix(mime.FormatMediaType("x", map[string]string{key: name}), "x")
+}
+
+// appendBase64Lines appends the base64 of data in lines of 76 characters
+// separated by CRLF, with no CRLF after the last line.
+func appendBase64Lines(dst, data []byte) []byte {
+	const perLine = 57 // input octets per 76-character line
+	for len(data) > 0 {
+		n := min(perLine, len(data))
+		dst = base64.StdEncoding.AppendEncode(dst, data[:n])
+		data = data[n:]
+		if len(data) > 0 {
+			dst = append(dst, '\r', '\n')
+		}
+	}
+	return dst
+}
+
+// maxFileName is the longest file name written, in octets: long enough for
+// any real name, short enough that even RFC 2231 percent-encoding of it
+// keeps the header line within 998 octets.
+const maxFileName = 255
+
+// safeFileName reduces a caller's file name to a safe base name: the part
+// after the last '/' or '\', without invalid UTF-8, control or format
+// characters (such as U+202E, which can disguise an extension) or '"',
+// trimmed of white space, and cut to maxFileName octets keeping a short
+// extension. What is empty, "." or ".." afterwards becomes fallback.
+func safeFileName(name, fallback string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.ToValidUTF8(name, "")
+	name = strings.Map(func(r rune) rune {
+		if r == '"' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimSpace(name)
+	if len(name) > maxFileName {
+		ext := path.Ext(name)
+		if len(ext) > 16 || len(ext) == len(name) {
+			ext = ""
+		}
+		stem := name[:maxFileName-len(ext)]
+		for !utf8.ValidString(stem) {
+			stem = stem[:len(stem)-1]
+		}
+		name = strings.TrimSpace(stem) + ext
+	}
+	if name == "" || name == "." || name == ".." {
+		return fallback
+	}
+	return name
+}
+
+// addressString is net/mail's form of an address with a display name.
+func addressString(name, addr string) string {
+	return (&mail.Address{Name: name, Address: addr}).String()
+}
+
+// appendAddress appends " " and the address as net/mail.Address.String
+// writes it, folded. For a printable ASCII name and a dot-atom address
+// that fit the line it writes straight into dst, allocating nothing.
+func appendAddress(dst []byte, line int, name, addr string) ([]byte, error) {
+	if !simpleName(name) || !simpleAddr(addr) {
+		return appendFolded(dst, line, addressString(name, addr))
+	}
+	mark := len(dst)
+	dst = append(dst, ' ')
+	if name != "" {
+		dst = append(dst, '"')
+		for i := 0; i < len(name); i++ {
+			if c := name[i]; c == '"' || c == '\\' {
+				dst = append(dst, '\\')
+			}
+			dst = append(dst, name[i])
+		}
+		dst = append(dst, '"', ' ')
+	}
+	dst = append(dst, '<')
+	dst = append(dst, addr...)
+	dst = append(dst, '>')
+	if line+len(dst)-mark <= foldAt {
+		return dst, nil
+	}
+	long := string(dst[mark+1:])
+	return appendFolded(dst[:mark], line, long)
+}
+
+// simpleName reports whether net/mail writes name as a plain quoted
+// string: printable ASCII, space and tab.
+func simpleName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; (c < ' ' || c > '~') && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// simpleAddr reports whether addr is local@domain with a dot-atom local
+// part of plain atext, which net/mail writes unquoted.
+func simpleAddr(addr string) bool {
+	at := strings.LastIndexByte(addr, '@')
+	if at <= 0 {
+		return false
+	}
+	local := addr[:at]
+	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
+		return false
+	}
+	for i := 0; i < len(addr); i++ {
+		if i != at && !isAtextOrDot(addr[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isAtextOrDot reports whether c is RFC 5322 atext or '.'.
+func isAtextOrDot(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~.", c) >= 0
+}
+
+// encodeText returns an unstructured header value ready to write: as is
+// when it is printable ASCII (with space and tab), else RFC 2047 UTF-8
+// encoded words separated by spaces, each at most 75 octets. Q encoding is
+// used unless more than a sixth of the octets need encoding (B then).
+func encodeText(s string) string {
+	special := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' || c > '~') && c != '\t' {
+			special++
+		}
+	}
+	if special == 0 {
+		return s
+	}
+	if special*6 > len(s) {
+		return mime.BEncoding.Encode("utf-8", s)
+	}
+	return mime.QEncoding.Encode("utf-8", s)
+}
+
+// appendFolded appends " " and value to dst, where the current line
+// already holds line octets, folding (CRLF before white space) so that
+// lines stay within 78 octets where the value allows it. Each folded line
+// starts with white space and holds something else too, so unfolding
+// (RFC 5322 §2.2.3: removing the CRLFs) gives back " " and value. It fails
+// with errHeaderLine when a line would go over 998 octets. An empty value
+// appends nothing.
+func appendFolded(dst []byte, line int, value string) ([]byte, error) {
+	if value == "" {
+		return dst, nil
+	}
+	// Chunks are a white space run followed by a run of other octets; the
+	// first chunk's white space is the " " after the colon, and trailing
+	// white space stays with the last chunk. A fold goes before a chunk
+	// that holds something besides white space.
+	i := 0
+	for i < len(value) {
+		j := i
+		for j < len(value) && isWSP(value[j]) {
+			j++
+		}
+		text := j
+		for j < len(value) && !isWSP(value[j]) {
+			j++
+		}
+		text = j - text
+		k := j
+		for k < len(value) && isWSP(value[k]) {
+			k++
+		}
+		if k == len(value) {
+			j = k
+		}
+		n := j - i
+		if i == 0 {
+			n++ // the space after the colon
+		}
+		if line+n > foldAt && line > 0 && text > 0 {
+			dst = append(dst, '\r', '\n')
+			line = 0
+		}
+		if line+n > maxLine {
+			return dst, errHeaderLine
+		}
+		if i == 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, value[i:j]...)
+		line += n
+		i = j
+	}
+	return dst, nil
+}
+
+func isWSP(c byte) bool { return c == ' ' || c == '\t' }

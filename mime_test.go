@@ -1,0 +1,833 @@
+package postroom
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net/mail"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/mime")
+
+// mimeSeededRand is a deterministic random source for boundaries.
+func mimeSeededRand(seed byte) io.Reader {
+	var s [32]byte
+	s[0] = seed
+	return rand.NewChaCha8(s)
+}
+
+// mimeLeaf is a non-multipart part found in a parsed message.
+type mimeLeaf struct {
+	header    textproto.MIMEHeader
+	mediaType string
+	params    map[string]string
+	parent    string // media type of the enclosing multipart, "" at the top
+	body      []byte // decoded per Content-Transfer-Encoding
+}
+
+// mimeParsed is a message parsed back with net/mail and mime/multipart.
+type mimeParsed struct {
+	header mail.Header
+	names  []string // top-level field names in order
+	raw    map[string]string
+	shape  string // the tree, such as "mixed(text/plain,application/pdf)"
+	leaves []mimeLeaf
+}
+
+// mimeParse parses data as a message, checks its lines (CRLF only, at most
+// 998 octets, 7-bit) and walks its tree.
+func mimeParse(t *testing.T, data []byte) *mimeParsed {
+	t.Helper()
+	mimeCheckLines(t, data)
+	msg, err := mail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("net/mail cannot read the message: %v", err)
+	}
+	p := &mimeParsed{header: msg.Header, raw: map[string]string{}}
+	head, _, _ := bytes.Cut(data, []byte("\r\n\r\n"))
+	for _, l := range strings.Split(string(head), "\r\n") {
+		if l[0] == ' ' || l[0] == '\t' {
+			last := p.names[len(p.names)-1]
+			p.raw[last] += "\r\n" + l
+			continue
+		}
+		name, value, ok := strings.Cut(l, ":")
+		if !ok {
+			t.Fatalf("header line without a colon: %q", l)
+		}
+		p.names = append(p.names, name)
+		p.raw[name] = value
+	}
+	p.shape = p.walk(t, textproto.MIMEHeader(msg.Header), msg.Body, "")
+	return p
+}
+
+// walk parses one part and returns its shape.
+func (p *mimeParsed) walk(t *testing.T, h textproto.MIMEHeader, body io.Reader, parent string) string {
+	t.Helper()
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		t.Fatalf("Content-Type %q: %v", h.Get("Content-Type"), err)
+	}
+	if sub, ok := strings.CutPrefix(mt, "multipart/"); ok {
+		if cte := h.Get("Content-Transfer-Encoding"); cte != "" {
+			t.Errorf("multipart/%s has Content-Transfer-Encoding %q", sub, cte)
+		}
+		if sub == "related" && params["type"] != "text/html" {
+			t.Errorf("multipart/related type parameter %q, want text/html", params["type"])
+		}
+		if b := params["boundary"]; !strings.HasPrefix(b, "=_") || len(b) != 27 {
+			t.Errorf("boundary %q is not =_, a letter and 24 hex characters", b)
+		}
+		r := multipart.NewReader(body, params["boundary"])
+		var kids []string
+		for {
+			part, err := r.NextRawPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("reading a part of %s: %v", mt, err)
+			}
+			kids = append(kids, p.walk(t, part.Header, part, mt))
+		}
+		return sub + "(" + strings.Join(kids, ",") + ")"
+	}
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatalf("reading %s: %v", mt, err)
+	}
+	leaf := mimeLeaf{header: h, mediaType: mt, params: params, parent: parent}
+	switch cte := h.Get("Content-Transfer-Encoding"); cte {
+	case "quoted-printable":
+		leaf.body, err = io.ReadAll(quotedprintable.NewReader(bytes.NewReader(raw)))
+	case "base64":
+		lines := strings.Split(string(raw), "\r\n")
+		for i, l := range lines {
+			if len(l) != 76 && (i < len(lines)-1 || len(l) > 76) {
+				t.Errorf("%s: base64 line %d of %d is %d characters", mt, i, len(lines), len(l))
+			}
+		}
+		leaf.body, err = base64.StdEncoding.DecodeString(strings.Join(lines, ""))
+	default:
+		t.Fatalf("%s: Content-Transfer-Encoding %q", mt, cte)
+	}
+	if err != nil {
+		t.Fatalf("decoding %s: %v", mt, err)
+	}
+	p.leaves = append(p.leaves, leaf)
+	return mt
+}
+
+// leaf returns the only leaf of media type mt.
+func (p *mimeParsed) leaf(t *testing.T, mt string) mimeLeaf {
+	t.Helper()
+	var found []mimeLeaf
+	for _, l := range p.leaves {
+		if l.mediaType == mt {
+			found = append(found, l)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d parts of type %s, want 1 (tree %s)", len(found), mt, p.shape)
+	}
+	return found[0]
+}
+
+// mimeCheckLines checks that data is CRLF-terminated lines of at most 998
+// octets of 7-bit data, with no bare CR or LF.
+func mimeCheckLines(t *testing.T, data []byte) {
+	t.Helper()
+	if !bytes.HasSuffix(data, []byte("\r\n")) {
+		t.Fatalf("message does not end with CRLF: ...%q", data[max(0, len(data)-20):])
+	}
+	for n, l := range bytes.SplitAfter(data, []byte("\r\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		body := bytes.TrimSuffix(l, []byte("\r\n"))
+		if len(body) > 998 {
+			t.Fatalf("line %d is %d octets", n, len(body))
+		}
+		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
+			t.Fatalf("line %d has a bare CR or LF: %q", n, body)
+		}
+		for _, c := range body {
+			if c >= 0x80 || c == 0 {
+				t.Fatalf("line %d has octet %#x: %q", n, c, body)
+			}
+		}
+	}
+}
+
+// mimeTestLayout is a layout with the given parts, one static and one
+// dynamic custom header.
+func mimeTestLayout(text, html bool, images, attachments int) *mimeLayout {
+	l := &mimeLayout{
+		FromName: "Example Shop", FromAddr: "orders@shop.example.com",
+		Date:    time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("", 2*3600)),
+		Headers: []mimeHeader{{Name: "X-Campaign-ID", Value: "spring"}, {Name: "List-Unsubscribe", Dynamic: true}},
+		HasText: text, HasHTML: html,
+	}
+	for i := range images {
+		l.Images = append(l.Images, mimeFile{
+			Name: fmt.Sprintf("img%d.png", i), CID: fmt.Sprintf("img%d@example", i),
+			ContentType: "image/png", Data: bytes.Repeat([]byte{byte(i), 0x89, 'P', 0xff}, 100+i),
+		})
+	}
+	for i := range attachments {
+		l.Attachments = append(l.Attachments, mimeFile{
+			Name: fmt.Sprintf("doc%d.pdf", i), ContentType: "application/pdf",
+			Data: bytes.Repeat([]byte{'%', byte(i), 0xfe}, 1000+i),
+		})
+	}
+	return l
+}
+
+func mimeTestVarying() *mimeVarying {
+	return &mimeVarying{
+		ToName: "Alice Example", ToAddr: "alice@example.org",
+		Subject:      "Your order is confirmed",
+		MessageID:    "<0123456789abcdef0123456789abcdef@shop.example.com>",
+		HeaderValues: []string{"<https://shop.example.com/u?id=1>"},
+		Text:         []byte("Hi Alice,\r\n\r\nline = two\r\ntrailing space \r\n"),
+		HTML:         []byte("<p style=\"color: red\">Zoë &amp; café</p>\r\n<img src=\"cid:img0@example\">"),
+	}
+}
+
+func mimeBuild(t *testing.T, l *mimeLayout, v *mimeVarying) []byte {
+	t.Helper()
+	sk, err := newSkeleton(l, mimeSeededRand(1))
+	if err != nil {
+		t.Fatalf("newSkeleton: %v", err)
+	}
+	msg, err := sk.appendMessage(nil, v)
+	if err != nil {
+		t.Fatalf("appendMessage: %v", err)
+	}
+	return msg
+}
+
+func TestMIMELayouts(t *testing.T) {
+	tests := []struct {
+		name                string
+		text, html          bool
+		images, attachments int
+		shape               string
+		single              string // the top media type of a single-part message
+	}{
+		{"text", true, false, 0, 0, "text/plain", "text/plain"},
+		{"html", false, true, 0, 0, "text/html", "text/html"},
+		{"text+html", true, true, 0, 0, "alternative(text/plain,text/html)", ""},
+		{"html+images", false, true, 2, 0, "related(text/html,image/png,image/png)", ""},
+		{"text+html+images", true, true, 2, 0, "alternative(text/plain,related(text/html,image/png,image/png))", ""},
+		{"text+attachments", true, false, 0, 2, "mixed(text/plain,application/pdf,application/pdf)", ""},
+		{"html+attachments", false, true, 0, 1, "mixed(text/html,application/pdf)", ""},
+		{"text+html+attachments", true, true, 0, 1, "mixed(alternative(text/plain,text/html),application/pdf)", ""},
+		{"html+images+attachments", false, true, 1, 1, "mixed(related(text/html,image/png),application/pdf)", ""},
+		{"text+html+images+attachments", true, true, 2, 2, "mixed(alternative(text/plain,related(text/html,image/png,image/png)),application/pdf,application/pdf)", ""},
+		{"text ignores images", true, false, 2, 0, "text/plain", "text/plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mimeTestLayout(tt.text, tt.html, tt.images, tt.attachments)
+			v := mimeTestVarying()
+			p := mimeParse(t, mimeBuild(t, l, v))
+
+			if p.shape != tt.shape {
+				t.Errorf("tree %s, want %s", p.shape, tt.shape)
+			}
+			want := []string{"From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "X-Campaign-ID", "List-Unsubscribe", "Content-Type"}
+			if tt.single != "" {
+				want = append(want, "Content-Transfer-Encoding")
+			}
+			if !slices.Equal(p.names, want) {
+				t.Errorf("header fields %q, want %q", p.names, want)
+			}
+			for field, value := range map[string]string{
+				"From":             `"Example Shop" <orders@shop.example.com>`,
+				"To":               `"Alice Example" <alice@example.org>`,
+				"Subject":          v.Subject,
+				"Date":             "Mon, 06 May 2024 07:08:09 +0200",
+				"Message-ID":       v.MessageID,
+				"MIME-Version":     "1.0",
+				"X-Campaign-ID":    "spring",
+				"List-Unsubscribe": v.HeaderValues[0],
+			} {
+				if got := p.header.Get(field); got != value {
+					t.Errorf("%s: %q, want %q", field, got, value)
+				}
+			}
+			if tt.text {
+				leaf := p.leaf(t, "text/plain")
+				if !bytes.Equal(leaf.body, v.Text) {
+					t.Errorf("text body %q, want %q", leaf.body, v.Text)
+				}
+				if leaf.params["charset"] != "UTF-8" {
+					t.Errorf("text charset %q", leaf.params["charset"])
+				}
+			}
+			if tt.html {
+				leaf := p.leaf(t, "text/html")
+				if !bytes.Equal(leaf.body, v.HTML) {
+					t.Errorf("html body %q, want %q", leaf.body, v.HTML)
+				}
+				if leaf.params["charset"] != "UTF-8" {
+					t.Errorf("html charset %q", leaf.params["charset"])
+				}
+			}
+			var images, attachments int
+			for _, leaf := range p.leaves {
+				switch leaf.mediaType {
+				case "image/png":
+					img := l.Images[images]
+					images++
+					if leaf.parent != "multipart/related" {
+						t.Errorf("image inside %q, want multipart/related", leaf.parent)
+					}
+					if got := leaf.header.Get("Content-ID"); got != "<"+img.CID+">" {
+						t.Errorf("Content-ID %q, want <%s>", got, img.CID)
+					}
+					mimeCheckFile(t, leaf, img, "inline", img.Name)
+				case "application/pdf":
+					att := l.Attachments[attachments]
+					attachments++
+					if leaf.parent != "multipart/mixed" {
+						t.Errorf("attachment inside %q, want multipart/mixed", leaf.parent)
+					}
+					mimeCheckFile(t, leaf, att, "attachment", att.Name)
+				}
+			}
+			if tt.html && images != tt.images || attachments != tt.attachments {
+				t.Errorf("found %d images and %d attachments, want %d and %d", images, attachments, tt.images, tt.attachments)
+			}
+		})
+	}
+}
+
+// mimeCheckFile checks a file part's disposition, names and content.
+func mimeCheckFile(t *testing.T, leaf mimeLeaf, f mimeFile, disposition, name string) {
+	t.Helper()
+	if !bytes.Equal(leaf.body, f.Data) {
+		t.Errorf("%s: content differs (%d octets, want %d)", f.Name, len(leaf.body), len(f.Data))
+	}
+	if leaf.params["name"] != name {
+		t.Errorf("Content-Type name %q, want %q", leaf.params["name"], name)
+	}
+	d, params, err := mime.ParseMediaType(leaf.header.Get("Content-Disposition"))
+	if err != nil {
+		t.Fatalf("Content-Disposition %q: %v", leaf.header.Get("Content-Disposition"), err)
+	}
+	if d != disposition || params["filename"] != name {
+		t.Errorf("Content-Disposition %s filename %q, want %s filename %q", d, params["filename"], disposition, name)
+	}
+}
+
+func TestMIMEReplyTo(t *testing.T) {
+	l := mimeTestLayout(true, false, 0, 0)
+	l.ReplyToName, l.ReplyToAddr = "Support, Team", "help@shop.example.com"
+	p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
+	want := []string{"From", "To", "Reply-To", "Subject", "Date", "Message-ID", "MIME-Version", "X-Campaign-ID", "List-Unsubscribe", "Content-Type", "Content-Transfer-Encoding"}
+	if !slices.Equal(p.names, want) {
+		t.Fatalf("header fields %q, want %q", p.names, want)
+	}
+	addr, err := mail.ParseAddress(p.header.Get("Reply-To"))
+	if err != nil {
+		t.Fatalf("Reply-To %q: %v", p.header.Get("Reply-To"), err)
+	}
+	if addr.Name != l.ReplyToName || addr.Address != l.ReplyToAddr {
+		t.Errorf("Reply-To %+v, want %q <%s>", addr, l.ReplyToName, l.ReplyToAddr)
+	}
+}
+
+// mimeUnfold returns a raw header value with its folds removed (RFC 5322
+// §2.2.3), checking that it was folded only before white space.
+func mimeUnfold(t *testing.T, raw string) string {
+	t.Helper()
+	for _, l := range strings.Split(raw, "\r\n")[1:] {
+		if l == "" || (l[0] != ' ' && l[0] != '\t') || strings.TrimLeft(l, " \t") == "" {
+			t.Fatalf("bad folded line %q", l)
+		}
+	}
+	return strings.ReplaceAll(raw, "\r\n", "")
+}
+
+func TestMIMEHeaderEncoding(t *testing.T) {
+	long := strings.Repeat("word ", 60) + "end"
+	tests := []struct {
+		name                 string
+		toName, subject, dyn string
+		static               string
+		fromName             string
+	}{
+		{name: "ascii", toName: "Alice Example", subject: "Hello", dyn: "<https://x.example/u>", static: "spring", fromName: "Shop"},
+		{name: "non-ascii", toName: "Zoë Ørsted", subject: "Bestätigung für Zoë", dyn: "ünïcödé", static: "café", fromName: "Boutique Élise"},
+		{name: "mostly non-ascii", toName: "東京 太郎", subject: "ご注文ありがとうございます", dyn: "価格", static: "日本", fromName: "ショップ"},
+		{name: "specials", toName: `O'Brien, Ana "Ann" <x>`, subject: `Tom & Jerry = "friends"? yes_no`, dyn: "a=b?c_d", static: "x;y", fromName: `Shop, "Best" Inc.`},
+		{name: "non-ascii specials", toName: `Zoë, "Z"`, subject: "=?utf-8?q?not_an_encoded_word?= ü", dyn: "ü=?", static: "ß_", fromName: "Élise (shop)"},
+		{name: "long ascii", toName: long, subject: long, dyn: long, static: long, fromName: long},
+		{name: "long non-ascii", toName: strings.Repeat("Zoë ", 50), subject: strings.Repeat("Grüße, ", 60), dyn: strings.Repeat("ü", 400), static: strings.Repeat("é ", 200), fromName: strings.Repeat("Ørsted ", 30)},
+		{name: "tab", toName: "A\tB", subject: "a\tb", dyn: "a\tb", static: "a\tb", fromName: "C\tD"},
+		{name: "empty", toName: "", subject: "", dyn: "", static: "", fromName: ""},
+	}
+	dec := new(mime.WordDecoder)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mimeTestLayout(true, false, 0, 0)
+			l.FromName = tt.fromName
+			l.Headers[0].Value = tt.static
+			v := mimeTestVarying()
+			v.ToName, v.Subject, v.HeaderValues = tt.toName, tt.subject, []string{tt.dyn}
+			p := mimeParse(t, mimeBuild(t, l, v))
+
+			for field, want := range map[string]string{"Subject": tt.subject, "List-Unsubscribe": tt.dyn, "X-Campaign-ID": tt.static} {
+				raw := mimeUnfold(t, p.raw[field])
+				got, err := dec.DecodeHeader(strings.TrimPrefix(raw, " "))
+				if err != nil {
+					t.Fatalf("%s: decoding %q: %v", field, raw, err)
+				}
+				if got != want {
+					t.Errorf("%s: decodes to %q, want %q (raw %q)", field, got, want, p.raw[field])
+				}
+				if simpleName(want) && raw != " "+want && want != "" {
+					t.Errorf("%s: printable ASCII written as %q", field, raw)
+				}
+			}
+			for field, want := range map[string]mail.Address{"From": {Name: tt.fromName, Address: l.FromAddr}, "To": {Name: tt.toName, Address: v.ToAddr}} {
+				raw := strings.TrimPrefix(mimeUnfold(t, p.raw[field]), " ")
+				if s := want.String(); raw != s {
+					t.Errorf("%s: %q, want net/mail's %q", field, raw, s)
+				}
+				got, err := mail.ParseAddress(raw)
+				if err != nil {
+					t.Fatalf("%s: %q: %v", field, raw, err)
+				}
+				if got.Name != want.Name || got.Address != want.Address {
+					t.Errorf("%s: parses to %q <%s>, want %q <%s>", field, got.Name, got.Address, want.Name, want.Address)
+				}
+			}
+		})
+	}
+}
+
+func TestMIMEFolding(t *testing.T) {
+	tests := []struct {
+		name    string
+		value   string
+		wantErr bool
+		maxLen  int // longest line allowed, without CRLF
+	}{
+		{"short", "hello world", false, 78},
+		{"words", strings.Repeat("lorem ipsum ", 100), false, 78},
+		{"long token between words", "a " + strings.Repeat("x", 300) + " b", false, 302},
+		{"unbreakable 997", strings.Repeat("x", 997), false, 998},
+		{"unbreakable 998", strings.Repeat("x", 998), true, 0},
+		{"runs of white space", "a  \t b" + strings.Repeat(" c\t\td", 40) + "   ", false, 78},
+		{"leading white space", "   " + strings.Repeat("y", 90), false, 100},
+		{"only white space", strings.Repeat(" ", 100), false, 120},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const prefix = "X-Long-Header:"
+			got, err := appendFolded([]byte(prefix), len(prefix), tt.value)
+			if tt.wantErr {
+				if !errors.Is(err, errHeaderLine) {
+					t.Fatalf("err = %v, want errHeaderLine", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("appendFolded: %v", err)
+			}
+			for _, l := range strings.Split(string(got), "\r\n") {
+				if len(l) > tt.maxLen {
+					t.Errorf("line of %d octets (limit %d): %q", len(l), tt.maxLen, l)
+				}
+			}
+			if u := mimeUnfold(t, string(got)); u != prefix+" "+tt.value {
+				t.Errorf("unfolds to %q, want %q", u, prefix+" "+tt.value)
+			}
+		})
+	}
+
+	t.Run("appendMessage", func(t *testing.T) {
+		l := mimeTestLayout(true, false, 0, 0)
+		sk, err := newSkeleton(l, mimeSeededRand(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := mimeTestVarying()
+		v.HeaderValues = []string{strings.Repeat("x", 998)}
+		dst := []byte("keep")
+		got, err := sk.appendMessage(dst, v)
+		if !errors.Is(err, errHeaderLine) {
+			t.Fatalf("err = %v, want errHeaderLine", err)
+		}
+		if string(got) != "keep" {
+			t.Errorf("dst after an error = %q, want the original", got)
+		}
+	})
+	t.Run("newSkeleton", func(t *testing.T) {
+		l := mimeTestLayout(true, false, 0, 0)
+		l.Headers[0].Value = strings.Repeat("x", 998)
+		if _, err := newSkeleton(l, mimeSeededRand(1)); !errors.Is(err, errHeaderLine) {
+			t.Fatalf("err = %v, want errHeaderLine", err)
+		}
+	})
+}
+
+func TestMIMEAddressFastPath(t *testing.T) {
+	tests := []struct{ name, addr string }{
+		{"", "a@example.org"},
+		{"Alice", "a@example.org"},
+		{`Back\slash "quoted"`, "first.last@example.org"},
+		{"a, b; <c> @d", "x+tag@example.org"},
+		{"Zoë", "z@example.org"},
+		{"Alice", "odd..dots@example.org"},
+		{"Alice", ".lead@example.org"},
+		{"Alice", "sp ace@example.org"},
+		{"Alice", "no-at-sign"},
+		{strings.Repeat("long name ", 10), "a@example.org"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/"+tt.addr, func(t *testing.T) {
+			got, err := appendAddress(nil, 3, tt.name, tt.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := " " + (&mail.Address{Name: tt.name, Address: tt.addr}).String()
+			if u := strings.ReplaceAll(string(got), "\r\n", ""); u != want {
+				t.Errorf("got %q, want %q", u, want)
+			}
+		})
+	}
+}
+
+func TestSafeFileName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"invoice.pdf", "invoice.pdf"},
+		{"../../etc/passwd", "passwd"},
+		{`C:\x\y.pdf`, "y.pdf"},
+		{`a/b\c.txt`, "c.txt"},
+		{"dir/", "attachment"},
+		{"", "attachment"},
+		{"..", "attachment"},
+		{"  ", "attachment"},
+		{"evil\r\nX-Injected: 1.pdf", "evilX-Injected: 1.pdf"},
+		{"\x00nul\x7f.pdf", "nul.pdf"},
+		{`my "quoted" file.pdf`, "my quoted file.pdf"},
+		{"report\u202Efdp.exe", "reportfdp.exe"},
+		{"Übersicht café.pdf", "Übersicht café.pdf"},
+		{"bad\xffutf8.pdf", "badutf8.pdf"},
+		{strings.Repeat("a", 300) + ".pdf", strings.Repeat("a", 251) + ".pdf"},
+		{strings.Repeat("é", 200) + ".pdf", strings.Repeat("é", 125) + ".pdf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := safeFileName(tt.in, "attachment"); got != tt.want {
+				t.Errorf("safeFileName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+	if got := safeFileName("", "image"); got != "image" {
+		t.Errorf("empty image name = %q, want image", got)
+	}
+
+	// Through a whole message: the names come back intact from the headers.
+	for _, tt := range tests {
+		t.Run("message/"+tt.in, func(t *testing.T) {
+			l := mimeTestLayout(false, true, 1, 1)
+			l.Attachments[0].Name = tt.in
+			l.Images[0].Name = tt.in
+			p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
+			mimeCheckFile(t, p.leaf(t, "application/pdf"), l.Attachments[0], "attachment", tt.want)
+			img := tt.want
+			if img == "attachment" {
+				img = "image"
+			}
+			mimeCheckFile(t, p.leaf(t, "image/png"), l.Images[0], "inline", img)
+		})
+	}
+}
+
+func TestMIMEContentTypeParams(t *testing.T) {
+	l := mimeTestLayout(true, false, 0, 1)
+	l.Attachments[0].ContentType = `text/csv; charset=utf-8; name="ignored.csv"`
+	l.Attachments[0].Name = "data.csv"
+	p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
+	leaf := p.leaf(t, "text/csv")
+	if leaf.params["charset"] != "utf-8" || leaf.params["name"] != "data.csv" {
+		t.Errorf("params %v, want charset=utf-8 name=data.csv", leaf.params)
+	}
+}
+
+// mimeWorkload is the shared workload's message as the MIME layer gets it
+// (bodies unrendered: the layer does not care).
+func mimeWorkload(t testing.TB) (*mimeLayout, *mimeVarying) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "shared", "workloads", "transactional.json"))
+	if err != nil {
+		t.Fatalf("reading the workload: %v", err)
+	}
+	var call Call
+	if err := json.Unmarshal(data, &call); err != nil {
+		t.Fatalf("decoding the workload: %v", err)
+	}
+	m := call.Message
+	decode := func(s string) []byte {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatalf("workload base64: %v", err)
+		}
+		return b
+	}
+	l := &mimeLayout{
+		FromName: m.FromName, FromAddr: m.FromEmail,
+		Date:    time.Date(2024, 11, 5, 9, 30, 0, 0, time.UTC),
+		HasText: m.Text != "", HasHTML: m.HTML != "",
+	}
+	for _, h := range m.Headers {
+		l.Headers = append(l.Headers, mimeHeader{Name: h.Name, Value: h.Value})
+	}
+	for _, img := range m.Images {
+		l.Images = append(l.Images, mimeFile{Name: img.Name, CID: img.CID, ContentType: img.ContentType, Data: decode(img.Content)})
+	}
+	for _, a := range m.Attachments {
+		l.Attachments = append(l.Attachments, mimeFile{Name: a.Name, ContentType: a.ContentType, Data: decode(a.Content)})
+	}
+	r := call.Recipients[0]
+	v := &mimeVarying{
+		ToName: r.Name, ToAddr: r.Email,
+		Subject:      "Your order #ORD-10000000 is confirmed, Alice",
+		MessageID:    "<0123456789abcdef0123456789abcdef@shop.example.com>",
+		HeaderValues: []string{},
+		Text:         []byte(m.Text), HTML: []byte(m.HTML),
+	}
+	return l, v
+}
+
+// mimeCRLF is b with every lone LF turned into CRLF.
+func mimeCRLF(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+}
+
+func TestMIMEWorkloadGolden(t *testing.T) {
+	l, v := mimeWorkload(t)
+	msg := mimeBuild(t, l, v)
+	p := mimeParse(t, msg)
+	if want := "mixed(alternative(text/plain,related(text/html,image/png,image/png)),application/pdf)"; p.shape != want {
+		t.Errorf("tree %s, want %s", p.shape, want)
+	}
+	if got := p.leaf(t, "text/html").body; !bytes.Equal(got, mimeCRLF(v.HTML)) {
+		t.Errorf("html does not decode to the input with CRLF line breaks")
+	}
+	if got := p.leaf(t, "text/plain").body; !bytes.Equal(got, mimeCRLF(v.Text)) {
+		t.Errorf("text does not decode to the input with CRLF line breaks")
+	}
+	mimeCheckFile(t, p.leaf(t, "application/pdf"), l.Attachments[0], "attachment", "invoice.pdf")
+
+	golden := filepath.Join("testdata", "mime", "workload.eml")
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, msg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("reading the golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(msg, want) {
+		t.Errorf("message differs from %s (run with -update if the change is intended)", golden)
+	}
+}
+
+func TestMIMEDeterminism(t *testing.T) {
+	l, v := mimeWorkload(t)
+	build := func(seed byte) []byte {
+		sk, err := newSkeleton(l, mimeSeededRand(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := sk.appendMessage(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	a, b, c := build(7), build(7), build(8)
+	if !bytes.Equal(a, b) {
+		t.Error("the same random source gave different messages")
+	}
+	if bytes.Equal(a, c) {
+		t.Error("different random sources gave the same boundaries")
+	}
+
+	// A random source that repeats itself still gives one boundary per level.
+	sk, err := newSkeleton(l, bytes.NewReader(make([]byte, 64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := sk.appendMessage(nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := mimeParse(t, msg); !strings.HasPrefix(p.shape, "mixed(alternative(text/plain,related(") {
+		t.Errorf("zero random source: tree %s", p.shape)
+	}
+
+	if _, err := newSkeleton(l, bytes.NewReader(nil)); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("empty random source: err = %v, want EOF", err)
+	}
+}
+
+func TestMIMEStaticSize(t *testing.T) {
+	l, v := mimeWorkload(t)
+	sk, err := newSkeleton(l, mimeSeededRand(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := *v
+	empty.ToName, empty.Subject, empty.Text, empty.HTML = "", "", nil, nil
+	msg, err := sk.appendMessage(nil, &empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the recipient's address and the Message-ID remain beyond the
+	// static bytes: " <addr>" and " <id>".
+	extra := len(" <"+empty.ToAddr+">") + len(" "+empty.MessageID)
+	if got := sk.staticSize(); got != len(msg)-extra {
+		t.Errorf("staticSize() = %d, want %d", got, len(msg)-extra)
+	}
+	var files int
+	for _, f := range slices.Concat(l.Images, l.Attachments) {
+		files += len(f.Data)
+	}
+	if sk.staticSize() < files*4/3 {
+		t.Errorf("staticSize() = %d, less than the base64 of the files (%d)", sk.staticSize(), files*4/3)
+	}
+}
+
+func TestMIMEConcurrent(t *testing.T) {
+	l, v := mimeWorkload(t)
+	l.Headers = append(l.Headers, mimeHeader{Name: "X-Recipient", Dynamic: true})
+	sk, err := newSkeleton(l, mimeSeededRand(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	varying := func(i int) *mimeVarying {
+		w := *v
+		w.ToAddr = fmt.Sprintf("user%06d@example.org", i)
+		w.Subject = fmt.Sprintf("Order %d für Zoë", i)
+		w.HeaderValues = []string{fmt.Sprint(i)}
+		return &w
+	}
+	const n = 16
+	want := make([][]byte, n)
+	for i := range n {
+		if want[i], err = sk.appendMessage(nil, varying(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*n)
+	for g := range 4 {
+		wg.Go(func() {
+			var buf []byte
+			for i := range n {
+				k := (i + g) % n
+				var err error
+				buf, err = sk.appendMessage(buf[:0], varying(k))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(buf, want[k]) {
+					errs <- fmt.Errorf("goroutine %d, message %d differs from the serial one", g, k)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	p := mimeParse(t, want[3])
+	if got := p.header.Get("X-Recipient"); got != "3" {
+		t.Errorf("X-Recipient %q, want 3", got)
+	}
+}
+
+func TestMIMEHeaderValueCount(t *testing.T) {
+	sk, err := newSkeleton(mimeTestLayout(true, false, 0, 0), mimeSeededRand(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mimeTestVarying()
+	v.HeaderValues = nil
+	if _, err := sk.appendMessage(nil, v); err == nil {
+		t.Fatal("appendMessage with too few header values succeeded")
+	}
+}
+
+func BenchmarkAppendMessage(b *testing.B) {
+	l, v := mimeWorkload(b)
+	sk, err := newSkeleton(l, mimeSeededRand(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name            string
+		toName, subject string
+	}{
+		{"ascii", "Alice Example", "Your order #ORD-10000000 is confirmed, Alice"},
+		{"utf8", "Zoë Example", "Your order #ORD-10000074 is confirmed, Zoë"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := *v
+			w.ToName, w.Subject = bc.toName, bc.subject
+			msg, err := sk.appendMessage(nil, &w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				msg, err = sk.appendMessage(msg[:0], &w)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkNewSkeleton(b *testing.B) {
+	l, _ := mimeWorkload(b)
+	rnd := mimeSeededRand(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := newSkeleton(l, rnd); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
