@@ -1,0 +1,342 @@
+package program
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aymerick/raymond/ast"
+	"github.com/aymerick/raymond/lexer"
+	"github.com/aymerick/raymond/parser"
+)
+
+// prog is a compiled ast.Program: a flat list of instructions.
+type prog struct {
+	ops []op
+	// params are the block parameters (as |a b|) of the program; only the
+	// first two ever receive a value, as in raymond.
+	params []string
+}
+
+type opKind uint8
+
+const (
+	opText  opKind = iota // write text
+	opValue               // write the value of e, escaped when esc
+	opBlock               // run blk
+)
+
+type op struct {
+	kind opKind
+	esc  bool
+	text string
+	e    *expr
+	blk  *block
+}
+
+// block is a compiled ast.BlockStatement.
+type block struct {
+	e       *expr // its expression; e.kind == exHelper for helper blocks
+	body    *prog // nil when the block has no program ({{^x}}...{{/x}})
+	inverse *prog // nil when the block has no inverse
+}
+
+type exprKind uint8
+
+const (
+	exPath   exprKind = iota // look up path
+	exLit                    // a literal value, as a helper argument
+	exField                  // a literal in helper-name position: a field of the current context
+	exHelper                 // call helper with args
+)
+
+// expr is a compiled expression, subexpression or helper argument.
+type expr struct {
+	kind   exprKind
+	path   *path
+	lit    any    // exLit
+	field  string // exField
+	helper helperID
+	args   []*expr
+	// hash holds the hash values, evaluated as raymond does (for errors and
+	// {{log}} side effects); hashKeys their keys. Only includeZero (of if and
+	// unless) has a meaning.
+	hash     []*expr
+	hashKeys []string
+	orig     string // as written, for Data.Missing
+}
+
+// path is a compiled ast.PathExpression.
+type path struct {
+	orig     string
+	first    string   // the first part as written (brackets kept): raymond matches block parameters on it
+	parts    []string // brackets removed
+	depth    int
+	data     bool // @x
+	dataRoot bool // @root...
+}
+
+// Compile parses src with raymond's parser and compiles it once into a flat,
+// read-only Program. Errors are *Error. Compile is safe for concurrent use
+// and never panics: a panic in the parser becomes an *Error.
+func Compile(src string, opts Options) (p *Program, err error) {
+	if opts.Mode != HTML && opts.Mode != Text {
+		return nil, &Error{Msg: fmt.Sprintf("invalid mode %d", opts.Mode)}
+	}
+	if opts.MaxSourceBytes > 0 && len(src) > opts.MaxSourceBytes {
+		return nil, &Error{Msg: fmt.Sprintf("template of %d bytes exceeds the limit of %d", len(src), opts.MaxSourceBytes)}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, &Error{Msg: fmt.Sprintf("parser panic: %v", r)}
+		}
+	}()
+	maxDepth := MaxNesting
+	if opts.MaxDepth > 0 && opts.MaxDepth < maxDepth {
+		maxDepth = opts.MaxDepth
+	}
+	depth, err := precheck(src, maxDepth)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	c := &compiler{src: src, html: opts.Mode == HTML}
+	body, err := c.program(tree, false)
+	if err != nil {
+		return nil, err
+	}
+	p = &Program{body: body, opts: opts, depth: depth}
+	p.static, p.isStat = staticText(body)
+	return p, nil
+}
+
+// precheck runs raymond's lexer over the whole source (which lets its
+// goroutine finish) to report lexical errors and to measure the nesting of
+// blocks and subexpressions before the recursive parser sees it. It also
+// refuses a closing tag with nothing open, which raymond's parser would
+// report only after abandoning its lexer goroutine.
+func precheck(src string, maxDepth int) (int, error) {
+	var chains []int // per open block: the number of {{else x}} links so far
+	depth, deepest := 0, 0
+	for _, tok := range lexer.Collect(src) {
+		switch tok.Kind {
+		case lexer.TokenError:
+			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
+		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock:
+			chains = append(chains, 0)
+			depth++
+		case lexer.TokenOpenInverseChain:
+			if len(chains) == 0 {
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "else outside a block"}
+			}
+			chains[len(chains)-1]++
+			depth++
+		case lexer.TokenOpenEndBlock, lexer.TokenOpenEndRawBlock:
+			if len(chains) == 0 {
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "closing tag without an open block"}
+			}
+			depth -= 1 + chains[len(chains)-1]
+			chains = chains[:len(chains)-1]
+		case lexer.TokenOpenSexpr:
+			depth++
+		case lexer.TokenCloseSexpr:
+			depth--
+		}
+		if depth > deepest {
+			deepest = depth
+			if deepest > maxDepth {
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: fmt.Sprintf("nesting deeper than %d", maxDepth)}
+			}
+		}
+	}
+	return deepest, nil
+}
+
+// parseError turns raymond's "Parse error on line N:\n..." into an *Error.
+func parseError(err error) *Error {
+	msg := err.Error()
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "Parse error on line %d:", &line); scanErr == nil {
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+	}
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	return &Error{Line: line, Msg: "syntax error: " + msg}
+}
+
+// column returns the 1-based column of byte offset pos in src.
+func column(src string, pos int) int {
+	if pos < 0 || pos > len(src) {
+		return 0
+	}
+	return pos - strings.LastIndexByte(src[:pos], '\n')
+}
+
+type compiler struct {
+	src  string
+	html bool
+}
+
+func (c *compiler) errAt(n ast.Node, format string, args ...any) *Error {
+	loc := n.Location()
+	return &Error{Line: loc.Line, Column: column(c.src, loc.Pos), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
+	if n == nil {
+		return nil, nil
+	}
+	p := &prog{params: n.BlockParams}
+	for _, st := range n.Body {
+		switch st := st.(type) {
+		case *ast.ContentStatement:
+			if st.Value == "" {
+				continue
+			}
+			if k := len(p.ops); k > 0 && p.ops[k-1].kind == opText {
+				p.ops[k-1].text += st.Value
+				continue
+			}
+			p.ops = append(p.ops, op{kind: opText, text: st.Value})
+		case *ast.CommentStatement:
+		case *ast.MustacheStatement:
+			e, err := c.expression(st.Expression, posOutput)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opValue, e: e, esc: c.html && !st.Unescaped})
+		case *ast.BlockStatement:
+			b, err := c.block(st)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opBlock, blk: b})
+		case *ast.PartialStatement:
+			return nil, c.errAt(st, "partials are not supported")
+		default:
+			return nil, c.errAt(st, "unsupported statement %s", st)
+		}
+	}
+	return p, nil
+}
+
+func (c *compiler) block(n *ast.BlockStatement) (*block, error) {
+	e, err := c.expression(n.Expression, posBlock)
+	if err != nil {
+		return nil, err
+	}
+	b := &block{e: e}
+	if b.body, err = c.program(n.Program, true); err != nil {
+		return nil, err
+	}
+	if b.inverse, err = c.program(n.Inverse, false); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// position is where an expression stands, which decides which helpers it may
+// call.
+type position uint8
+
+const (
+	posOutput position = iota // {{x}}
+	posBlock                  // {{#x}}
+	posSub                    // (x)
+)
+
+func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
+	name := n.HelperName()
+	if spec, ok := helpers[name]; ok && name != "" {
+		return c.helperCall(n, spec, pos)
+	}
+	if len(n.Params) > 0 || n.Hash != nil {
+		what, _ := ast.HelperNameStr(n.Path)
+		return nil, c.errAt(n.Path, "unknown helper %q", what)
+	}
+	switch x := n.Path.(type) {
+	case *ast.PathExpression:
+		return &expr{kind: exPath, path: compilePath(x), orig: x.Original}, nil
+	default:
+		lit, _ := ast.LiteralStr(x)
+		return &expr{kind: exField, field: lit, orig: lit}, nil
+	}
+}
+
+func (c *compiler) helperCall(n *ast.Expression, spec helperSpec, pos position) (*expr, error) {
+	name := n.HelperName()
+	switch {
+	case spec.blockOnly && pos != posBlock:
+		return nil, c.errAt(n.Path, "helper %q can only open a block ({{#%s ...}})", name, name)
+	case spec.noBlock && pos == posBlock:
+		return nil, c.errAt(n.Path, "helper %q cannot open a block", name)
+	case len(n.Params) < spec.min || (spec.max >= 0 && len(n.Params) > spec.max):
+		return nil, c.errAt(n.Path, "helper %q takes %s, not %d (write {{this.%s}} for a parameter named %s)",
+			name, spec.arity(), len(n.Params), name, name)
+	}
+	e := &expr{kind: exHelper, helper: spec.id, orig: name}
+	for _, pn := range n.Params {
+		a, err := c.param(pn)
+		if err != nil {
+			return nil, err
+		}
+		e.args = append(e.args, a)
+	}
+	if n.Hash != nil {
+		for _, pair := range n.Hash.Pairs {
+			v, err := c.param(pair.Val)
+			if err != nil {
+				return nil, err
+			}
+			e.hash = append(e.hash, v)
+			e.hashKeys = append(e.hashKeys, pair.Key)
+		}
+	}
+	return e, nil
+}
+
+// param compiles a helper argument or hash value.
+func (c *compiler) param(n ast.Node) (*expr, error) {
+	switch x := n.(type) {
+	case *ast.PathExpression:
+		return &expr{kind: exPath, path: compilePath(x), orig: x.Original}, nil
+	case *ast.SubExpression:
+		return c.expression(x.Expression, posSub)
+	case *ast.StringLiteral:
+		return &expr{kind: exLit, lit: x.Value}, nil
+	case *ast.BooleanLiteral:
+		return &expr{kind: exLit, lit: x.Value}, nil
+	case *ast.NumberLiteral:
+		return &expr{kind: exLit, lit: x.Number()}, nil
+	}
+	return nil, c.errAt(n, "unsupported argument %s", n)
+}
+
+func compilePath(x *ast.PathExpression) *path {
+	p := &path{orig: x.Original, depth: x.Depth, data: x.Data, dataRoot: x.Data && len(x.Parts) > 0 && x.Parts[0] == "root"}
+	if len(x.Parts) > 0 {
+		p.first = x.Parts[0]
+	}
+	for _, part := range x.Parts {
+		if len(part) >= 2 && part[0] == '[' && part[len(part)-1] == ']' {
+			part = part[1 : len(part)-1]
+		}
+		p.parts = append(p.parts, part)
+	}
+	return p
+}
+
+// staticText returns the output of a program made of text only.
+func staticText(p *prog) (string, bool) {
+	var b strings.Builder
+	for _, o := range p.ops {
+		if o.kind != opText {
+			return "", false
+		}
+		b.WriteString(o.text)
+	}
+	return b.String(), true
+}

@@ -1,0 +1,180 @@
+package program
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Mode says how a program writes the values of its mustaches. The zero value
+// is invalid: Compile refuses it.
+type Mode uint8
+
+const (
+	// HTML escapes the value of {{x}} exactly as raymond does (& ' < > "
+	// become &amp; &apos; &lt; &gt; &quot;) and writes {{{x}}} and {{&x}} as
+	// is. It is the mode of an html body.
+	HTML Mode = iota + 1
+	// Text writes the value of {{x}} and {{{x}}} as is. It is the mode of a
+	// subject, a text body and header values.
+	Text
+)
+
+// Options configures Compile. The zero value of each limit means no limit;
+// the zero Mode is refused. Compile copies the Options: changing them later
+// has no effect on the Program.
+type Options struct {
+	// Mode says whether {{x}} is HTML-escaped (HTML) or not (Text).
+	Mode Mode
+	// MaxSourceBytes refuses a source longer than this many bytes with an
+	// *Error. 0: no limit.
+	MaxSourceBytes int
+	// MaxDepth refuses a source whose blocks and subexpressions nest deeper
+	// than this with an *Error. 0: no limit other than the ceiling of
+	// MaxNesting that protects the stack.
+	MaxDepth int
+	// MaxOutputBytes stops a render that would produce more than this many
+	// bytes with ErrOutputTooLarge. 0: no limit.
+	MaxOutputBytes int
+	// MaxSteps stops a render that takes more than this many evaluation steps
+	// (one per instruction executed, per iteration of a block and per element
+	// of a composite value printed) with ErrTooManySteps. 0: no limit.
+	MaxSteps int
+	// Log receives the argument of each {{log x}} evaluated. It is called
+	// from the goroutine that renders, possibly from several at once, and
+	// must not keep args. nil: the arguments are discarded. Nothing is ever
+	// written to the log package.
+	Log func(args []any)
+}
+
+// MaxNesting is the deepest nesting of blocks and subexpressions Compile
+// accepts whatever Options.MaxDepth says: raymond's parser and the evaluator
+// recurse once per level.
+const MaxNesting = 10000
+
+// Error is a compile error: the source is not valid handlebars, or uses a
+// construct this package refuses, or exceeds a limit of Options. Line and
+// Column are 1-based; 0 means unknown. An *Error is immutable.
+type Error struct {
+	Line, Column int
+	Msg          string
+}
+
+// Error formats the position and the message.
+func (e *Error) Error() string {
+	switch {
+	case e.Line > 0 && e.Column > 0:
+		return "program: line " + strconv.Itoa(e.Line) + ", column " + strconv.Itoa(e.Column) + ": " + e.Msg
+	case e.Line > 0:
+		return "program: line " + strconv.Itoa(e.Line) + ": " + e.Msg
+	}
+	return "program: " + e.Msg
+}
+
+// Sentinel errors of Append, always wrapped in a *RenderError.
+var (
+	// ErrOutputTooLarge: the render would produce more than
+	// Options.MaxOutputBytes bytes.
+	ErrOutputTooLarge = errors.New("program: output too large")
+	// ErrTooManySteps: the render took more than Options.MaxSteps steps.
+	ErrTooManySteps = errors.New("program: too many evaluation steps")
+)
+
+// RenderError is what Append returns when a render fails: a limit was
+// reached (Err is ErrOutputTooLarge or ErrTooManySteps), a value cannot be
+// printed (a func, a chan, a value nested too deep), or the evaluator
+// panicked (Msg says so; the panic does not escape). An *RenderError is
+// immutable.
+type RenderError struct {
+	Msg string
+	Err error
+}
+
+// Error formats the message and the wrapped error.
+func (e *RenderError) Error() string {
+	if e.Err != nil {
+		if e.Msg == "" {
+			return "program: render: " + e.Err.Error()
+		}
+		return "program: render: " + e.Msg + ": " + e.Err.Error()
+	}
+	return "program: render: " + e.Msg
+}
+
+// Unwrap returns Err.
+func (e *RenderError) Unwrap() error { return e.Err }
+
+// Data is one recipient's view of the parameters. Lookups of top-level names
+// try Params first, then Globals, key by key: nothing is merged per render.
+// Values are what encoding/json produces (map[string]any, []any, string,
+// float64, bool, nil), which take a fast path, or other Go values (integers,
+// typed slices and maps, structs, pointers), read by reflection. Methods and
+// func values in the data are never called.
+//
+// Append reads Params and Globals and never modifies them; the caller must
+// not modify them during a render. A Data is not safe for concurrent use
+// (Append appends to Missing): use one per goroutine.
+type Data struct {
+	// Params are the recipient's own parameters. nil: none.
+	Params map[string]any
+	// Globals are the parameters shared by every recipient. nil: none.
+	Globals map[string]any
+	// Missing collects, per render, the path (as written, such as
+	// "first_name" or "order.id") of each output mustache whose value was
+	// absent: some segment of the path is not present anywhere it was looked
+	// up. Conditions ({{#if x}}) and helper arguments never count. Each path
+	// is appended once per render. Append only appends: the caller resets it
+	// (Missing = Missing[:0]) between renders.
+	Missing []string
+}
+
+// Program is a compiled template: a flat list of literal bytes and value and
+// block instructions with paths split in advance. A *Program is immutable
+// and safe for concurrent use by any number of goroutines.
+type Program struct {
+	body   *prog
+	opts   Options
+	static string
+	isStat bool
+	// depth is the deepest block nesting of body, to size per-render stacks.
+	depth int
+}
+
+// Static reports the template's whole output when it contains no mustache,
+// block or other instruction (only content and comments), and false
+// otherwise.
+func (p *Program) Static() (string, bool) { return p.static, p.isStat }
+
+// Append renders the program for d, appending the output to dst, and returns
+// the extended buffer. d may be nil (no parameters). On error the returned
+// buffer is dst with nothing appended and the error is a *RenderError.
+// Append never panics; a steady-state render of a template over
+// encoding/json values allocates nothing beyond growing dst, d.Missing and
+// printing composite values.
+func (p *Program) Append(dst []byte, d *Data) (out []byte, err error) {
+	if p.isStat {
+		if p.opts.MaxOutputBytes > 0 && len(p.static) > p.opts.MaxOutputBytes {
+			return dst, &RenderError{Err: ErrOutputTooLarge}
+		}
+		return append(dst, p.static...), nil
+	}
+	if d == nil {
+		d = &Data{}
+	}
+	s := getState(p, d, dst)
+	start := len(dst)
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = dst[:start], &RenderError{Msg: fmt.Sprintf("panic: %v", r)}
+		}
+		putState(s)
+	}()
+	if err := s.run(p.body); err != nil {
+		var re *RenderError
+		if !errors.As(err, &re) {
+			err = &RenderError{Err: err}
+		}
+		return dst[:start], err
+	}
+	return s.out, nil
+}
