@@ -85,6 +85,17 @@ func Truthy(v any) bool {
 	return false
 }
 
+// appendFloat appends f as strconv.FormatFloat(f, 'f', -1, 64) does, with a
+// shortcut for the integers JSON numbers usually are.
+func appendFloat(dst []byte, f float64) []byte {
+	if f >= -1e15 && f <= 1e15 && f != 0 {
+		if i := int64(f); float64(i) == f {
+			return strconv.AppendInt(dst, i, 10)
+		}
+	}
+	return strconv.AppendFloat(dst, f, 'f', -1, 64)
+}
+
 // escTable marks the bytes raymond's Escape replaces.
 var escTable = [256]bool{'&': true, '\'': true, '<': true, '>': true, '"': true}
 
@@ -130,7 +141,7 @@ func appendStr(dst []byte, v any, esc bool, depth int, steps *int) ([]byte, erro
 	case string:
 		return appendString(dst, x, esc), nil
 	case float64:
-		return strconv.AppendFloat(dst, x, 'f', -1, 64), nil
+		return appendFloat(dst, x), nil
 	case bool:
 		return strconv.AppendBool(dst, x), nil
 	case int:

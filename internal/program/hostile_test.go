@@ -1,0 +1,200 @@
+package program
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestHostileTemplates checks that no template or data makes a panic escape
+// and that each ends in a compile error, a render error or bounded output.
+func TestHostileTemplates(t *testing.T) {
+	big := make([]any, 1_000_000)
+	for i := range big {
+		big[i] = float64(i)
+	}
+	cyclic := map[string]any{"x": "leaf"}
+	cyclic["self"] = cyclic
+	cyclicSlice := []any{"a"}
+	cyclicSlice = append(cyclicSlice, nil)
+	cyclicSlice[1] = cyclicSlice
+	params := map[string]any{
+		"big":    big,
+		"a":      true,
+		"f":      func() string { return "called" },
+		"ch":     make(chan int),
+		"cyclic": cyclic,
+		"cslice": cyclicSlice,
+		"arr":    []any{"zero", "one"},
+	}
+	limits := Options{Mode: HTML, MaxOutputBytes: 1 << 20, MaxSteps: 2_000_000}
+	type outcome int
+	const (
+		compileError outcome = iota
+		renderError
+		rendered
+	)
+	for _, tc := range []struct {
+		name    string
+		src     string
+		opts    Options
+		want    outcome
+		wantErr error // for render errors, when a sentinel applies
+		output  string
+	}{
+		{"equal three args", "{{equal A A A}}", limits, compileError, nil, ""},
+		{"equal block three args", "{{#equal A A A}}x{{/equal}}", limits, compileError, nil, ""},
+		{"bad path segment", "{{#if wat[0].fnord}}x{{/if}}", limits, compileError, nil, ""},
+		{"deep nesting at the ceiling", strings.Repeat("{{#if a}}", MaxNesting) + "x" + strings.Repeat("{{/if}}", MaxNesting), limits, rendered, nil, "x"},
+		{"deep nesting over the ceiling", strings.Repeat("{{#if a}}", MaxNesting+1) + "x" + strings.Repeat("{{/if}}", MaxNesting+1), limits, compileError, nil, ""},
+		{"deep nesting over MaxDepth", strings.Repeat("{{#if a}}", 101) + strings.Repeat("{{/if}}", 101), Options{Mode: HTML, MaxDepth: 100}, compileError, nil, ""},
+		{"deep unclosed nesting", strings.Repeat("{{#if a}}", 50_000), limits, compileError, nil, ""},
+		{"deep subexpressions", "{{upper " + strings.Repeat("(lower ", 20_000) + "x" + strings.Repeat(")", 20_000) + "}}", limits, compileError, nil, ""},
+		{"long else chain", "{{#if a}}" + strings.Repeat("{{else if a}}", 20_000) + "{{/if}}", limits, compileError, nil, ""},
+		{"huge each, output cap", "{{#each big}}{{this}},{{/each}}", Options{Mode: HTML, MaxOutputBytes: 100_000}, renderError, ErrOutputTooLarge, ""},
+		{"huge nested each, step cap", "{{#each big}}{{#each ../big}}{{/each}}{{/each}}", Options{Mode: HTML, MaxSteps: 1_000_000}, renderError, ErrTooManySteps, ""},
+		{"huge array printed, step cap", "{{big}}", Options{Mode: HTML, MaxSteps: 1000}, renderError, ErrTooManySteps, ""},
+		{"partial", "{{> partial}}", limits, compileError, nil, ""},
+		{"dynamic partial", "{{> (lookup a b)}}", limits, compileError, nil, ""},
+		{"unknown helper", "{{nope a}}", limits, compileError, nil, ""},
+		{"unclosed block", "{{#if a}}x", limits, compileError, nil, ""},
+		{"unclosed each in if", "{{#if a}}{{#each big}}x{{/if}}", limits, compileError, nil, ""},
+		{"each without args", "{{#each}}x{{/each}}", limits, compileError, nil, ""},
+		{"lookup without args", "{{lookup}}", limits, compileError, nil, ""},
+		{"lookup odd args", "{{lookup a}}", limits, compileError, nil, ""},
+		{"lookup negative index", "[{{lookup arr -1}}][{{lookup arr 1}}]", limits, rendered, nil, "[][one]"},
+		{"func value", "{{f}}", limits, renderError, nil, ""},
+		{"func in helper", "{{upper f}}", limits, renderError, nil, ""},
+		{"func not called in path", "{{f.x}}", limits, rendered, nil, ""},
+		{"func as condition", "{{#if f}}t{{/if}}", limits, rendered, nil, "t"},
+		{"chan value", "{{ch}}", limits, renderError, nil, ""},
+		{"cyclic map printed", "{{cyclic}}", limits, renderError, nil, ""},
+		{"cyclic slice printed", "{{cslice}}", limits, renderError, nil, ""},
+		{"cyclic map walked", "{{cyclic.self.self.self.x}}", limits, rendered, nil, "leaf"},
+		{"cyclic map iterated", "{{#each cyclic}}{{@key}}{{#each this}}{{@key}}{{/each}};{{/each}}", limits, rendered, nil, "selfselfx;x;"},
+		{"output cap on text", strings.Repeat("x", 200), Options{Mode: Text, MaxOutputBytes: 100}, renderError, ErrOutputTooLarge, ""},
+		{"source cap", strings.Repeat("x", 200), Options{Mode: Text, MaxSourceBytes: 100}, compileError, nil, ""},
+		{"decorator", "{{* deco}}", limits, compileError, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Compile(tc.src, tc.opts)
+			if tc.want == compileError {
+				var ce *Error
+				if !errors.As(err, &ce) {
+					t.Fatalf("Compile = %v, want an *Error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			out, err := p.Append([]byte("pre"), &Data{Params: params})
+			if tc.want == renderError {
+				var re *RenderError
+				if !errors.As(err, &re) {
+					t.Fatalf("Append = %.80q, %v; want a *RenderError", out, err)
+				}
+				if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+					t.Errorf("Append error %v, want %v", err, tc.wantErr)
+				}
+				if string(out) != "pre" {
+					t.Errorf("Append returned %.80q on error, want the input buffer", out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Append: %v", err)
+			}
+			if string(out) != "pre"+tc.output {
+				t.Errorf("Append = %.200q, want %q", out, "pre"+tc.output)
+			}
+		})
+	}
+}
+
+func TestLimitsAreExact(t *testing.T) {
+	p, err := Compile("{{x}}", Options{Mode: Text, MaxOutputBytes: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		x    string
+		fail bool
+	}{{"12345", false}, {"123456", true}} {
+		t.Run(tc.x, func(t *testing.T) {
+			_, err := p.Append(nil, &Data{Params: map[string]any{"x": tc.x}})
+			if got := errors.Is(err, ErrOutputTooLarge); got != tc.fail {
+				t.Errorf("len %d: ErrOutputTooLarge = %v, want %v", len(tc.x), got, tc.fail)
+			}
+		})
+	}
+}
+
+func TestLog(t *testing.T) {
+	var got [][]any
+	p, err := Compile("a{{log name}}b{{log (upper name)}}c{{log 3}}", Options{Mode: HTML, Log: func(args []any) {
+		got = append(got, append([]any(nil), args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Append(nil, &Data{Params: map[string]any{"name": "x&y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "abc" {
+		t.Errorf("output %q, want %q", out, "abc")
+	}
+	want := [][]any{{"x&y"}, {"X&Y"}, {3}}
+	if len(got) != len(want) {
+		t.Fatalf("Log got %v, want %v", got, want)
+	}
+	for i := range want {
+		if len(got[i]) != 1 || got[i][0] != want[i][0] {
+			t.Errorf("Log call %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	quiet, err := Compile("a{{log name}}b", Options{Mode: HTML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := quiet.Append(nil, nil); err != nil || string(out) != "ab" {
+		t.Errorf("nil Log: %q, %v", out, err)
+	}
+}
+
+// TestConcurrentAppend renders one Program from many goroutines (run with
+// -race): a Program is read-only and per-render state is not shared.
+func TestConcurrentAppend(t *testing.T) {
+	params, globals := testParams(t)
+	src := "{{#each items as |it i|}}{{i}}{{it.name}}{{#each ../obj}}{{@key}}{{/each}}{{/each}}{{missing}}"
+	p, err := Compile(src, Options{Mode: HTML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.Append(nil, &Data{Params: params, Globals: globals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			var buf []byte
+			d := &Data{Params: params, Globals: globals}
+			for range 200 {
+				d.Missing = d.Missing[:0]
+				var err error
+				if buf, err = p.Append(buf[:0], d); err != nil {
+					t.Error(err)
+					return
+				}
+				if string(buf) != string(want) || len(d.Missing) != 1 {
+					t.Errorf("concurrent render %q (missing %q), want %q", buf, d.Missing, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
