@@ -37,7 +37,8 @@ package postroom
 // envelope only. Display names are written as net/mail.Address.String
 // writes them (quoted when needed, RFC 2047 when not ASCII). The subject and
 // custom values that are not printable ASCII become RFC 2047 UTF-8 encoded
-// words (Q, or B when most bytes need encoding). Lines are folded at white
+// words (Q, or B when more than a sixth of the octets need encoding), cut
+// as mime.WordEncoder cuts them but written without allocating. Lines are folded at white
 // space to stay within 78 octets where the value allows it, and never go
 // over 998 octets: a value with an unbreakable run too long for that is an
 // error (errHeaderLine).
@@ -232,9 +233,13 @@ func newSkeleton(l *mimeLayout, rnd io.Reader) (*skeleton, error) {
 			return nil, fmt.Errorf("%w: field name of %d octets", errHeaderLine, len(h.Name))
 		}
 		if !h.Dynamic {
-			if err := b.header(h.Name, encodeText(h.Value)); err != nil {
-				return nil, err
+			b.str(h.Name)
+			b.str(":")
+			var err error
+			if b.buf, err = appendText(b.buf, len(h.Name)+1, h.Value); err != nil {
+				return nil, fmt.Errorf("postroom: %s field: %w", h.Name, err)
 			}
+			b.str("\r\n")
 			continue
 		}
 		b.str(h.Name)
@@ -283,11 +288,11 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 		case segTo:
 			dst, err = appendAddress(dst, seg.line, v.ToName, v.ToAddr)
 		case segSubject:
-			dst, err = appendFolded(dst, seg.line, encodeText(v.Subject))
+			dst, err = appendText(dst, seg.line, v.Subject)
 		case segMessageID:
 			dst, err = appendFolded(dst, seg.line, v.MessageID)
 		case segHeader:
-			dst, err = appendFolded(dst, seg.line, encodeText(v.HeaderValues[seg.index]))
+			dst, err = appendText(dst, seg.line, v.HeaderValues[seg.index])
 		case segText:
 			dst = appendBody(dst, v.Text, seg.final)
 		case segHTML:
@@ -598,11 +603,31 @@ func addressString(name, addr string) string {
 }
 
 // appendAddress appends " " and the address as net/mail.Address.String
-// writes it, folded. For a printable ASCII name and a dot-atom address
-// that fit the line it writes straight into dst, allocating nothing.
+// writes it, folded. For a dot-atom address it writes straight into dst,
+// allocating nothing unless a printable ASCII name makes the line longer
+// than 78 octets.
 func appendAddress(dst []byte, line int, name, addr string) ([]byte, error) {
-	if !simpleName(name) || !simpleAddr(addr) {
+	if !simpleAddr(addr) {
 		return appendFolded(dst, line, addressString(name, addr))
+	}
+	if !simpleName(name) {
+		// As net/mail: B encoding when the name holds characters that an
+		// encoded word in a phrase must not (RFC 2047 §5 (3)).
+		enc := byte('q')
+		if strings.ContainsAny(name, "\"#$%&'(),.:;<>@[]^`{|}~") {
+			enc = 'b'
+		}
+		dst, line = appendWords(dst, line, name, enc)
+		if line+3+len(addr) > foldAt {
+			dst = append(dst, '\r', '\n')
+			line = 0
+		}
+		if line+3+len(addr) > maxLine {
+			return dst, errHeaderLine
+		}
+		dst = append(dst, " <"...)
+		dst = append(dst, addr...)
+		return append(dst, '>'), nil
 	}
 	mark := len(dst)
 	dst = append(dst, ' ')
@@ -665,25 +690,102 @@ func isAtextOrDot(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~.", c) >= 0
 }
 
-// encodeText returns an unstructured header value ready to write: as is
-// when it is printable ASCII (with space and tab), else RFC 2047 UTF-8
-// encoded words separated by spaces, each at most 75 octets. Q encoding is
-// used unless more than a sixth of the octets need encoding (B then).
-func encodeText(s string) string {
+// appendText appends " " and an unstructured header value (RFC 5322
+// §3.2.5), folded: as is when it is printable ASCII (with space and tab),
+// else as RFC 2047 UTF-8 encoded words. A value holding "=?" is encoded
+// too, so that no reader takes text that looks like an encoded word for
+// one (mime.WordEncoder leaves such text as is). Q encoding is used unless more than
+// a sixth of the octets need encoding (B then).
+func appendText(dst []byte, line int, s string) ([]byte, error) {
 	special := 0
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; (c < ' ' || c > '~') && c != '\t' {
 			special++
 		}
 	}
-	if special == 0 {
-		return s
+	if special == 0 && !strings.Contains(s, "=?") {
+		return appendFolded(dst, line, s)
 	}
+	enc := byte('q')
 	if special*6 > len(s) {
-		return mime.BEncoding.Encode("utf-8", s)
+		enc = 'b'
 	}
-	return mime.QEncoding.Encode("utf-8", s)
+	dst, _ = appendWords(dst, line, s, enc)
+	return dst, nil
 }
+
+// Encoded-word limits, as mime.WordEncoder has them: a word is at most 75
+// octets (RFC 2047 §2), leaving 63 for the encoded text, which holds at
+// most 45 octets in B encoding.
+const (
+	maxWordText = 75 - len("=?utf-8?q?") - len("?=")
+	maxWordB64  = maxWordText / 4 * 3
+)
+
+// appendWords appends s as RFC 2047 UTF-8 encoded words, each preceded by
+// a space or a fold (CRLF and space) when it would take the line past 78
+// octets, and returns the extended buffer and the current line's length.
+// enc is 'q' or 'b'. The words are exactly those of mime.QEncoding or
+// mime.BEncoding's Encode("utf-8", s), without allocating: a character is
+// never split across words.
+func appendWords(dst []byte, line int, s string, enc byte) ([]byte, int) {
+	single := enc == 'b' && base64.StdEncoding.EncodedLen(len(s)) <= maxWordText
+	for i := 0; i < len(s); {
+		j, n := i, 0 // the word's input ends at j; n octets of encoded text
+		switch {
+		case single:
+			j, n = len(s), base64.StdEncoding.EncodedLen(len(s))
+		case enc == 'b':
+			for j < len(s) {
+				_, size := utf8.DecodeRuneInString(s[j:])
+				if j-i+size > maxWordB64 {
+					break
+				}
+				j += size
+			}
+			n = base64.StdEncoding.EncodedLen(j - i)
+		default:
+			for j < len(s) {
+				size, w := 1, 1
+				if c := s[j]; c < ' ' || c > '~' || c == '=' || c == '?' || c == '_' {
+					_, size = utf8.DecodeRuneInString(s[j:])
+					w = 3 * size
+				}
+				if n+w > maxWordText {
+					break
+				}
+				j, n = j+size, n+w
+			}
+		}
+		if line+1+12+n > foldAt {
+			dst = append(dst, '\r', '\n')
+			line = 0
+		}
+		dst = append(dst, " =?utf-8?"...)
+		dst = append(dst, enc, '?')
+		if enc == 'b' {
+			var raw [maxWordText]byte // holds up to 47 octets of input
+			dst = base64.StdEncoding.AppendEncode(dst, raw[:copy(raw[:], s[i:j])])
+		} else {
+			for k := i; k < j; k++ {
+				switch c := s[k]; {
+				case c == ' ':
+					dst = append(dst, '_')
+				case c > ' ' && c <= '~' && c != '=' && c != '?' && c != '_':
+					dst = append(dst, c)
+				default:
+					dst = append(dst, '=', upperHex[c>>4], upperHex[c&0x0f])
+				}
+			}
+		}
+		dst = append(dst, '?', '=')
+		line += 1 + 12 + n
+		i = j
+	}
+	return dst, line
+}
+
+const upperHex = "0123456789ABCDEF"
 
 // appendFolded appends " " and value to dst, where the current line
 // already holds line octets, folding (CRLF before white space) so that
