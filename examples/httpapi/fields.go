@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// shapeError reports a call body that is valid JSON but does not have the
+// shape of a postroom.Call: an unknown or repeated field, or a value of the
+// wrong JSON type. Path names the field as the spec spells it, such as
+// "message.htmll" or "recipients[3].email".
+type shapeError struct {
+	Path   string
+	Reason string
+}
+
+func (e *shapeError) Error() string { return e.Path + ": " + e.Reason }
+
+// checkShape reads one JSON value from data and checks it against the JSON
+// fields of t, recursively: every object key must be a field of the struct
+// it fills, spelled exactly as its json tag, at most once; objects, arrays
+// and strings must be where the struct has structs, slices and strings.
+// Maps and interface values (params, global_params) may hold anything.
+// A top-level null is refused: a call body is an object.
+//
+// encoding/json would accept keys in any case ("Subject") and keep the last
+// of repeated keys; a reference server should not, since two parsers that
+// disagree on which value counts are how requests get smuggled past checks.
+//
+// It returns a *shapeError, a *json.SyntaxError, or io.ErrUnexpectedEOF.
+func checkShape(data []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	w := walker{dec: dec}
+	tok, err := w.token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return &shapeError{Path: "(body)", Reason: "must be a JSON object, not null"}
+	}
+	if err := w.value(tok, t); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			return &json.SyntaxError{Offset: dec.InputOffset()}
+		}
+		return err
+	}
+	return nil
+}
+
+// walker walks one JSON document, keeping the path of the value it is in
+// as a stack of keys and indexes, formatted only when something is wrong.
+type walker struct {
+	dec  *json.Decoder
+	path []any // string keys and int indexes
+}
+
+func (w *walker) token() (json.Token, error) {
+	tok, err := w.dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return tok, err
+}
+
+func (w *walker) fail(reason string) error {
+	var b strings.Builder
+	for _, p := range w.path {
+		switch p := p.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(p)
+		case int:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(p))
+			b.WriteByte(']')
+		}
+	}
+	if b.Len() == 0 {
+		b.WriteString("(body)")
+	}
+	return &shapeError{Path: b.String(), Reason: reason}
+}
+
+// value checks the value that starts with tok against t.
+func (w *walker) value(tok json.Token, t reflect.Type) error {
+	if tok == nil {
+		return nil // null leaves a Go value as it is, whatever its type
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if tok != json.Delim('{') {
+			return w.fail("must be an object")
+		}
+		return w.object(structFields(t))
+	case reflect.Slice:
+		if tok != json.Delim('[') {
+			return w.fail("must be an array")
+		}
+		for i := 0; w.dec.More(); i++ {
+			w.path = append(w.path, i)
+			tok, err := w.token()
+			if err != nil {
+				return err
+			}
+			if err := w.value(tok, t.Elem()); err != nil {
+				return err
+			}
+			w.path = w.path[:len(w.path)-1]
+		}
+		_, err := w.token() // ]
+		return err
+	case reflect.String:
+		if _, ok := tok.(string); !ok {
+			return w.fail("must be a string")
+		}
+		return nil
+	case reflect.Map:
+		if tok != json.Delim('{') {
+			return w.fail("must be an object")
+		}
+		return w.skip(tok)
+	case reflect.Interface:
+		return w.skip(tok)
+	}
+	return fmt.Errorf("checkShape: unsupported Go type %s", t)
+}
+
+// object checks the members of an object whose '{' has been read.
+func (w *walker) object(fields *fieldSet) error {
+	var seen uint64 // a struct of postroom's has far fewer than 64 fields
+	for w.dec.More() {
+		tok, err := w.token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string) // the decoder allows only strings as keys
+		w.path = append(w.path, key)
+		i, ok := fields.index[key]
+		switch {
+		case !ok:
+			return w.fail("unknown field")
+		case seen&(1<<i) != 0:
+			return w.fail("repeated field")
+		}
+		seen |= 1 << i
+		if tok, err = w.token(); err != nil {
+			return err
+		}
+		if err := w.value(tok, fields.types[i]); err != nil {
+			return err
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
+	_, err := w.token() // }
+	return err
+}
+
+// skip reads past the rest of a value that starts with tok.
+func (w *walker) skip(tok json.Token) error {
+	depth := 0
+	for {
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+		var err error
+		if tok, err = w.token(); err != nil {
+			return err
+		}
+	}
+}
+
+// fieldSet is the JSON fields of a struct type: name to index, index to type.
+type fieldSet struct {
+	index map[string]int
+	types []reflect.Type
+}
+
+var fieldSets sync.Map // reflect.Type → *fieldSet
+
+// structFields returns the JSON fields of struct type t, from their json
+// tags (or Go names without one), as encoding/json sees them.
+func structFields(t reflect.Type) *fieldSet {
+	if fs, ok := fieldSets.Load(t); ok {
+		return fs.(*fieldSet)
+	}
+	fs := &fieldSet{index: map[string]int{}}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		if len(fs.types) == 64 {
+			panic("checkShape: struct " + t.String() + " has more than 64 JSON fields")
+		}
+		fs.index[name] = len(fs.types)
+		fs.types = append(fs.types, f.Type)
+	}
+	actual, _ := fieldSets.LoadOrStore(t, fs)
+	return actual.(*fieldSet)
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/postroom/postroom"
+)
+
+// handler serves the spec's two endpoints over one Mailer. It is what an
+// application that wraps postroom in its own HTTP server copies: decode the
+// body into a postroom.Call, pass the request's context to the Mailer, and
+// turn a call-level error into an honest HTTP status.
+type handler struct {
+	m       *postroom.Mailer
+	log     *slog.Logger
+	maxBody int64
+	// budget is how long one call may take, from the moment its headers
+	// are read: the server's write timeout less time to write the answer.
+	budget time.Duration
+}
+
+// newHandler returns the API's handler: the two endpoints, a JSON 404 for
+// every other path, and a log record per request.
+func newHandler(m *postroom.Mailer, logger *slog.Logger, maxBody int64, budget time.Duration) http.Handler {
+	h := &handler{m: m, log: logger, maxBody: maxBody, budget: budget}
+	mux := http.NewServeMux()
+	mux.Handle("/api/1.0/message.send", h.endpoint(m.Send))
+	mux.Handle("/api/1.0/message.send_template", h.endpoint(m.SendTemplate))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})
+	})
+	return logRequests(logger, mux)
+}
+
+// apiError is the body of every answer to a call that failed as a whole.
+type apiError struct {
+	Status  string `json:"status"` // always "error"
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Field is the offending field's path, such as "message.from_email".
+	Field string `json:"field,omitempty"`
+	// Fields lists every offending field when there are several; Field is
+	// the first of them.
+	Fields []string `json:"fields,omitempty"`
+}
+
+var callType = reflect.TypeFor[postroom.Call]()
+
+// endpoint serves one operation: Mailer.Send or Mailer.SendTemplate.
+func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroom.Result, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, &apiError{Code: "method_not_allowed", Message: r.Method + " is not allowed: use POST"})
+			return
+		}
+		if !isJSON(r.Header.Get("Content-Type")) {
+			writeError(w, http.StatusUnsupportedMediaType, &apiError{Code: "unsupported_media_type", Message: "the body must be sent as Content-Type: application/json"})
+			return
+		}
+		// The deadline starts now, as the server's write timeout does, so
+		// that a call too slow to finish still gets its results written.
+		ctx, cancel := context.WithTimeout(r.Context(), h.budget)
+		defer cancel()
+
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
+			return
+		}
+		if err != nil {
+			// The client went away or was too slow: nobody to answer.
+			addLogAttrs(w, slog.String("error", "reading body: "+err.Error()))
+			return
+		}
+		var call postroom.Call
+		if err := decodeCall(body, &call); err != nil {
+			e := &apiError{Code: "invalid_json", Message: "the body is not a valid call: " + err.Error()}
+			if se := (*shapeError)(nil); errors.As(err, &se) {
+				e.Field, e.Message = se.Path, se.Path+": "+se.Reason
+			}
+			writeError(w, http.StatusBadRequest, e)
+			return
+		}
+		body = nil // let the body go while the call runs
+		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
+
+		results, err := send(ctx, &call)
+		switch {
+		case err == nil:
+		case r.Context().Err() != nil:
+			// The client went away and the Mailer stopped: nothing to answer.
+			addLogAttrs(w, slog.String("error", "client went away: "+err.Error()))
+			return
+		case results != nil && ctx.Err() != nil:
+			// The call outlasted the budget; the recipients not finished
+			// are deferred (timeout), which is safe to retry.
+			addLogAttrs(w, slog.String("error", err.Error()))
+		case results != nil && errors.Is(err, postroom.ErrTransportUnusable):
+			// The transport cannot deliver (say, the SMTP login is refused):
+			// every recipient not handed over is deferred. Answer the
+			// results; the operator finds the cause in the log.
+			addLogAttrs(w, slog.String("error", err.Error()))
+		default:
+			status, e := callError(err)
+			if status == http.StatusInternalServerError {
+				addLogAttrs(w, slog.String("error", err.Error()))
+			}
+			writeError(w, status, e)
+			return
+		}
+		addLogAttrs(w, slog.Any("statuses", countStatuses(results)))
+		writeJSON(w, http.StatusOK, results)
+	}
+}
+
+// decodeCall decodes a call body, refusing unknown and repeated fields and
+// values of the wrong type, with the field named.
+func decodeCall(body []byte, call *postroom.Call) error {
+	if err := checkShape(body, callType); err != nil {
+		return err
+	}
+	return json.Unmarshal(body, call)
+}
+
+// isJSON reports whether a Content-Type is application/json, with no
+// charset or charset=utf-8 (RFC 8259 §8.1: JSON is UTF-8).
+func isJSON(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
+// callError maps a call-level error of the Mailer to an HTTP status and
+// body. Unexpected errors are 500 with no detail: the log has it.
+func callError(err error) (int, *apiError) {
+	switch {
+	case errors.Is(err, postroom.ErrUnauthorized):
+		return http.StatusUnauthorized, &apiError{Code: "invalid_key", Message: "the key is not valid for this account"}
+	case errors.Is(err, postroom.ErrNoRecipients):
+		return http.StatusBadRequest, &apiError{Code: "no_recipients", Message: "the call has no recipients", Field: "recipients"}
+	case errors.Is(err, postroom.ErrTooManyRecipients):
+		return http.StatusBadRequest, &apiError{Code: "too_many_recipients", Message: strings.TrimPrefix(err.Error(), "postroom: "), Field: "recipients"}
+	}
+	ves := validationErrors(err)
+	if ves == nil {
+		return http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"}
+	}
+	// The first unknown template, else the first template error, else the
+	// first problem, names the code; all fields are listed.
+	first, code := ves[0], "validation_error"
+	for _, c := range []struct {
+		target error
+		code   string
+	}{{postroom.ErrTemplateNotFound, "unknown_template"}, {postroom.ErrTemplateSyntax, "template_syntax"}} {
+		if i := slices.IndexFunc(ves, func(ve *postroom.ValidationError) bool { return errors.Is(ve, c.target) }); i >= 0 {
+			first, code = ves[i], c.code
+			break
+		}
+	}
+	e := &apiError{Code: code, Message: first.Field + ": " + first.Reason, Field: first.Field}
+	if len(ves) > 1 {
+		e.Fields = []string{first.Field}
+		for _, ve := range ves {
+			if ve != first {
+				e.Fields = append(e.Fields, ve.Field)
+			}
+		}
+	}
+	return http.StatusBadRequest, e
+}
+
+// validationErrors returns the ValidationErrors err is made of (one, or
+// several joined with errors.Join, at any depth), or nil if any part of err
+// is something else: a template store that fails to read is the server's
+// fault, not the caller's, even next to a ValidationError.
+func validationErrors(err error) []*postroom.ValidationError {
+	if ve, ok := err.(*postroom.ValidationError); ok {
+		return []*postroom.ValidationError{ve}
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var ves []*postroom.ValidationError
+	for _, e := range joined.Unwrap() {
+		part := validationErrors(e)
+		if part == nil {
+			return nil
+		}
+		ves = append(ves, part...)
+	}
+	return ves
+}
+
+func countStatuses(results []postroom.Result) map[string]int {
+	n := map[string]int{}
+	for _, r := range results {
+		n[r.Status]++
+	}
+	return n
+}
+
+func writeError(w http.ResponseWriter, status int, e *apiError) {
+	e.Status = "error"
+	addLogAttrs(w, slog.String("code", e.Code))
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // a write error means the client is gone
+}
+
+// logWriter records what the log record of a request needs.
+type logWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	attrs  []slog.Attr
+}
+
+func (lw *logWriter) WriteHeader(status int) {
+	if lw.status == 0 {
+		lw.status = status
+	}
+	lw.ResponseWriter.WriteHeader(status)
+}
+
+func (lw *logWriter) Write(p []byte) (int, error) {
+	if lw.status == 0 {
+		lw.status = http.StatusOK
+	}
+	n, err := lw.ResponseWriter.Write(p)
+	lw.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (lw *logWriter) Unwrap() http.ResponseWriter { return lw.ResponseWriter }
+
+// addLogAttrs adds attributes to the request's log record.
+func addLogAttrs(w http.ResponseWriter, attrs ...slog.Attr) {
+	if lw, ok := w.(*logWriter); ok {
+		lw.attrs = append(lw.attrs, attrs...)
+	}
+}
+
+// logRequests logs one record per request: never its body, headers or key.
+func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		lw := &logWriter{ResponseWriter: w}
+		next.ServeHTTP(lw, r)
+		level := slog.LevelInfo
+		switch {
+		case lw.status == 0: // nothing answered: the client went away
+			level = slog.LevelWarn
+		case lw.status >= 500:
+			level = slog.LevelError
+		}
+		attrs := append([]slog.Attr{
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.String("remote", r.RemoteAddr),
+			slog.Int("status", lw.status),
+			slog.Int64("bytes", lw.bytes),
+			slog.Duration("elapsed", time.Since(start)),
+		}, lw.attrs...)
+		logger.LogAttrs(r.Context(), level, "request", attrs...)
+	})
+}

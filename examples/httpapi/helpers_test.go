@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/postroom/postroom"
+)
+
+// workloadPath is the shared benchmark workload, relative to this package.
+var workloadPath = filepath.Join("..", "..", "..", "shared", "workloads", "transactional.json")
+
+// workload returns the shared transactional call body, decoded.
+func workload(t testing.TB) *postroom.Call {
+	t.Helper()
+	data, err := os.ReadFile(workloadPath)
+	if err != nil {
+		t.Fatalf("reading the workload: %v", err)
+	}
+	var call postroom.Call
+	if err := json.Unmarshal(data, &call); err != nil {
+		t.Fatalf("decoding the workload: %v", err)
+	}
+	return &call
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testLogger returns a logger writing text records into the returned buffer.
+func testLogger() (*slog.Logger, *syncBuffer) {
+	buf := &syncBuffer{}
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo})), buf
+}
+
+// start serves h with the production server of newHTTPServer on
+// 127.0.0.1:0 and returns its base URL. The server is shut down in Cleanup.
+func start(t testing.TB, h http.Handler, to timeouts, logger *slog.Logger) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, newHTTPServer(h, to, logger), ln, logger) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// startConfig builds the server of cfg with newServer and starts it.
+func startConfig(t testing.TB, cfg config) (url string, log *syncBuffer) {
+	t.Helper()
+	logger, log := testLogger()
+	if cfg.Timeouts == (timeouts{}) {
+		cfg.Timeouts = defaultTimeouts
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = defaultMaxBody
+	}
+	h, cleanup, err := newServer(cfg, logger)
+	if err != nil {
+		t.Fatalf("newServer: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cleanup(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return start(t, h, cfg.Timeouts, logger), log
+}
+
+// startMailer serves a Mailer over t with the given Options (NoAuth unless
+// set) and the default limits.
+func startMailer(tb testing.TB, tr postroom.Transport, opts postroom.Options, to timeouts) (url string, log *syncBuffer) {
+	tb.Helper()
+	logger, log := testLogger()
+	if opts.Auth == nil {
+		opts.Auth = postroom.NoAuth{}
+	}
+	m, err := postroom.New(tr, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return start(tb, newHandler(m, logger, defaultMaxBody, to.Write-to.Answer), to, logger), log
+}
+
+// response is an answer of the API: the status, the Allow header, and the
+// body decoded as results or as an error.
+type response struct {
+	Status  int
+	Allow   string
+	Type    string
+	Results []postroom.Result
+	Error   apiError
+	Body    []byte
+}
+
+// post sends body to url with a Content-Type and decodes the answer.
+func post(t testing.TB, ctx context.Context, url, contentType string, body []byte) *response {
+	t.Helper()
+	return do(t, ctx, http.MethodPost, url, contentType, body)
+}
+
+func do(t testing.TB, ctx context.Context, method, url, contentType string, body []byte) *response {
+	t.Helper()
+	r, err := tryDo(ctx, method, url, contentType, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tryDo is do for goroutines other than the test's.
+func tryDo(ctx context.Context, method, url, contentType string, body []byte) (*response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	r := &response{Status: resp.StatusCode, Allow: resp.Header.Get("Allow"), Type: resp.Header.Get("Content-Type")}
+	if r.Body, err = io.ReadAll(resp.Body); err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if r.Status == http.StatusOK {
+		err = json.Unmarshal(r.Body, &r.Results)
+	} else {
+		err = json.Unmarshal(r.Body, &r.Error)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: status %d, body %q is not the API's JSON: %w", method, url, r.Status, r.Body, err)
+	}
+	return r, nil
+}
+
+// marshal encodes v as JSON.
+func marshal(t testing.TB, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// smallCall is a message.send call to n recipients with a short message.
+func smallCall(n int) *postroom.Call {
+	call := &postroom.Call{
+		Key:       "k",
+		AccountID: "acct",
+		Message: postroom.Message{
+			FromName:  "Example",
+			FromEmail: "sender@example.com",
+			Subject:   "Hello {{name}}",
+			Text:      "Hello {{name}}, this is message {{n}}.",
+		},
+		Recipients: make([]postroom.Recipient, n),
+	}
+	for i := range call.Recipients {
+		call.Recipients[i] = postroom.Recipient{
+			Email:  fmt.Sprintf("user%06d@example.org", i),
+			Name:   fmt.Sprintf("User %d", i),
+			Params: map[string]any{"name": fmt.Sprintf("User %d", i), "n": i},
+		}
+	}
+	return call
+}
+
+// errIO is what a broken template store returns.
+var errIO = errors.New("read /srv/templates/acct/order.html: input/output error")
+
+// brokenStore is a TemplateStore whose disk fails.
+type brokenStore struct{}
+
+func (brokenStore) Template(context.Context, string, string) (string, error) {
+	return "", fmt.Errorf("templatestore: %w", errIO)
+}

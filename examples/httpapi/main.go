@@ -1,0 +1,75 @@
+// Command httpapi serves the mail-sending API's two operations over HTTP,
+// exactly as the spec has them, on top of a postroom.Mailer:
+//
+//	POST /api/1.0/message.send
+//	POST /api/1.0/message.send_template
+//
+// It is the reference for applications that wrap postroom in their own
+// HTTP handlers: the request body is decoded into a postroom.Call, the
+// request's context is handed to the Mailer (a client that goes away
+// cancels its call), and a call that fails as a whole gets an honest HTTP
+// status and a JSON body
+//
+//	{"status":"error","code":"...","message":"...","field":"..."}
+//
+// with code invalid_json, validation_error, no_recipients,
+// too_many_recipients, unknown_template or template_syntax (400),
+// invalid_key (401), method_not_allowed (405), too_large (413),
+// unsupported_media_type (415) or internal (500).
+//
+// Usage:
+//
+//	go run ./examples/httpapi -no-auth                      # deliver into ./outbox
+//	go run ./examples/httpapi -keys keys.json -templates templates -outbox /var/spool/mail-preview
+//	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
+//
+// SIGINT or SIGTERM stops accepting new connections and lets the calls in
+// flight finish before the program exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal stops the program at once
+	}()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	err := run(ctx, os.Args[1:], os.Getenv, logger)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "httpapi:", err)
+		os.Exit(2)
+	}
+}
+
+// run serves until ctx is done.
+func run(ctx context.Context, args []string, getenv func(string) string, logger *slog.Logger) (err error) {
+	cfg, err := parseFlags(args, getenv, os.Stderr)
+	if err != nil {
+		return err
+	}
+	h, cleanup, err := newServer(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cleanup()) }()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, newHTTPServer(h, cfg.Timeouts, logger), ln, logger)
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/templatestore"
+	"github.com/postroom/postroom/transport"
+)
+
+// config is the server's configuration, from the command line and the
+// environment.
+type config struct {
+	Listen       string
+	Outbox       string // deliver into this folder (transport.Dir)
+	SMTP         string // or to this relay, HOST:PORT (transport.SMTP)
+	SMTPTLS      string // none, starttls or tls
+	SMTPUser     string
+	SMTPPassword string // from POSTROOM_SMTP_PASSWORD, never a flag
+	Templates    string // a templatestore.Dir folder: <account_id>/<template_id>
+	Keys         string // a JSON file: account id to accepted keys
+	NoAuth       bool
+	MaxBody      int64
+	Timeouts     timeouts
+}
+
+// timeouts are the HTTP server's; tests shorten them.
+type timeouts struct {
+	ReadHeader time.Duration
+	Read       time.Duration // the whole request, body included
+	// Write runs from the end of the request's headers to the end of the
+	// answer: reading the body, the whole call, writing the results.
+	Write time.Duration
+	Idle  time.Duration
+	// Answer is the part of Write kept for writing the results: a call may
+	// run for Write-Answer, then its unfinished recipients are deferred.
+	Answer time.Duration
+}
+
+// defaultTimeouts fit the largest call: a 64 MiB body read at 1 MiB/s, and
+// 25,000 recipients handed to an SMTP relay at 8 at a time in up to 150 ms
+// each (about 8 minutes).
+var defaultTimeouts = timeouts{
+	ReadHeader: 10 * time.Second,
+	Read:       2 * time.Minute,
+	Write:      10 * time.Minute,
+	Idle:       2 * time.Minute,
+	Answer:     15 * time.Second,
+}
+
+const (
+	defaultListen  = "127.0.0.1:8025"
+	defaultOutbox  = "outbox"
+	defaultMaxBody = 64 << 20
+	passwordEnv    = "POSTROOM_SMTP_PASSWORD"
+)
+
+// parseFlags reads the command line; getenv reads the environment.
+func parseFlags(args []string, getenv func(string) string, usage io.Writer) (config, error) {
+	cfg := config{Timeouts: defaultTimeouts}
+	fs := flag.NewFlagSet("httpapi", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&cfg.Listen, "listen", defaultListen, "`address` to serve HTTP on")
+	fs.StringVar(&cfg.Outbox, "outbox", "", "deliver by writing each message as <send_id>.eml into `dir` (default ./"+defaultOutbox+" without -smtp)")
+	fs.StringVar(&cfg.SMTP, "smtp", "", "deliver through the SMTP server at `host:port`; the password is read from $"+passwordEnv)
+	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls")
+	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
+	fs.StringVar(&cfg.Templates, "templates", "", "stored templates for message.send_template, in `dir`/<account_id>/<template_id>")
+	fs.StringVar(&cfg.Keys, "keys", "", "accept the keys in `file`, a JSON object of account id to a list of keys")
+	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
+	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	case cfg.Outbox != "" && cfg.SMTP != "":
+		return config{}, errors.New("-outbox and -smtp exclude each other: deliver into a folder or through SMTP")
+	case cfg.Keys != "" && cfg.NoAuth:
+		return config{}, errors.New("-keys and -no-auth exclude each other")
+	case cfg.Keys == "" && !cfg.NoAuth:
+		return config{}, errors.New("give -keys FILE to check keys, or -no-auth to accept every call")
+	case cfg.MaxBody <= 0:
+		return config{}, errors.New("-max-body must be positive")
+	case cfg.SMTP == "" && (cfg.SMTPUser != "" || cfg.SMTPTLS != "starttls"):
+		return config{}, errors.New("-smtp-user and -smtp-tls need -smtp")
+	}
+	if cfg.SMTP == "" && cfg.Outbox == "" {
+		cfg.Outbox = defaultOutbox
+	}
+	cfg.SMTPPassword = getenv(passwordEnv)
+	return cfg, nil
+}
+
+// newServer builds the API's handler from cfg, and a cleanup function that
+// releases the transport once the server has stopped.
+func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, error) {
+	opts := postroom.Options{Logger: logger}
+	if cfg.NoAuth {
+		opts.Auth = postroom.NoAuth{}
+	} else {
+		keys, err := readKeys(cfg.Keys)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Auth = keys
+	}
+	if cfg.Templates != "" {
+		if fi, err := os.Stat(cfg.Templates); err != nil {
+			return nil, nil, fmt.Errorf("-templates: %w", err)
+		} else if !fi.IsDir() {
+			return nil, nil, fmt.Errorf("-templates: %s is not a folder", cfg.Templates)
+		}
+		opts.Templates = templatestore.NewDir(os.DirFS(cfg.Templates))
+	}
+
+	var t postroom.Transport
+	cleanup := func() error { return nil }
+	if cfg.SMTP != "" {
+		s, err := newSMTP(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		t, cleanup = s, s.Close
+	} else {
+		if err := os.MkdirAll(cfg.Outbox, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("-outbox: %w", err)
+		}
+		d, err := transport.NewDir(cfg.Outbox)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-outbox: %w", err)
+		}
+		t = d
+	}
+	m, err := postroom.New(t, opts)
+	if err != nil {
+		return nil, nil, errors.Join(err, cleanup())
+	}
+	return newHandler(m, logger, cfg.MaxBody, cfg.Timeouts.Write-cfg.Timeouts.Answer), cleanup, nil
+}
+
+// readKeys reads a -keys file: {"account-id": ["key", ...], ...}.
+func readKeys(path string) (postroom.StaticKeys, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-keys: %w", err)
+	}
+	var keys postroom.StaticKeys
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return nil, fmt.Errorf("-keys %s: want a JSON object of account id to a list of keys: %w", path, err)
+	}
+	for account, ks := range keys {
+		for _, k := range ks {
+			if k == "" {
+				return nil, fmt.Errorf("-keys %s: account %q has an empty key", path, account)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("-keys %s: no accounts", path)
+	}
+	return keys, nil
+}
+
+// newHTTPServer returns the http.Server for h, with production timeouts.
+func newHTTPServer(h http.Handler, t timeouts, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// serve serves on ln until ctx is done, then shuts down gracefully: it
+// stops accepting, lets the calls in flight finish (up to the write
+// timeout), and returns.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("serving", slog.String("addr", ln.Addr().String()))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing the calls in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), srv.WriteTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
