@@ -94,7 +94,9 @@ import (
 )
 
 // mimeFile is an inline image or an attachment, already validated and
-// decoded. newSkeleton reads it and does not keep it.
+// decoded. newSkeleton reads it and does not keep it or modify it. The zero
+// mimeFile is an empty file named "attachment" (or "image") of no valid
+// content type: newSkeleton refuses it.
 type mimeFile struct {
 	// Name is as given by the caller; it is reduced with safeFileName.
 	Name string
@@ -108,7 +110,8 @@ type mimeFile struct {
 	Data []byte
 }
 
-// mimeHeader is a custom header field of a call.
+// mimeHeader is a custom header field of a call. The zero mimeHeader has no
+// name and is not valid; the Mailer validates names before the MIME layer.
 type mimeHeader struct {
 	// Name is a validated ftext field name, written as given.
 	Name string
@@ -120,7 +123,8 @@ type mimeHeader struct {
 }
 
 // mimeLayout is what a call's messages share. newSkeleton reads it and
-// does not keep it.
+// does not keep it or modify it. The zero mimeLayout has neither text nor
+// html, which newSkeleton refuses.
 type mimeLayout struct {
 	// FromAddr is an ASCII addr-spec (domain already in A-label form).
 	FromName, FromAddr string
@@ -137,7 +141,9 @@ type mimeLayout struct {
 }
 
 // mimeVarying is what differs per recipient. appendMessage reads it and
-// does not keep it.
+// does not keep it or modify it; the Mailer may reuse it for the next
+// recipient once appendMessage returns. The zero mimeVarying has no
+// address and is not a valid recipient.
 type mimeVarying struct {
 	// ToAddr is an ASCII addr-spec.
 	ToName, ToAddr string
@@ -189,7 +195,9 @@ type segment struct {
 
 // skeleton is a call's messages laid out once: static segments, and slots
 // for what differs per recipient. It is read-only after newSkeleton, so
-// appendMessage may run from many goroutines at once.
+// appendMessage may run from many goroutines at once without locks. It owns
+// its segments (copies of the layout's bytes, never aliases). The zero
+// skeleton writes nothing; make one with newSkeleton.
 type skeleton struct {
 	segs    []segment
 	static  int // octets in static segments

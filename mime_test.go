@@ -872,3 +872,43 @@ func BenchmarkNewSkeleton(b *testing.B) {
 		}
 	}
 }
+
+func FuzzMIMEHeaders(f *testing.F) {
+	f.Add("Alice", "Hello", "<https://x.example/u>")
+	f.Add("Zoë, \"Z\"", "Grüße =?utf-8?q?x?= _", "ü\t=?")
+	f.Add(strings.Repeat("Ørsted ", 30), strings.Repeat("lorem ", 200), strings.Repeat("x", 500))
+	l := mimeTestLayout(true, false, 0, 0)
+	sk, err := newSkeleton(l, mimeSeededRand(1))
+	if err != nil {
+		f.Fatal(err)
+	}
+	dec := new(mime.WordDecoder)
+	f.Fuzz(func(t *testing.T, name, subject, value string) {
+		if strings.ContainsAny(name+subject+value, "\r\n\x00") {
+			t.Skip("the Mailer refuses CR, LF and NUL before the MIME layer")
+		}
+		v := mimeTestVarying()
+		v.ToName, v.Subject, v.HeaderValues = name, subject, []string{value}
+		msg, err := sk.appendMessage(nil, v)
+		if errors.Is(err, errHeaderLine) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := mimeParse(t, msg)
+		for field, want := range map[string]string{"Subject": subject, "List-Unsubscribe": value} {
+			raw := strings.TrimPrefix(mimeUnfold(t, p.raw[field]), " ")
+			got, err := dec.DecodeHeader(raw)
+			if err != nil {
+				t.Fatalf("%s: decoding %q: %v", field, raw, err)
+			}
+			if got != want {
+				t.Errorf("%s: decodes to %q, want %q", field, got, want)
+			}
+		}
+		if raw, want := strings.TrimPrefix(mimeUnfold(t, p.raw["To"]), " "), (&mail.Address{Name: name, Address: v.ToAddr}).String(); raw != want {
+			t.Errorf("To: %q, want net/mail's %q", raw, want)
+		}
+	})
+}
