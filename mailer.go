@@ -1,0 +1,679 @@
+package postroom
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Defaults of the Options limits.
+const (
+	DefaultMaxRecipients    = 25000
+	DefaultMaxMessageBytes  = 25 << 20
+	DefaultMaxBCC           = 100
+	DefaultMaxTemplateBytes = 512 << 10
+	DefaultMaxTemplateDepth = 32
+	DefaultMaxRenderBytes   = 8 << 20
+	DefaultMaxRenderSteps   = 1_000_000
+)
+
+// Options configures a Mailer. New copies it; changing an Options after New
+// has no effect on the Mailer.
+type Options struct {
+	// Auth checks every call's account_id and key. It is required: use
+	// StaticKeys, or NoAuth when the application authenticates callers itself.
+	Auth Authenticator
+
+	// Templates holds the stored templates of SendTemplate. Nil: SendTemplate
+	// fails with a ValidationError naming the template id fields.
+	Templates TemplateStore
+
+	// Concurrency is how many recipients are rendered and handed to the
+	// transport at once. Transport waits (network round trips) do not idle
+	// the CPU as long as it exceeds GOMAXPROCS. Zero means 4 × GOMAXPROCS,
+	// at least 8.
+	Concurrency int
+
+	// MaxRecipients is the most recipients a call may have; a call with more
+	// fails with ErrTooManyRecipients. Zero means 25,000 (the spec's limit).
+	MaxRecipients int
+
+	// MaxMessageBytes is the largest complete message the Mailer hands to the
+	// transport. A recipient whose message is larger is invalid with reason
+	// message-too-large; images and attachments that alone exceed it fail the
+	// call. Zero means 25 MiB.
+	MaxMessageBytes int
+
+	// MaxBCC is the most addresses message.bcc may hold. Zero means 100.
+	MaxBCC int
+
+	// MaxTemplateBytes is the largest template source (subject, html, text
+	// or a header value). Zero means 512 KiB.
+	MaxTemplateBytes int
+
+	// MaxTemplateDepth is the deepest nesting of template blocks. Zero means 32.
+	MaxTemplateDepth int
+
+	// MaxRenderBytes is the most bytes one template part may render to for
+	// one recipient; more makes the recipient invalid (render-error). Zero
+	// means 8 MiB.
+	MaxRenderBytes int
+
+	// MaxRenderSteps bounds the work of rendering one part for one recipient
+	// (nodes visited and loop iterations); more makes the recipient invalid
+	// (render-error). Zero means 1,000,000.
+	MaxRenderSteps int
+
+	// StrictParams makes a recipient invalid, with reason missing-param
+	// naming the params, when a placeholder has no value. When false, a
+	// missing param renders empty.
+	StrictParams bool
+
+	// Logger receives a debug record per call and the output of templates'
+	// {{log}}. Nil means no logging.
+	Logger *slog.Logger
+
+	// Now gives the Date of a call's messages. Nil means time.Now.
+	Now func() time.Time
+
+	// Rand is the source of send ids and MIME boundaries: 40 bytes per
+	// call, read under no lock from the calling goroutine. Nil means
+	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
+	Rand io.Reader
+}
+
+// Mailer sends calls: it authenticates and validates them, renders every
+// recipient's message and hands it to its Transport. A Mailer is immutable
+// and safe for concurrent use; each call's state lives in that call.
+type Mailer struct {
+	t      Transport
+	opts   Options
+	queued bool
+}
+
+// New returns a Mailer that delivers through t. It validates opts and fills
+// in the defaults of its zero fields.
+func New(t Transport, opts Options) (*Mailer, error) {
+	if t == nil {
+		return nil, errors.New("postroom: New: nil Transport")
+	}
+	if opts.Auth == nil {
+		return nil, errors.New("postroom: New: Options.Auth is nil: use postroom.StaticKeys to check keys, or postroom.NoAuth{} if the application authenticates callers itself")
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"Concurrency", &opts.Concurrency, max(8, 4*runtime.GOMAXPROCS(0))},
+		{"MaxRecipients", &opts.MaxRecipients, DefaultMaxRecipients},
+		{"MaxMessageBytes", &opts.MaxMessageBytes, DefaultMaxMessageBytes},
+		{"MaxBCC", &opts.MaxBCC, DefaultMaxBCC},
+		{"MaxTemplateBytes", &opts.MaxTemplateBytes, DefaultMaxTemplateBytes},
+		{"MaxTemplateDepth", &opts.MaxTemplateDepth, DefaultMaxTemplateDepth},
+		{"MaxRenderBytes", &opts.MaxRenderBytes, DefaultMaxRenderBytes},
+		{"MaxRenderSteps", &opts.MaxRenderSteps, DefaultMaxRenderSteps},
+	} {
+		switch {
+		case *f.v < 0:
+			return nil, fmt.Errorf("postroom: New: Options.%s is negative (%d)", f.name, *f.v)
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
+	}
+	m := &Mailer{t: t, opts: opts}
+	if q, ok := t.(Queuer); ok && q.Queued() {
+		m.queued = true
+	}
+	return m, nil
+}
+
+// Send is message.send: it sends call.Message's html and text to every
+// recipient. It returns exactly one Result per recipient, in input order,
+// or a call-level error and no results when the call is refused before
+// anything is sent (ErrUnauthorized, ErrNoRecipients, ErrTooManyRecipients,
+// *ValidationError, possibly several joined with errors.Join).
+//
+// When ctx is done mid-call, Send returns the full results (recipients not
+// finished are deferred with reason canceled or timeout) together with
+// ctx's error. When the transport reports ErrTransportUnusable, Send stops
+// handing over messages and returns the full results (recipients not
+// handed over are deferred, connection-failed) together with that error.
+func (m *Mailer) Send(ctx context.Context, call *Call) ([]Result, error) {
+	return m.send(ctx, call, false)
+}
+
+// SendTemplate is message.send_template: like Send, with the html and text
+// bodies taken from Options.Templates by message.html_template_id and
+// message.text_template_id, in the call's account.
+func (m *Mailer) SendTemplate(ctx context.Context, call *Call) ([]Result, error) {
+	return m.send(ctx, call, true)
+}
+
+func (m *Mailer) send(ctx context.Context, call *Call, stored bool) ([]Result, error) {
+	if call == nil {
+		return nil, &ValidationError{Field: "call", Reason: "nil"}
+	}
+	start := time.Now()
+	j, err := m.prepare(ctx, call, stored)
+	if err != nil {
+		return nil, err
+	}
+	results, err := j.run(ctx)
+	if m.opts.Logger.Enabled(ctx, slog.LevelDebug) {
+		counts := map[string]int{}
+		for _, r := range results {
+			counts[r.Status]++
+		}
+		m.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "postroom call",
+			slog.String("account_id", call.AccountID),
+			slog.Int("recipients", len(results)),
+			slog.Any("statuses", counts),
+			slog.Duration("elapsed", time.Since(start)),
+			slog.Any("error", err))
+	}
+	return results, err
+}
+
+// job is one call, prepared: everything that is the same for every
+// recipient, computed once and read-only while the workers run.
+type job struct {
+	m          *Mailer
+	call       *Call
+	tpl        *templates
+	skel       *skeleton
+	from       string // envelope reverse path
+	fromDomain string
+	bcc        []string
+	ids        cipher.Block // send ids: AES of (nonce, index), unique within the call
+	nonce      uint64
+
+	// Per recipient, from the sequential first pass.
+	addrs   []string // normalized address, "" when invalid
+	invalid []string // Result reason when the recipient is invalid before rendering
+}
+
+// prepare runs every call-level check, in order: auth, recipient count,
+// message structure, templates, files, cid references, headers, bcc.
+func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, error) {
+	if err := m.opts.Auth.Authenticate(ctx, call.AccountID, call.Key); err != nil {
+		if errors.Is(err, ErrUnauthorized) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, err)
+	}
+	switch n := len(call.Recipients); {
+	case n == 0:
+		return nil, ErrNoRecipients
+	case n > m.opts.MaxRecipients:
+		return nil, fmt.Errorf("%w: %d, at most %d", ErrTooManyRecipients, n, m.opts.MaxRecipients)
+	}
+	msg := &call.Message
+	j := &job{m: m, call: call}
+	if err := j.checkStructure(msg, stored); err != nil {
+		return nil, err
+	}
+
+	html := templateSource{"message.html", msg.HTML}
+	text := templateSource{"message.text", msg.Text}
+	if stored {
+		var errs []error
+		html, text, errs = m.lookupTemplates(ctx, call)
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+	}
+	var errs []error
+	tpl, err := m.compileTemplates(templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	j.tpl = tpl
+
+	layout := &mimeLayout{
+		FromName: msg.FromName, FromAddr: j.from,
+		ReplyToName: msg.ReplyToName,
+		HasHTML:     html.src != "", HasText: text.src != "",
+	}
+	if msg.ReplyToEmail != "" {
+		layout.ReplyToAddr, _ = parseAddress(strings.TrimSpace(msg.ReplyToEmail)) // checked in checkStructure
+	}
+	for i, img := range msg.Images {
+		field := fmt.Sprintf("message.images[%d]", i)
+		f, ferrs := decodeFile(field, "image", img.Name, img.ContentType, img.Content, m.opts.MaxMessageBytes)
+		if r := checkCID(img.CID); r != "" {
+			ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: r})
+		}
+		for _, prev := range msg.Images[:i] {
+			if prev.CID == img.CID {
+				ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: fmt.Sprintf("%q is used by an earlier image", img.CID)})
+				break
+			}
+		}
+		errs = append(errs, ferrs...)
+		f.CID = img.CID
+		layout.Images = append(layout.Images, f)
+	}
+	for i, a := range msg.Attachments {
+		f, ferrs := decodeFile(fmt.Sprintf("message.attachments[%d]", i), "attachment", a.Name, a.ContentType, a.Content, m.opts.MaxMessageBytes)
+		errs = append(errs, ferrs...)
+		layout.Attachments = append(layout.Attachments, f)
+	}
+	errs = append(errs, checkCIDs(html, msg.Images)...)
+	for i, h := range msg.Headers {
+		if r := checkHeaderName(h.Name); r != "" {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].name", i), Reason: r})
+		}
+		if hasLineBreak(h.Value) {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "contains CR, LF or NUL"})
+		}
+	}
+	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	for i, h := range msg.Headers {
+		mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
+		if !mh.Dynamic {
+			mh.Value = tpl.headerStatic[i]
+		}
+		layout.Headers = append(layout.Headers, mh)
+	}
+	var seed [40]byte
+	if _, err := io.ReadFull(m.opts.Rand, seed[:]); err != nil {
+		return nil, fmt.Errorf("postroom: reading Options.Rand: %w", err)
+	}
+	j.ids, _ = aes.NewCipher(seed[:16]) // a 16-byte key cannot fail
+	j.nonce = binary.BigEndian.Uint64(seed[16:24])
+	boundaries, _ := aes.NewCipher(seed[24:40])
+	layout.Date = m.opts.Now()
+	j.skel, err = newSkeleton(layout, &streamReader{block: boundaries})
+	if err != nil {
+		return nil, err
+	}
+	if n := j.skel.staticSize(); n > m.opts.MaxMessageBytes {
+		return nil, &ValidationError{Field: "message", Reason: fmt.Sprintf("images and attachments alone make %d bytes, over the %d-byte message limit", n, m.opts.MaxMessageBytes)}
+	}
+	j.checkRecipients()
+	return j, nil
+}
+
+// checkStructure checks the message fields that need no template or file:
+// sender, reply-to, which bodies are given, template engine.
+func (j *job) checkStructure(msg *Message, stored bool) error {
+	var errs []error
+	bad := func(field, reason string, err error) {
+		errs = append(errs, &ValidationError{Field: field, Reason: reason, Err: err})
+	}
+	from, err := parseAddress(strings.TrimSpace(msg.FromEmail))
+	if err != nil {
+		bad("message.from_email", err.Error(), err)
+	} else {
+		j.from = from
+		j.fromDomain = from[strings.LastIndexByte(from, '@')+1:]
+	}
+	if r := checkName(msg.FromName); r != "" {
+		bad("message.from_name", r, nil)
+	}
+	if msg.ReplyToEmail != "" {
+		if _, err := parseAddress(strings.TrimSpace(msg.ReplyToEmail)); err != nil {
+			bad("message.replyto_email", err.Error(), err)
+		}
+	} else if msg.ReplyToName != "" {
+		bad("message.replyto_name", "given without replyto_email", nil)
+	}
+	if r := checkName(msg.ReplyToName); r != "" {
+		bad("message.replyto_name", r, nil)
+	}
+	if hasLineBreak(msg.Subject) {
+		bad("message.subject", "contains CR, LF or NUL", nil)
+	}
+	if stored {
+		if msg.HTMLTemplateID == "" && msg.TextTemplateID == "" {
+			bad("message.html_template_id", "message.send_template needs html_template_id or text_template_id", nil)
+		}
+		if msg.HTML != "" {
+			bad("message.html", "message.send_template takes its html from html_template_id", nil)
+		}
+		if msg.Text != "" {
+			bad("message.text", "message.send_template takes its text from text_template_id", nil)
+		}
+	} else {
+		if msg.HTML == "" && msg.Text == "" {
+			bad("message.html", "message.send needs html or text", nil)
+		}
+		if msg.HTMLTemplateID != "" {
+			bad("message.html_template_id", "only for message.send_template", nil)
+		}
+		if msg.TextTemplateID != "" {
+			bad("message.text_template_id", "only for message.send_template", nil)
+		}
+	}
+	if msg.TemplateEngine != "" && msg.TemplateEngine != "handlebars" {
+		bad("message.template_engine", fmt.Sprintf("%q is not supported: use \"handlebars\" or leave it empty", msg.TemplateEngine), nil)
+	}
+	return errors.Join(errs...)
+}
+
+// lookupTemplates fetches a send_template call's stored bodies.
+func (m *Mailer) lookupTemplates(ctx context.Context, call *Call) (html, text templateSource, errs []error) {
+	get := func(field, id string) templateSource {
+		if id == "" {
+			return templateSource{field: field}
+		}
+		if m.opts.Templates == nil {
+			errs = append(errs, &ValidationError{Field: field, Reason: "no template store is configured (Options.Templates)", Err: ErrTemplateNotFound})
+			return templateSource{field: field}
+		}
+		src, err := m.opts.Templates.Template(ctx, call.AccountID, id)
+		switch {
+		case errors.Is(err, ErrTemplateNotFound):
+			errs = append(errs, &ValidationError{Field: field, Reason: fmt.Sprintf("template %q not found", id), Err: err})
+		case err != nil:
+			errs = append(errs, fmt.Errorf("postroom: template store: %s %q: %w", field, id, err))
+		case src == "":
+			errs = append(errs, &ValidationError{Field: field, Reason: fmt.Sprintf("template %q is empty", id)})
+		}
+		return templateSource{field, src}
+	}
+	html = get("message.html_template_id", call.Message.HTMLTemplateID)
+	text = get("message.text_template_id", call.Message.TextTemplateID)
+	return html, text, errs
+}
+
+// checkCIDs checks that every static cid: reference of the html has an
+// image and that every image is referenced.
+func checkCIDs(html templateSource, images []Image) []error {
+	refs := findCIDRefs(html.src)
+	have := make(map[string]bool, len(images))
+	var errs []error
+	for i, img := range images {
+		have[img.CID] = true
+		if !refs.static[img.CID] && !refs.dynamic {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.images[%d].cid", i), Reason: fmt.Sprintf("cid:%s is not referenced by the html", img.CID)})
+		}
+	}
+	for _, cid := range sortedKeys(refs.static) {
+		if !have[cid] {
+			errs = append(errs, &ValidationError{Field: html.field, Reason: fmt.Sprintf("cid:%s has no image in message.images", cid)})
+		}
+	}
+	return errs
+}
+
+// checkRecipients is the first pass over the recipients, in order: address
+// checks and duplicates, which depend on the recipients before.
+func (j *job) checkRecipients() {
+	rs := j.call.Recipients
+	j.addrs = make([]string, len(rs))
+	j.invalid = make([]string, len(rs))
+	first := make(map[string]int, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		addr, err := parseAddress(strings.TrimSpace(r.Email))
+		if err != nil {
+			j.invalid[i] = ReasonInvalidEmail + ": " + strings.TrimPrefix(err.Error(), errBadAddress.Error()+": ")
+			continue
+		}
+		if hasLineBreak(r.Name) {
+			j.invalid[i] = ReasonHeaderInjection + ": name"
+			continue
+		}
+		if reason := checkName(r.Name); reason != "" {
+			j.invalid[i] = ReasonInvalidEmail + ": name " + reason
+			continue
+		}
+		key := strings.ToLower(addr)
+		if k, dup := first[key]; dup {
+			j.invalid[i] = fmt.Sprintf("%s: same address as recipients[%d]", ReasonDuplicate, k)
+			continue
+		}
+		first[key] = i
+		j.addrs[i] = addr
+	}
+}
+
+// worker is one render goroutine's reusable state.
+type worker struct {
+	rb  renderBuffers
+	msg []byte
+	to  []string
+	v   mimeVarying
+	env Envelope
+}
+
+// run renders and hands over every recipient with bounded concurrency:
+// workers take the next index, write results[i] only, and never cancel one
+// another. Every goroutine has ended when run returns.
+func (j *job) run(ctx context.Context) ([]Result, error) {
+	n := len(j.call.Recipients)
+	results := make([]Result, n)
+	var next atomic.Int64
+	var stop atomic.Pointer[error] // set when the transport is unusable
+	var panicked atomic.Pointer[any]
+	workers := min(j.m.opts.Concurrency, n)
+	var g errgroup.Group
+	for range workers {
+		g.Go(func() error {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+					stop.CompareAndSwap(nil, ptr(error(fmt.Errorf("postroom: worker panicked: %v", p))))
+				}
+			}()
+			w := &worker{}
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return nil
+				}
+				r := &j.call.Recipients[i]
+				switch {
+				case ctx.Err() != nil:
+					results[i] = Result{Email: r.Email, Status: StatusDeferred, Reason: contextReason(ctx.Err())}
+				case stop.Load() != nil:
+					results[i] = Result{Email: r.Email, Status: StatusDeferred, Reason: ReasonConnectionFailed + ": not attempted: " + (*stop.Load()).Error()}
+				default:
+					var err error
+					results[i], err = j.one(ctx, i, w)
+					if errors.Is(err, ErrTransportUnusable) {
+						stop.CompareAndSwap(nil, &err)
+					}
+				}
+			}
+		})
+	}
+	_ = g.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p) // a Transport or MIME bug: re-raised on the caller's goroutine
+	}
+	if err := stop.Load(); err != nil {
+		return results, *err
+	}
+	if err := ctx.Err(); err != nil {
+		for _, r := range results {
+			if r.Status == StatusDeferred && (strings.HasPrefix(r.Reason, ReasonCanceled) || strings.HasPrefix(r.Reason, ReasonTimeout)) {
+				return results, err
+			}
+		}
+	}
+	return results, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// one makes and hands over recipient i's message. The error is the
+// transport's, for the caller to notice ErrTransportUnusable.
+func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
+	r := &j.call.Recipients[i]
+	res := Result{Email: r.Email}
+	if reason := j.invalid[i]; reason != "" {
+		res.Status, res.Reason = StatusInvalid, reason
+		return res, nil
+	}
+	if err := j.tpl.render(&w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams); err != nil {
+		res.Status, res.Reason = StatusInvalid, err.Error()
+		return res, nil
+	}
+	id := j.sendID(i)
+	w.v = mimeVarying{
+		ToName: r.Name, ToAddr: j.addrs[i],
+		Subject:      string(w.rb.subject),
+		MessageID:    "<" + id + "@" + j.fromDomain + ">",
+		HeaderValues: w.rb.headerVals,
+		Text:         w.rb.text, HTML: w.rb.html,
+	}
+	var err error
+	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
+	if err != nil {
+		res.Status, res.Reason = StatusInvalid, ReasonRenderError+": "+err.Error()
+		return res, nil
+	}
+	if len(w.msg) > j.m.opts.MaxMessageBytes {
+		res.Status, res.Reason = StatusInvalid, fmt.Sprintf("%s: %d bytes, over %d", ReasonMessageTooLarge, len(w.msg), j.m.opts.MaxMessageBytes)
+		return res, nil
+	}
+	w.to = append(append(w.to[:0], j.addrs[i]), j.bcc...)
+	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
+	res.SendID = id
+	err = j.m.t.Send(ctx, &w.env)
+	res.Status, res.Reason = classify(err, j.m.queued)
+	return res, err
+}
+
+// sendID is recipient i's send id: the AES encryption of (nonce, i) under a
+// key drawn for the call, so ids are unique within a call (AES is a
+// permutation), unpredictable, and need no lock.
+func (j *job) sendID(i int) string {
+	var in, out [16]byte
+	binary.BigEndian.PutUint64(in[:8], j.nonce)
+	binary.BigEndian.PutUint64(in[8:], uint64(i))
+	j.ids.Encrypt(out[:], in[:])
+	return hex.EncodeToString(out[:])
+}
+
+// classify maps a Transport's error to a Result status and reason.
+func classify(err error, queued bool) (status, reason string) {
+	if err == nil {
+		if queued {
+			return StatusQueued, ""
+		}
+		return StatusSent, ""
+	}
+	var pe *PartialError
+	if errors.As(err, &pe) {
+		addrs := make([]string, len(pe.Refused))
+		for i, r := range pe.Refused {
+			addrs[i] = r.Address
+			var de *DeliveryError
+			if errors.As(r.Err, &de) && de.detail() != "" {
+				addrs[i] += " (" + de.detail() + ")"
+			}
+		}
+		status := StatusSent
+		if queued {
+			status = StatusQueued
+		}
+		return status, ReasonBCCRejected + ": " + strings.Join(addrs, ", ")
+	}
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		switch {
+		case de.Uncertain:
+			return StatusUnknown, withDetail(ReasonConnectionLost, de.detail())
+		case de.Permanent:
+			return StatusRejected, withDetail(ReasonHardBounce, de.detail())
+		case de.Code != 0:
+			return StatusDeferred, withDetail(ReasonSoftBounce, de.detail())
+		}
+	}
+	if r := contextReason(err); r != "" {
+		return StatusDeferred, r
+	}
+	return StatusDeferred, withDetail(ReasonConnectionFailed, errText(err))
+}
+
+// contextReason is the reason for an error caused by a context or a
+// deadline, or "".
+func contextReason(err error) string {
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, context.Canceled):
+		return ReasonCanceled
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
+		return ReasonTimeout
+	}
+	return ""
+}
+
+// errText is an error's text made fit for a one-line reason.
+func errText(err error) string {
+	var de *DeliveryError
+	if errors.As(err, &de) && de.detail() != "" {
+		return de.detail()
+	}
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 512 {
+		s = s[:512]
+	}
+	return s
+}
+
+func withDetail(code, detail string) string {
+	if detail == "" {
+		return code
+	}
+	return code + ": " + detail
+}
+
+// streamReader is a counter-mode stream under a key drawn from
+// Options.Rand, so that the MIME boundaries come from the call's one read of
+// Options.Rand.
+type streamReader struct {
+	block cipher.Block
+	n     uint64
+}
+
+func (s *streamReader) Read(p []byte) (int, error) {
+	var in, out [16]byte
+	written := 0
+	for written < len(p) {
+		binary.BigEndian.PutUint64(in[8:], s.n)
+		s.n++
+		s.block.Encrypt(out[:], in[:])
+		written += copy(p[written:], out[:])
+	}
+	return written, nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

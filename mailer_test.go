@@ -1,0 +1,918 @@
+package postroom_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aymerick/raymond"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/templatestore"
+	"github.com/postroom/postroom/transport"
+)
+
+var sendIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func newMailer(t testing.TB, tr postroom.Transport, opts postroom.Options) *postroom.Mailer {
+	t.Helper()
+	if opts.Auth == nil {
+		opts.Auth = postroom.NoAuth{}
+	}
+	m, err := postroom.New(tr, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return m
+}
+
+// smallCall is a minimal valid message.send call.
+func smallCall(recipients ...string) *postroom.Call {
+	c := &postroom.Call{
+		Key: "k", AccountID: "acct",
+		Message: postroom.Message{
+			FromName: "Shop", FromEmail: "orders@shop.example.com",
+			Subject: "Hello {{name}}", Text: "Hi {{name}}!", HTML: "<p>Hi {{name}}!</p>",
+		},
+	}
+	for _, r := range recipients {
+		c.Recipients = append(c.Recipients, postroom.Recipient{Email: r, Params: map[string]any{"name": "Ann"}})
+	}
+	return c
+}
+
+func TestSendWorkload(t *testing.T) {
+	call := workloadCall(t, 16)
+	call.Message.BCC = "audit@shop.example.com, Archive <archive@shop.example.com>"
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{})
+	results, err := m.Send(t.Context(), call)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if len(results) != 16 || mem.Len() != 16 {
+		t.Fatalf("got %d results and %d messages, want 16 and 16", len(results), mem.Len())
+	}
+	html := raymond.MustParse(call.Message.HTML)
+	logo := mustB64(t, call.Message.Images[0].Content)
+	banner := mustB64(t, call.Message.Images[1].Content)
+	pdf := mustB64(t, call.Message.Attachments[0].Content)
+	seen := map[string]bool{}
+	for i, res := range results {
+		r := call.Recipients[i]
+		if res.Email != r.Email || res.Status != postroom.StatusSent || res.Reason != "" {
+			t.Fatalf("result %d = %+v, want %s sent", i, res, r.Email)
+		}
+		if !sendIDPattern.MatchString(res.SendID) || seen[res.SendID] {
+			t.Fatalf("result %d send_id %q: not 32 hex or not unique", i, res.SendID)
+		}
+		seen[res.SendID] = true
+		env, ok := mem.Envelope(res.SendID)
+		if !ok {
+			t.Fatalf("no message for send_id %s", res.SendID)
+		}
+		if env.From != "orders@shop.example.com" || strings.Join(env.To, " ") != r.Email+" audit@shop.example.com archive@shop.example.com" {
+			t.Fatalf("envelope from %q to %q", env.From, env.To)
+		}
+		p := parseMessage(t, env.Data)
+		wantKeys := "From To Subject Date Message-ID MIME-Version X-Campaign-ID X-Entity-Ref-ID List-Unsubscribe Content-Type"
+		if got := strings.Join(p.keys, " "); got != wantKeys {
+			t.Fatalf("header fields %q, want %q", got, wantKeys)
+		}
+		if p.header.Get("Bcc") != "" || bytes.Contains(env.Data, []byte("audit@")) || bytes.Contains(env.Data, []byte("archive@")) {
+			t.Fatalf("a bcc address appears in the message")
+		}
+		from, _ := p.header.AddressList("From")
+		to, _ := p.header.AddressList("To")
+		if len(from) != 1 || from[0].Name != "Example Shop" || from[0].Address != "orders@shop.example.com" {
+			t.Fatalf("From = %v", from)
+		}
+		if len(to) != 1 || to[0].Name != r.Name || to[0].Address != r.Email {
+			t.Fatalf("To = %v, want %s <%s>", to, r.Name, r.Email)
+		}
+		first := r.Params["first_name"].(string)
+		wantSubject := fmt.Sprintf("Your order #%s is confirmed, %s", r.Params["order_id"], first)
+		if got := decodeHeader(t, p.header.Get("Subject")); got != wantSubject {
+			t.Fatalf("Subject %q, want %q (no HTML escaping)", got, wantSubject)
+		}
+		if got := p.header.Get("Message-ID"); got != "<"+res.SendID+"@shop.example.com>" {
+			t.Fatalf("Message-ID %q", got)
+		}
+		if _, err := p.header.Date(); err != nil {
+			t.Fatalf("Date: %v", err)
+		}
+		if p.header.Get("MIME-Version") != "1.0" || p.header.Get("X-Campaign-ID") != "order-confirmation-2024" {
+			t.Fatalf("headers %v", p.header)
+		}
+		wantPaths := []string{
+			"multipart/mixed>multipart/alternative>text/plain",
+			"multipart/mixed>multipart/alternative>multipart/related>text/html",
+			"multipart/mixed>multipart/alternative>multipart/related>image/png",
+			"multipart/mixed>multipart/alternative>multipart/related>image/png",
+			"multipart/mixed>application/pdf",
+		}
+		if got := strings.Join(p.paths(), " "); got != strings.Join(wantPaths, " ") {
+			t.Fatalf("tree %v, want %v", p.paths(), wantPaths)
+		}
+		params := maps.Clone(call.GlobalParams)
+		maps.Copy(params, r.Params)
+		wantHTML, err := html.Exec(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Text bodies travel with CRLF line breaks (RFC 2045 §6.7).
+		if got := string(p.parts[1].body); got != strings.ReplaceAll(wantHTML, "\n", "\r\n") {
+			t.Fatalf("recipient %d: html differs from raymond's rendering", i)
+		}
+		text := string(p.parts[0].body)
+		if !strings.Contains(text, "Hi "+first+",") || strings.Contains(text, "&apos;") || strings.Contains(text, "&amp;") {
+			t.Fatalf("text body not rendered as is: %.80q", text)
+		}
+		for j, img := range [][]byte{logo, banner} {
+			pt := p.parts[2+j]
+			if pt.header.Get("Content-ID") != "<"+call.Message.Images[j].CID+">" || !strings.HasPrefix(pt.header.Get("Content-Disposition"), "inline") || !bytes.Equal(pt.body, img) {
+				t.Fatalf("image %d: Content-ID %q, disposition %q, %d bytes", j, pt.header.Get("Content-ID"), pt.header.Get("Content-Disposition"), len(pt.body))
+			}
+		}
+		att := p.parts[4]
+		if !bytes.Equal(att.body, pdf) || !strings.Contains(att.header.Get("Content-Disposition"), "invoice.pdf") {
+			t.Fatalf("attachment: %d bytes, disposition %q", len(att.body), att.header.Get("Content-Disposition"))
+		}
+	}
+}
+
+func mustB64(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// onlyPart sends one recipient of call and returns the message parsed.
+func sendOne(t *testing.T, m *postroom.Mailer, call *postroom.Call) (postroom.Result, *parsed) {
+	t.Helper()
+	mem := transport.NewMemory()
+	m2 := m
+	if m2 == nil {
+		m2 = newMailer(t, mem, postroom.Options{})
+	}
+	results, err := m2.Send(t.Context(), call)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if results[0].Status != postroom.StatusSent {
+		return results[0], nil
+	}
+	env, ok := mem.Envelope(results[0].SendID)
+	if !ok {
+		t.Fatalf("no message recorded")
+	}
+	return results[0], parseMessage(t, env.Data)
+}
+
+func TestMIMETree(t *testing.T) {
+	img := postroom.Image{Name: "a.png", CID: "a", ContentType: "image/png", Content: base64.StdEncoding.EncodeToString([]byte("PNG"))}
+	att := postroom.Attachment{Name: "f.txt", ContentType: "text/plain", Content: base64.StdEncoding.EncodeToString([]byte("file"))}
+	tests := []struct {
+		name      string
+		html, txt string
+		images    []postroom.Image
+		atts      []postroom.Attachment
+		want      string
+	}{
+		{"text only", "", "t", nil, nil, "text/plain"},
+		{"html only", "<b>h</b>", "", nil, nil, "text/html"},
+		{"both", "<b>h</b>", "t", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"},
+		{"html and image", `<img src="cid:a">`, "", []postroom.Image{img}, nil, "multipart/related>text/html multipart/related>image/png"},
+		{"both and image", `<img src="cid:a">`, "t", []postroom.Image{img}, nil, "multipart/alternative>text/plain multipart/alternative>multipart/related>text/html multipart/alternative>multipart/related>image/png"},
+		{"text and attachment", "", "t", nil, []postroom.Attachment{att}, "multipart/mixed>text/plain multipart/mixed>text/plain"},
+		{"html, image, attachment", `<img src="cid:a">`, "", []postroom.Image{img}, []postroom.Attachment{att}, "multipart/mixed>multipart/related>text/html multipart/mixed>multipart/related>image/png multipart/mixed>text/plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			call.Message.HTML, call.Message.Text = tt.html, tt.txt
+			call.Message.Images, call.Message.Attachments = tt.images, tt.atts
+			res, p := sendOne(t, nil, call)
+			if p == nil {
+				t.Fatalf("result %+v", res)
+			}
+			if got := strings.Join(p.paths(), " "); got != tt.want {
+				t.Fatalf("tree %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEscaping(t *testing.T) {
+	call := smallCall("a@example.com")
+	call.Recipients[0].Params = map[string]any{"who": "Tom & Jerry <3", "link": "https://x.example/u?a=1&b=2"}
+	call.Message.Subject = "For {{who}}"
+	call.Message.Text = "Text {{who}} / {{{who}}}"
+	call.Message.HTML = "<p>{{who}}</p><p>{{{who}}}</p>"
+	call.Message.Headers = []postroom.Header{{Name: "List-Unsubscribe", Value: "<{{link}}>"}, {Name: "X-Who", Value: "{{who}}"}}
+	res, p := sendOne(t, nil, call)
+	if p == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if got := decodeHeader(t, p.header.Get("Subject")); got != "For Tom & Jerry <3" {
+		t.Errorf("Subject %q", got)
+	}
+	if got := p.header.Get("List-Unsubscribe"); got != "<https://x.example/u?a=1&b=2>" {
+		t.Errorf("List-Unsubscribe %q", got)
+	}
+	if got := decodeHeader(t, p.header.Get("X-Who")); got != "Tom & Jerry <3" {
+		t.Errorf("X-Who %q", got)
+	}
+	if got := string(p.find(t, "multipart/alternative>text/plain").body); got != "Text Tom & Jerry <3 / Tom & Jerry <3" {
+		t.Errorf("text %q", got)
+	}
+	if got := string(p.find(t, "multipart/alternative>text/html").body); got != "<p>Tom &amp; Jerry &lt;3</p><p>Tom & Jerry <3</p>" {
+		t.Errorf("html %q", got)
+	}
+}
+
+func TestParams(t *testing.T) {
+	call := smallCall("a@example.com")
+	call.GlobalParams = map[string]any{"a": "global-a", "b": "global-b", "n": 3.0, "f": 2.5}
+	call.Recipients[0].Params = map[string]any{"a": "own-a", "evil": "{{b}}{{#each x}}"}
+	call.Message.HTML = ""
+	call.Message.Text = "{{a}} {{b}} {{evil}} {{n}} {{f}} [{{missing}}] {{#each obj}}{{@key}}={{this}};{{/each}}"
+	call.GlobalParams["obj"] = map[string]any{"zeta": 1.0, "alpha": 2.0, "mid": 3.0}
+	res, p := sendOne(t, nil, call)
+	if p == nil {
+		t.Fatalf("result %+v", res)
+	}
+	want := "own-a global-b {{b}}{{#each x}} 3 2.5 [] alpha=2;mid=3;zeta=1;"
+	if got := string(p.parts[0].body); got != want {
+		t.Fatalf("text %q, want %q", got, want)
+	}
+}
+
+func TestStrictParams(t *testing.T) {
+	call := smallCall("a@example.com", "b@example.com")
+	call.Message.Subject = "{{name}} {{order.id}}"
+	call.Message.Text = "{{zip}} {{name}}{{#if flag}}x{{/if}}"
+	call.Message.HTML = ""
+	call.Recipients[1].Params = map[string]any{"name": "B", "zip": "1", "order": map[string]any{"id": 7.0}}
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{StrictParams: true})
+	results, err := m.Send(t.Context(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.Status != postroom.StatusInvalid || r.Reason != "missing-param: order.id, zip" || r.SendID != "" {
+		t.Fatalf("result 0 = %+v", r)
+	}
+	if r := results[1]; r.Status != postroom.StatusSent {
+		t.Fatalf("result 1 = %+v", r)
+	}
+	if mem.Len() != 1 {
+		t.Fatalf("%d messages sent, want 1", mem.Len())
+	}
+}
+
+func TestRecipientChecks(t *testing.T) {
+	call := smallCall("ok@example.com", "bad@", "OK@Example.com", "b@bücher.example", "c@example.com", "d@example.com", "e@example.com")
+	call.Recipients[4].Name = "Eve\r\nBcc: evil@example.com"
+	call.Recipients[5].Params = map[string]any{"name": "x\r\nBcc: evil@example.com"}
+	call.Message.Headers = []postroom.Header{{Name: "X-Id", Value: "{{id}}"}}
+	call.Recipients[6].Params = map[string]any{"name": "E", "id": "1\nX-Evil: yes"}
+	mem := transport.NewMemory()
+	results, err := newMailer(t, mem, postroom.Options{}).Send(t.Context(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ status, reason string }{
+		{"sent", ""},
+		{"invalid", "invalid-email"},
+		{"invalid", "duplicate"},
+		{"sent", ""},
+		{"invalid", "header-injection"},
+		{"invalid", "header-injection"},
+		{"invalid", "header-injection"},
+	}
+	for i, w := range want {
+		r := results[i]
+		code, _, _ := strings.Cut(r.Reason, ":")
+		if r.Status != w.status || code != w.reason || r.Email != call.Recipients[i].Email {
+			t.Errorf("result %d = %+v, want %s %s", i, r, w.status, w.reason)
+		}
+		if (r.Status == postroom.StatusInvalid) != (r.SendID == "") {
+			t.Errorf("result %d: send_id %q with status %s", i, r.SendID, r.Status)
+		}
+	}
+	for _, env := range mem.Envelopes() {
+		if bytes.Contains(env.Data, []byte("evil@")) || bytes.Contains(env.Data, []byte("X-Evil")) {
+			t.Fatalf("an injected header reached a message")
+		}
+	}
+	if env, _ := mem.Envelope(results[3].SendID); env.To[0] != "b@xn--bcher-kva.example" {
+		t.Fatalf("IDN recipient envelope To %q", env.To)
+	}
+}
+
+// validationFields returns the Field of every ValidationError in err.
+func validationFields(err error) []string {
+	var fields []string
+	var walk func(error)
+	walk = func(err error) {
+		if ve, ok := err.(*postroom.ValidationError); ok {
+			fields = append(fields, ve.Field)
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return fields
+}
+
+func TestValidation(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString
+	png := postroom.Image{Name: "logo.png", CID: "logo", ContentType: "image/png", Content: b64([]byte("png"))}
+	tests := []struct {
+		name   string
+		tmpl   bool
+		mutate func(c *postroom.Call)
+		fields []string
+	}{
+		{"from_email missing", false, func(c *postroom.Call) { c.Message.FromEmail = "" }, []string{"message.from_email"}},
+		{"from_email bad", false, func(c *postroom.Call) { c.Message.FromEmail = "nope" }, []string{"message.from_email"}},
+		{"no body", false, func(c *postroom.Call) { c.Message.HTML, c.Message.Text = "", "" }, []string{"message.html"}},
+		{"template id in send", false, func(c *postroom.Call) { c.Message.HTMLTemplateID = "x" }, []string{"message.html_template_id"}},
+		{"no template id", true, func(c *postroom.Call) { c.Message.HTML, c.Message.Text = "", "" }, []string{"message.html_template_id"}},
+		{"engine", false, func(c *postroom.Call) { c.Message.TemplateEngine = "mustache" }, []string{"message.template_engine"}},
+		{"engine handlebars ok", false, func(c *postroom.Call) { c.Message.TemplateEngine = "handlebars" }, nil},
+		{"replyto bad", false, func(c *postroom.Call) { c.Message.ReplyToEmail = "x@" }, []string{"message.replyto_email"}},
+		{"subject syntax", false, func(c *postroom.Call) { c.Message.Subject = "Hi {{name" }, []string{"message.subject"}},
+		{"html syntax", false, func(c *postroom.Call) { c.Message.HTML = "<p>\n{{#if a}}x" }, []string{"message.html"}},
+		{"unknown helper", false, func(c *postroom.Call) { c.Message.Text = "{{shout name}}" }, []string{"message.text"}},
+		{"partial", false, func(c *postroom.Call) { c.Message.Text = "{{> footer}}" }, []string{"message.text"}},
+		{"equal arity", false, func(c *postroom.Call) { c.Message.HTML = "{{equal A A A}}" }, []string{"message.html"}},
+		{"header value syntax", false, func(c *postroom.Call) { c.Message.Headers = []postroom.Header{{Name: "X-A", Value: "{{#each}}"}} }, []string{"message.headers[0].value"}},
+		{"header name reserved", false, func(c *postroom.Call) {
+			c.Message.Headers = []postroom.Header{{Name: "x", Value: "1"}, {Name: "bcc", Value: "e@example.com"}}
+		}, []string{"message.headers[1].name"}},
+		{"header name ftext", false, func(c *postroom.Call) { c.Message.Headers = []postroom.Header{{Name: "X Y", Value: "1"}} }, []string{"message.headers[0].name"}},
+		{"header value CRLF", false, func(c *postroom.Call) {
+			c.Message.Headers = []postroom.Header{{Name: "X-A", Value: "1\r\nBcc: e@example.com"}}
+		}, []string{"message.headers[0].value"}},
+		{"image base64", false, func(c *postroom.Call) {
+			c.Message.HTML = `<img src="cid:logo">`
+			img := png
+			img.Content = "not base64!"
+			c.Message.Images = []postroom.Image{img}
+		}, []string{"message.images[0].content"}},
+		{"image content type", false, func(c *postroom.Call) {
+			c.Message.HTML = `<img src="cid:logo">`
+			img := png
+			img.ContentType = "application/pdf"
+			c.Message.Images = []postroom.Image{img}
+		}, []string{"message.images[0].content_type"}},
+		{"image cid chars", false, func(c *postroom.Call) {
+			c.Message.HTML = `<img src="cid:logo">`
+			img := png
+			img.CID = "lo go>"
+			c.Message.Images = []postroom.Image{png, img}
+		}, []string{"message.images[1].cid", "message.images[1].cid"}},
+		{"image not referenced", false, func(c *postroom.Call) { c.Message.Images = []postroom.Image{png} }, []string{"message.images[0].cid"}},
+		{"cid without image", false, func(c *postroom.Call) { c.Message.HTML = `<img src="cid:nothere">` }, []string{"message.html"}},
+		{"duplicate cid", false, func(c *postroom.Call) {
+			c.Message.HTML = `<img src="cid:logo">`
+			c.Message.Images = []postroom.Image{png, png}
+		}, []string{"message.images[1].cid"}},
+		{"attachment multipart", false, func(c *postroom.Call) {
+			c.Message.Attachments = []postroom.Attachment{{Name: "x", ContentType: "multipart/mixed; boundary=x", Content: b64([]byte("x"))}}
+		}, []string{"message.attachments[0].content_type"}},
+		{"attachment message/rfc822", false, func(c *postroom.Call) {
+			c.Message.Attachments = []postroom.Attachment{{Name: "x.eml", ContentType: "message/rfc822", Content: b64([]byte("x"))}}
+		}, []string{"message.attachments[0].content_type"}},
+		{"attachment bad type", false, func(c *postroom.Call) {
+			c.Message.Attachments = []postroom.Attachment{{Name: "x", ContentType: "text/", Content: b64([]byte("x"))}}
+		}, []string{"message.attachments[0].content_type"}},
+		{"attachment unpadded base64", false, func(c *postroom.Call) {
+			c.Message.Attachments = []postroom.Attachment{{Name: "x", ContentType: "text/plain", Content: "eA"}}
+		}, []string{"message.attachments[0].content"}},
+		{"bcc", false, func(c *postroom.Call) { c.Message.BCC = "a@example.com, bad" }, []string{"message.bcc"}},
+		{"several at once", false, func(c *postroom.Call) {
+			c.Message.FromName = "x\ny"
+			c.Message.Subject = "{{#if}}"
+			c.Message.BCC = "bad"
+		}, []string{"message.from_name"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			if tt.tmpl {
+				call.Message.HTMLTemplateID = "x"
+			}
+			tt.mutate(call)
+			var sent atomic.Int64
+			m := newMailer(t, postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { sent.Add(1); return nil }), postroom.Options{Templates: templatestore.NewMemory()})
+			send := m.Send
+			if tt.tmpl {
+				send = m.SendTemplate
+			}
+			results, err := send(t.Context(), call)
+			if tt.fields == nil {
+				if err != nil || results[0].Status != postroom.StatusSent {
+					t.Fatalf("Send = %v, %v; want sent", results, err)
+				}
+				return
+			}
+			if results != nil || sent.Load() != 0 {
+				t.Fatalf("refused call returned %d results and sent %d messages", len(results), sent.Load())
+			}
+			var ve *postroom.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("error %v is not a ValidationError", err)
+			}
+			if got := validationFields(err); strings.Join(got, " ") != strings.Join(tt.fields, " ") {
+				t.Fatalf("fields %q, want %q (%v)", got, tt.fields, err)
+			}
+		})
+	}
+}
+
+func TestSyntaxErrorPosition(t *testing.T) {
+	call := smallCall("a@example.com")
+	call.Message.HTML = "<p>\n<b>{{#if a}}</b>\n"
+	_, err := newMailer(t, transport.NewMemory(), postroom.Options{}).Send(t.Context(), call)
+	var ve *postroom.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "message.html" || !regexp.MustCompile(`line \d+`).MatchString(ve.Reason) {
+		t.Fatalf("error %v: want a ValidationError on message.html naming a line", err)
+	}
+}
+
+func TestSendTemplate(t *testing.T) {
+	store := templatestore.NewMemory()
+	if err := store.Put("acct", "welcome-html", "<h1>Welcome {{name}}</h1>"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put("acct", "welcome-text", "Welcome {{name}}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put("other", "secret", "other account's"); err != nil {
+		t.Fatal(err)
+	}
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{Templates: store, Auth: postroom.StaticKeys{"acct": {"k"}, "other": {"k2"}}})
+	call := smallCall("a@example.com")
+	call.Message.HTML, call.Message.Text = "", ""
+	call.Message.HTMLTemplateID, call.Message.TextTemplateID = "welcome-html", "welcome-text"
+	call.Message.ReplyToName, call.Message.ReplyToEmail = "Help Desk", "help@shop.example.com"
+	results, err := m.SendTemplate(t.Context(), call)
+	if err != nil || results[0].Status != postroom.StatusSent {
+		t.Fatalf("SendTemplate = %v, %v", results, err)
+	}
+	env, _ := mem.Envelope(results[0].SendID)
+	p := parseMessage(t, env.Data)
+	if got := string(p.find(t, "multipart/alternative>text/html").body); got != "<h1>Welcome Ann</h1>" {
+		t.Fatalf("html %q", got)
+	}
+	if rt, _ := p.header.AddressList("Reply-To"); len(rt) != 1 || rt[0].Name != "Help Desk" || rt[0].Address != "help@shop.example.com" {
+		t.Fatalf("Reply-To %v", rt)
+	}
+	if strings.Join(p.keys[:4], " ") != "From To Reply-To Subject" {
+		t.Fatalf("header order %v", p.keys)
+	}
+
+	t.Run("another account's template", func(t *testing.T) {
+		c := *call
+		c.Message.HTMLTemplateID, c.Message.TextTemplateID = "secret", ""
+		_, err := m.SendTemplate(t.Context(), &c)
+		var ve *postroom.ValidationError
+		if !errors.Is(err, postroom.ErrTemplateNotFound) || !errors.As(err, &ve) || ve.Field != "message.html_template_id" {
+			t.Fatalf("err = %v, want ErrTemplateNotFound on message.html_template_id", err)
+		}
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		c := *call
+		c.Key = "k2"
+		if _, err := m.SendTemplate(t.Context(), &c); !errors.Is(err, postroom.ErrUnauthorized) {
+			t.Fatalf("err = %v, want ErrUnauthorized", err)
+		}
+	})
+	t.Run("no store", func(t *testing.T) {
+		_, err := newMailer(t, mem, postroom.Options{}).SendTemplate(t.Context(), call)
+		if !errors.Is(err, postroom.ErrTemplateNotFound) {
+			t.Fatalf("err = %v, want ErrTemplateNotFound", err)
+		}
+	})
+}
+
+func TestHostileTemplates(t *testing.T) {
+	huge := make([]any, 1_000_000)
+	for i := range huge {
+		huge[i] = "x"
+	}
+	tests := []struct {
+		name   string
+		html   string
+		params map[string]any
+		call   bool // true: refused at call level; false: the recipient is invalid or sent
+	}{
+		{"equal arity", "{{equal A A A}}", nil, true},
+		{"if on odd path", "{{#if wat[0].fnord}}x{{/if}}", nil, true},
+		{"if on odd path with data", "{{#if wat.[0].fnord}}x{{/if}}", map[string]any{"wat": []any{map[string]any{"fnord": true}}}, false},
+		{"deep nesting", strings.Repeat("{{#if a}}", 10000) + strings.Repeat("{{/if}}", 10000), map[string]any{"a": true}, true},
+		{"huge each", "{{#each big}}{{this}}{{#each ../big}}{{/each}}{{/each}}", map[string]any{"big": huge}, false},
+		{"partial", "{{> evil}}", nil, true},
+		{"unclosed", "{{#each items}}", nil, true},
+		{"lookup without args", "{{lookup}}", nil, true},
+		{"lookup on a number", "{{lookup 1 2}}", nil, false},
+		{"log", "{{log name}}", nil, false},
+		{"func value", "{{f}} {{#each f}}x{{/each}}", map[string]any{"f": func() string { return "called" }}, false},
+		{"huge source", strings.Repeat("x", 600<<10), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			call.Message.HTML, call.Message.Text = tt.html, ""
+			if tt.params != nil {
+				call.Recipients[0].Params = tt.params
+			}
+			mem := transport.NewMemory()
+			results, err := newMailer(t, mem, postroom.Options{MaxRenderBytes: 1 << 20}).Send(t.Context(), call)
+			if tt.call {
+				var ve *postroom.ValidationError
+				if !errors.As(err, &ve) || ve.Field != "message.html" {
+					t.Fatalf("err = %v, want a ValidationError on message.html", err)
+				}
+				return
+			}
+			if err != nil || len(results) != 1 {
+				t.Fatalf("Send = %v, %v", results, err)
+			}
+			r := results[0]
+			if r.Status == postroom.StatusInvalid && !strings.HasPrefix(r.Reason, "render-error") {
+				t.Fatalf("result %+v, want sent or render-error", r)
+			}
+			if (r.Status == postroom.StatusSent) != (mem.Len() == 1) {
+				t.Fatalf("result %+v but %d messages", r, mem.Len())
+			}
+		})
+	}
+}
+
+func TestRecipientLimits(t *testing.T) {
+	var sent atomic.Int64
+	m := newMailer(t, postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { sent.Add(1); return nil }), postroom.Options{})
+	call := smallCall()
+	call.Message.HTML = ""
+	call.Recipients = make([]postroom.Recipient, 25000)
+	for i := range call.Recipients {
+		call.Recipients[i] = postroom.Recipient{Email: fmt.Sprintf("user%06d@example.org", i)}
+	}
+	results, err := m.Send(t.Context(), call)
+	if err != nil || len(results) != 25000 || sent.Load() != 25000 {
+		t.Fatalf("25,000 recipients: %d results, %d sent, err %v", len(results), sent.Load(), err)
+	}
+	for i, r := range results {
+		if r.Email != call.Recipients[i].Email || r.Status != postroom.StatusSent {
+			t.Fatalf("result %d = %+v", i, r)
+		}
+	}
+	sent.Store(0)
+	call.Recipients = append(call.Recipients, postroom.Recipient{Email: "one.more@example.org"})
+	if results, err := m.Send(t.Context(), call); !errors.Is(err, postroom.ErrTooManyRecipients) || results != nil || sent.Load() != 0 {
+		t.Fatalf("25,001 recipients: err %v, %d results, %d sent", err, len(results), sent.Load())
+	}
+	call.Recipients = nil
+	if _, err := m.Send(t.Context(), call); !errors.Is(err, postroom.ErrNoRecipients) {
+		t.Fatalf("no recipients: err %v", err)
+	}
+}
+
+func TestDeliveryErrors(t *testing.T) {
+	errFor := map[string]error{
+		"perm@example.com":      &postroom.DeliveryError{Permanent: true, Code: 550, Enhanced: "5.1.1", Text: "no such user"},
+		"temp@example.com":      &postroom.DeliveryError{Code: 451, Enhanced: "4.3.0", Text: "try later"},
+		"net@example.com":       &postroom.DeliveryError{Err: errors.New("connection reset")},
+		"plain@example.com":     errors.New("disk full"),
+		"uncertain@example.com": &postroom.DeliveryError{Uncertain: true, Err: errors.New("EOF")},
+		"partial@example.com":   &postroom.PartialError{Refused: []postroom.RefusedRecipient{{Address: "audit@example.com", Err: &postroom.DeliveryError{Permanent: true, Code: 550, Text: "no"}}}},
+		"deadline@example.com":  fmt.Errorf("dial: %w", context.DeadlineExceeded),
+	}
+	want := map[string]string{
+		"ok@example.com":        "sent ",
+		"perm@example.com":      "rejected hard-bounce: 550 5.1.1 no such user",
+		"temp@example.com":      "deferred soft-bounce: 451 4.3.0 try later",
+		"net@example.com":       "deferred connection-failed: connection reset",
+		"plain@example.com":     "deferred connection-failed: disk full",
+		"uncertain@example.com": "unknown connection-lost-after-data: EOF",
+		"partial@example.com":   "sent bcc-rejected: audit@example.com (550 no)",
+		"deadline@example.com":  "deferred timeout",
+	}
+	var addrs []string
+	for a := range want {
+		addrs = append(addrs, a)
+	}
+	call := smallCall(addrs...)
+	call.Message.BCC = "audit@example.com"
+	m := newMailer(t, postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error { return errFor[env.To[0]] }), postroom.Options{})
+	results, err := m.Send(t.Context(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if got := r.Status + " " + r.Reason; got != want[r.Email] {
+			t.Errorf("%s: %q, want %q", r.Email, got, want[r.Email])
+		}
+		if !sendIDPattern.MatchString(r.SendID) {
+			t.Errorf("%s: send_id %q", r.Email, r.SendID)
+		}
+	}
+}
+
+type queuing struct{ postroom.TransportFunc }
+
+func (queuing) Queued() bool { return true }
+
+func TestQueued(t *testing.T) {
+	tr := queuing{func(context.Context, *postroom.Envelope) error { return nil }}
+	results, err := newMailer(t, tr, postroom.Options{}).Send(t.Context(), smallCall("a@example.com"))
+	if err != nil || results[0].Status != postroom.StatusQueued {
+		t.Fatalf("Send = %v, %v; want queued", results, err)
+	}
+}
+
+func TestCancelMidCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var n atomic.Int64
+	tr := postroom.TransportFunc(func(ctx context.Context, env *postroom.Envelope) error {
+		if n.Add(1) == 50 {
+			cancel()
+		}
+		return ctx.Err()
+	})
+	call := smallCall()
+	for i := range 1000 {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("u%d@example.com", i)})
+	}
+	before := runtime.NumGoroutine()
+	results, err := newMailer(t, tr, postroom.Options{Concurrency: 4}).Send(ctx, call)
+	if !errors.Is(err, context.Canceled) || len(results) != 1000 {
+		t.Fatalf("err %v, %d results", err, len(results))
+	}
+	sent, canceled := 0, 0
+	for i, r := range results {
+		switch {
+		case r.Email != call.Recipients[i].Email:
+			t.Fatalf("result %d is for %s", i, r.Email)
+		case r.Status == postroom.StatusSent:
+			sent++
+		case r.Status == postroom.StatusDeferred && r.Reason == postroom.ReasonCanceled:
+			canceled++
+		default:
+			t.Fatalf("result %d = %+v", i, r)
+		}
+	}
+	if sent != 49 || canceled != 951 {
+		t.Fatalf("%d sent, %d canceled; want 49 and 951", sent, canceled)
+	}
+	waitGoroutines(t, before)
+}
+
+func TestTransportUnusable(t *testing.T) {
+	var n atomic.Int64
+	tr := postroom.TransportFunc(func(ctx context.Context, env *postroom.Envelope) error {
+		n.Add(1)
+		return &postroom.DeliveryError{Code: 535, Enhanced: "5.7.8", Text: "bad credentials", Err: postroom.ErrTransportUnusable}
+	})
+	call := smallCall()
+	for i := range 25000 {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("u%d@example.com", i)})
+	}
+	results, err := newMailer(t, tr, postroom.Options{Concurrency: 4}).Send(t.Context(), call)
+	if !errors.Is(err, postroom.ErrTransportUnusable) || len(results) != 25000 {
+		t.Fatalf("err %v, %d results", err, len(results))
+	}
+	if n.Load() > 4 {
+		t.Fatalf("the transport was called %d times after it said it was unusable", n.Load())
+	}
+	for i, r := range results {
+		if r.Status != postroom.StatusDeferred || !strings.HasPrefix(r.Reason, "connection-failed") && !strings.HasPrefix(r.Reason, "soft-bounce") {
+			t.Fatalf("result %d = %+v", i, r)
+		}
+	}
+}
+
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left running after Send returned (%d before)", runtime.NumGoroutine()-before, before)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestNoGoroutineOutlivesSend(t *testing.T) {
+	before := runtime.NumGoroutine()
+	call := workloadCall(t, 200)
+	if _, err := newMailer(t, transport.NewMemory(), postroom.Options{}).Send(t.Context(), call); err != nil {
+		t.Fatal(err)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after Send returned, %d before", n, before)
+	}
+}
+
+// fixedRand is a deterministic byte source for Options.Rand.
+type fixedRand struct{ b byte }
+
+func (r *fixedRand) Read(p []byte) (int, error) {
+	for i := range p {
+		r.b = r.b*31 + 7
+		p[i] = r.b
+	}
+	return len(p), nil
+}
+
+func TestDeterministic(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var outputs [2][]postroom.Envelope
+	for k := range outputs {
+		mem := transport.NewMemory()
+		m := newMailer(t, mem, postroom.Options{Rand: &fixedRand{}, Now: func() time.Time { return now }})
+		if _, err := m.Send(t.Context(), workloadCall(t, 16)); err != nil {
+			t.Fatal(err)
+		}
+		outputs[k] = mem.Envelopes()
+	}
+	byID := map[string][]byte{}
+	for _, e := range outputs[0] {
+		byID[e.SendID] = e.Data
+	}
+	for _, e := range outputs[1] {
+		if !bytes.Equal(byID[e.SendID], e.Data) {
+			t.Fatalf("message %s differs between two runs with the same Rand and Now", e.SendID)
+		}
+	}
+}
+
+func TestMessageTooLarge(t *testing.T) {
+	call := smallCall("a@example.com", "b@example.com")
+	call.Recipients[1].Params = map[string]any{"name": strings.Repeat("long ", 2000)}
+	call.Message.Subject = "s"
+	results, err := newMailer(t, transport.NewMemory(), postroom.Options{MaxMessageBytes: 4000}).Send(t.Context(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Status != postroom.StatusSent || results[1].Status != postroom.StatusInvalid || !strings.HasPrefix(results[1].Reason, postroom.ReasonMessageTooLarge) {
+		t.Fatalf("results %+v", results)
+	}
+	call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", Content: base64.StdEncoding.EncodeToString(make([]byte, 8000))}}
+	_, err = newMailer(t, transport.NewMemory(), postroom.Options{MaxMessageBytes: 4000}).Send(t.Context(), call)
+	var ve *postroom.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err %v, want a ValidationError", err)
+	}
+}
+
+func TestNew(t *testing.T) {
+	tr := transport.NewMemory()
+	tests := []struct {
+		name string
+		tr   postroom.Transport
+		opts postroom.Options
+	}{
+		{"nil auth", tr, postroom.Options{}},
+		{"nil transport", nil, postroom.Options{Auth: postroom.NoAuth{}}},
+		{"negative concurrency", tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: -1}},
+		{"negative max recipients", tr, postroom.Options{Auth: postroom.NoAuth{}, MaxRecipients: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if m, err := postroom.New(tt.tr, tt.opts); err == nil || m != nil {
+				t.Fatalf("New = %v, %v; want an error", m, err)
+			}
+		})
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			results, err := m.Send(t.Context(), workloadCall(t, 20))
+			if err != nil || len(results) != 20 {
+				t.Errorf("Send = %d results, %v", len(results), err)
+			}
+		})
+	}
+	wg.Wait()
+	if mem.Len() != 80 {
+		t.Fatalf("%d messages, want 80", mem.Len())
+	}
+}
+
+func TestInjection(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString([]byte("x"))
+	fields := []struct {
+		name   string
+		inject func(c *postroom.Call, s string)
+	}{
+		{"from_name", func(c *postroom.Call, s string) { c.Message.FromName = "Shop" + s }},
+		{"from_email", func(c *postroom.Call, s string) { c.Message.FromEmail = "orders@shop.example.com" + s }},
+		{"replyto_name", func(c *postroom.Call, s string) {
+			c.Message.ReplyToName, c.Message.ReplyToEmail = "Help"+s, "help@shop.example.com"
+		}},
+		{"replyto_email", func(c *postroom.Call, s string) { c.Message.ReplyToEmail = "help@shop.example.com" + s }},
+		{"subject", func(c *postroom.Call, s string) { c.Message.Subject = "Hi" + s }},
+		{"bcc", func(c *postroom.Call, s string) { c.Message.BCC = "audit@example.com" + s }},
+		{"header name", func(c *postroom.Call, s string) { c.Message.Headers = []postroom.Header{{Name: "X-A" + s, Value: "1"}} }},
+		{"header value", func(c *postroom.Call, s string) { c.Message.Headers = []postroom.Header{{Name: "X-A", Value: "1" + s}} }},
+		{"image name", func(c *postroom.Call, s string) {
+			c.Message.HTML = `<img src="cid:i">`
+			c.Message.Images = []postroom.Image{{Name: "i.png" + s, CID: "i", ContentType: "image/png", Content: b64}}
+		}},
+		{"image cid", func(c *postroom.Call, s string) {
+			c.Message.HTML = `<img src="cid:i">`
+			c.Message.Images = []postroom.Image{{Name: "i.png", CID: "i" + s, ContentType: "image/png", Content: b64}}
+		}},
+		{"image content_type", func(c *postroom.Call, s string) {
+			c.Message.HTML = `<img src="cid:i">`
+			c.Message.Images = []postroom.Image{{Name: "i.png", CID: "i", ContentType: "image/png" + s, Content: b64}}
+		}},
+		{"attachment name", func(c *postroom.Call, s string) {
+			c.Message.Attachments = []postroom.Attachment{{Name: "a.txt" + s, ContentType: "text/plain", Content: b64}}
+		}},
+		{"attachment content_type", func(c *postroom.Call, s string) {
+			c.Message.Attachments = []postroom.Attachment{{Name: "a.txt", ContentType: "text/plain" + s, Content: b64}}
+		}},
+		{"recipient email", func(c *postroom.Call, s string) { c.Recipients[0].Email += s }},
+		{"recipient name", func(c *postroom.Call, s string) { c.Recipients[0].Name = "Ann" + s }},
+		{"param in subject", func(c *postroom.Call, s string) { c.Recipients[0].Params["name"] = "Ann" + s }},
+		{"global param in header", func(c *postroom.Call, s string) {
+			c.GlobalParams = map[string]any{"u": "https://x.example/" + s}
+			c.Message.Headers = []postroom.Header{{Name: "List-Unsubscribe", Value: "<{{u}}>"}}
+		}},
+		{"param in bodies", func(c *postroom.Call, s string) {
+			c.Message.Subject = "fixed"
+			c.Recipients[0].Params["name"] = "Ann" + s
+		}},
+	}
+	payloads := map[string]string{
+		"CRLF": "\r\nX-Evil: 1", "LF": "\nX-Evil: 1", "CR": "\rX-Evil: 1", "NUL": "\x00X-Evil: 1",
+		"CRLF CRLF": "\r\n\r\nX-Evil: 1",
+	}
+	for _, f := range fields {
+		for pname, payload := range payloads {
+			t.Run(f.name+"/"+pname, func(t *testing.T) {
+				call := smallCall("a@example.com")
+				f.inject(call, payload)
+				mem := transport.NewMemory()
+				results, err := newMailer(t, mem, postroom.Options{}).Send(t.Context(), call)
+				var ve *postroom.ValidationError
+				switch {
+				case err != nil:
+					if !errors.As(err, &ve) || mem.Len() != 0 {
+						t.Fatalf("err %v (want a ValidationError), %d sent", err, mem.Len())
+					}
+					return
+				case results[0].Status == postroom.StatusInvalid:
+					if mem.Len() != 0 {
+						t.Fatalf("invalid recipient but %d sent", mem.Len())
+					}
+					return
+				case results[0].Status != postroom.StatusSent:
+					t.Fatalf("result %+v", results[0])
+				}
+				// Neutralised: the message went out; no header was added.
+				env := mem.Envelopes()[0]
+				p := parseMessage(t, env.Data)
+				if p.header.Get("X-Evil") != "" || slices.Contains(p.keys, "X-Evil") {
+					t.Fatalf("an X-Evil header reached the message: %v", p.keys)
+				}
+				for _, pt := range p.parts {
+					if pt.header.Get("X-Evil") != "" {
+						t.Fatalf("an X-Evil header reached part %s", pt.path)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package postroom
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"mime"
+	"net/mail"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+// RFC 5321 §4.5.3.1 size limits.
+const (
+	maxLocalPart = 64
+	maxDomain    = 255
+	maxPath      = 254 // 256 octets of reverse or forward path, less the angle brackets
+	maxLabel     = 63
+	maxNameBytes = 512 // display names: far above any real name, far below a line limit
+)
+
+// errBadAddress is wrapped by the errors of parseAddress.
+var errBadAddress = errors.New("invalid address")
+
+// parseAddress checks s as an address for SMTP use and returns it in the
+// form the envelope and headers carry: the local part as given, the domain
+// in lower-case A-label (ASCII) form.
+//
+// It accepts only a bare addr-spec: no display name, no comments, no quoted
+// local part and no domain literal (RFC 5321 allows the last two; no mail
+// API recipient needs them and relays often mishandle them). The local part
+// must be ASCII: a UTF-8 local part (RFC 6531) would need SMTPUTF8 at every
+// hop and UTF-8 headers, which postroom does not write. The domain needs at
+// least one dot.
+func parseAddress(s string) (string, error) {
+	if s == "" {
+		return "", fmt.Errorf("%w: empty", errBadAddress)
+	}
+	if strings.ContainsAny(s, "\r\n\x00") {
+		return "", fmt.Errorf("%w: contains CR, LF or NUL", errBadAddress)
+	}
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return "", fmt.Errorf("%w: no @", errBadAddress)
+	}
+	local, domain := s[:at], s[at+1:]
+	if local == "" {
+		return "", fmt.Errorf("%w: empty local part", errBadAddress)
+	}
+	if len(local) > maxLocalPart {
+		return "", fmt.Errorf("%w: local part longer than %d octets", errBadAddress, maxLocalPart)
+	}
+	if !isDotAtom(local) {
+		return "", fmt.Errorf("%w: local part is not a dot-atom of ASCII atext", errBadAddress)
+	}
+	if domain == "" {
+		return "", fmt.Errorf("%w: empty domain", errBadAddress)
+	}
+	if domain[0] == '[' {
+		return "", fmt.Errorf("%w: domain literals are not accepted", errBadAddress)
+	}
+	ascii, err := idna.Lookup.ToASCII(domain)
+	if err != nil {
+		return "", fmt.Errorf("%w: domain: %v", errBadAddress, err)
+	}
+	ascii = strings.ToLower(ascii)
+	if err := checkHostname(ascii); err != nil {
+		return "", err
+	}
+	addr := local + "@" + ascii
+	if len(addr) > maxPath {
+		return "", fmt.Errorf("%w: longer than %d octets", errBadAddress, maxPath)
+	}
+	return addr, nil
+}
+
+// checkHostname checks an A-label domain: LDH labels of 1 to 63 octets,
+// at least two labels, at most 255 octets.
+func checkHostname(d string) error {
+	if len(d) > maxDomain {
+		return fmt.Errorf("%w: domain longer than %d octets", errBadAddress, maxDomain)
+	}
+	labels := strings.Split(d, ".")
+	if len(labels) < 2 {
+		return fmt.Errorf("%w: domain %q has no dot", errBadAddress, d)
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > maxLabel {
+			return fmt.Errorf("%w: domain label of %d octets", errBadAddress, len(l))
+		}
+		if l[0] == '-' || l[len(l)-1] == '-' {
+			return fmt.Errorf("%w: domain label %q starts or ends with a hyphen", errBadAddress, l)
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return fmt.Errorf("%w: domain label %q has %q", errBadAddress, l, c)
+			}
+		}
+	}
+	return nil
+}
+
+// isAtext reports whether c is RFC 5322 atext.
+func isAtext(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+}
+
+// isDotAtom reports whether s is an RFC 5322 dot-atom-text.
+func isDotAtom(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '.' && !isAtext(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// reservedHeaders are the header names a caller may not set: the Mailer
+// writes them itself, or they belong to the transport path.
+var reservedHeaders = map[string]bool{
+	"from": true, "sender": true, "to": true, "cc": true, "bcc": true,
+	"reply-to": true, "subject": true, "date": true, "message-id": true,
+	"mime-version": true, "return-path": true, "received": true,
+	"dkim-signature": true,
+}
+
+// checkHeaderName reports why name cannot be a custom header name, or "".
+func checkHeaderName(name string) string {
+	if name == "" {
+		return "empty"
+	}
+	for i := 0; i < len(name); i++ {
+		// RFC 5322 §2.2: ftext is printable US-ASCII except ':'.
+		if c := name[i]; c < 33 || c > 126 || c == ':' {
+			return fmt.Sprintf("%q is not a header name character (RFC 5322 ftext)", c)
+		}
+	}
+	lower := strings.ToLower(name)
+	if reservedHeaders[lower] || strings.HasPrefix(lower, "content-") {
+		return "is reserved: postroom writes " + name + " itself"
+	}
+	return ""
+}
+
+// hasLineBreak reports whether s holds CR, LF or NUL: what would end a
+// header line early.
+func hasLineBreak(s string) bool { return strings.ContainsAny(s, "\r\n\x00") }
+
+// checkName checks a display name.
+func checkName(s string) string {
+	switch {
+	case hasLineBreak(s):
+		return "contains CR, LF or NUL"
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	case len(s) > maxNameBytes:
+		return fmt.Sprintf("is longer than %d bytes", maxNameBytes)
+	}
+	return ""
+}
+
+// cidRef is one static cid:X reference found in an html source.
+type cidRefs struct {
+	static  map[string]bool
+	dynamic bool // a cid: followed by a placeholder: its target is known per recipient only
+}
+
+// findCIDRefs lists the cid: references of an html template source. A
+// reference is the longest run of cid characters after "cid:" (matched case
+// insensitively, as URL schemes are); one that runs into "{{" is dynamic.
+func findCIDRefs(src string) cidRefs {
+	refs := cidRefs{static: map[string]bool{}}
+	rest := src
+	for {
+		i := indexFold(rest, "cid:")
+		if i < 0 {
+			return refs
+		}
+		rest = rest[i+4:]
+		n := 0
+		for n < len(rest) && isCIDChar(rest[n]) {
+			n++
+		}
+		if strings.HasPrefix(rest[n:], "{{") || (n > 0 && strings.HasPrefix(rest[:n], "{{")) {
+			refs.dynamic = true
+		} else if n > 0 {
+			refs.static[rest[:n]] = true
+		}
+		rest = rest[n:]
+	}
+}
+
+// indexFold is strings.Index for an ASCII lower-case needle, ignoring case.
+func indexFold(s, needle string) int {
+	for i := 0; i+len(needle) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(needle)], needle) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isCIDChar reports whether c may appear in a content id postroom accepts:
+// RFC 5322 atext except '{', '}' and '|' (so that a placeholder cannot hide in
+// one) and '\” (which ends an html attribute), plus '.' and '@'.
+func isCIDChar(c byte) bool {
+	return c == '.' || c == '@' || isAtext(c) && c != '{' && c != '}' && c != '|' && c != '\''
+}
+
+// checkCID reports why cid cannot be a Content-ID, or "".
+func checkCID(cid string) string {
+	if cid == "" {
+		return "empty"
+	}
+	if len(cid) > 250 {
+		return "longer than 250 octets"
+	}
+	for i := 0; i < len(cid); i++ {
+		if !isCIDChar(cid[i]) {
+			return fmt.Sprintf("%q is not allowed in a content id (RFC 5322 atext, '.', '@')", cid[i])
+		}
+	}
+	return ""
+}
+
+// decodeFile checks a content type and base64 content of an image or
+// attachment, and decodes it. kind is "image" or "attachment".
+func decodeFile(field, kind, name, contentType, content string, maxBytes int) (mimeFile, []error) {
+	var errs []error
+	bad := func(sub, reason string, err error) {
+		errs = append(errs, &ValidationError{Field: field + "." + sub, Reason: reason, Err: err})
+	}
+	if r := checkName(name); r != "" {
+		bad("name", r, nil)
+	}
+	if contentType == "" && kind == "attachment" {
+		contentType = "application/octet-stream"
+	}
+	mt, params, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+		bad("content_type", "not a media type: "+err.Error(), err)
+	case kind == "image" && !strings.HasPrefix(mt, "image/"):
+		bad("content_type", "an inline image must be image/*, not "+mt, nil)
+	case strings.HasPrefix(mt, "multipart/") || strings.HasPrefix(mt, "message/"):
+		bad("content_type", mt+" cannot be sent as a file", nil)
+	}
+	if base64.StdEncoding.DecodedLen(len(content)) > maxBytes {
+		bad("content", fmt.Sprintf("larger than the %d-byte message limit", maxBytes), nil)
+		return mimeFile{}, errs
+	}
+	data, err := base64.StdEncoding.Strict().DecodeString(content)
+	if err != nil {
+		bad("content", "not standard base64: "+err.Error(), err)
+	}
+	if len(errs) > 0 {
+		return mimeFile{}, errs
+	}
+	delete(params, "name") // mime.go writes the name itself
+	return mimeFile{Name: name, ContentType: mime.FormatMediaType(mt, params), Data: data}, nil
+}
+
+// parseBCC parses message.bcc: a comma-separated address list, each address
+// checked for SMTP use. Duplicates are dropped.
+func parseBCC(s string, max int) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	if hasLineBreak(s) {
+		return nil, &ValidationError{Field: "message.bcc", Reason: "contains CR, LF or NUL"}
+	}
+	list, err := mail.ParseAddressList(s)
+	if err != nil {
+		return nil, &ValidationError{Field: "message.bcc", Reason: "not an address list: " + err.Error(), Err: err}
+	}
+	if len(list) > max {
+		return nil, &ValidationError{Field: "message.bcc", Reason: fmt.Sprintf("more than %d addresses", max)}
+	}
+	seen := make(map[string]bool, len(list))
+	out := make([]string, 0, len(list))
+	for i, a := range list {
+		addr, err := parseAddress(a.Address)
+		if err != nil {
+			return nil, &ValidationError{Field: fmt.Sprintf("message.bcc[%d]", i), Reason: err.Error(), Err: err}
+		}
+		if k := strings.ToLower(addr); !seen[k] {
+			seen[k] = true
+			out = append(out, addr)
+		}
+	}
+	return out, nil
+}
