@@ -39,13 +39,13 @@ func checkShape(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	w := walker{dec: dec}
 	tok, err := w.token()
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case tok != json.Delim('{'):
+		return &shapeError{Path: "(body)", Reason: "must be a JSON object"}
 	}
-	if tok == nil {
-		return &shapeError{Path: "(body)", Reason: "must be a JSON object, not null"}
-	}
-	if err := w.value(tok, t); err != nil {
+	if err := w.object(structFields(t)); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -93,10 +93,31 @@ func (w *walker) fail(reason string) error {
 	return &shapeError{Path: b.String(), Reason: reason}
 }
 
-// value checks the value that starts with tok against t.
-func (w *walker) value(tok json.Token, t reflect.Type) error {
-	if tok == nil {
-		return nil // null leaves a Go value as it is, whatever its type
+// value checks the next value against t.
+func (w *walker) value(t reflect.Type) error {
+	switch k := t.Kind(); k {
+	case reflect.String, reflect.Map, reflect.Interface:
+		// Scalars and free-form values are read whole: much faster than
+		// token by token, and params may be large.
+		var raw json.RawMessage
+		if err := w.dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		switch c := raw[0]; {
+		case c == 'n': // null leaves a Go value as it is, whatever its type
+		case k == reflect.String && c != '"':
+			return w.fail("must be a string")
+		case k == reflect.Map && c != '{':
+			return w.fail("must be an object")
+		}
+		return nil
+	}
+	tok, err := w.token()
+	if err != nil || tok == nil {
+		return err
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -110,29 +131,13 @@ func (w *walker) value(tok json.Token, t reflect.Type) error {
 		}
 		for i := 0; w.dec.More(); i++ {
 			w.path = append(w.path, i)
-			tok, err := w.token()
-			if err != nil {
-				return err
-			}
-			if err := w.value(tok, t.Elem()); err != nil {
+			if err := w.value(t.Elem()); err != nil {
 				return err
 			}
 			w.path = w.path[:len(w.path)-1]
 		}
 		_, err := w.token() // ]
 		return err
-	case reflect.String:
-		if _, ok := tok.(string); !ok {
-			return w.fail("must be a string")
-		}
-		return nil
-	case reflect.Map:
-		if tok != json.Delim('{') {
-			return w.fail("must be an object")
-		}
-		return w.skip(tok)
-	case reflect.Interface:
-		return w.skip(tok)
 	}
 	return fmt.Errorf("checkShape: unsupported Go type %s", t)
 }
@@ -155,36 +160,13 @@ func (w *walker) object(fields *fieldSet) error {
 			return w.fail("repeated field")
 		}
 		seen |= 1 << i
-		if tok, err = w.token(); err != nil {
-			return err
-		}
-		if err := w.value(tok, fields.types[i]); err != nil {
+		if err := w.value(fields.types[i]); err != nil {
 			return err
 		}
 		w.path = w.path[:len(w.path)-1]
 	}
 	_, err := w.token() // }
 	return err
-}
-
-// skip reads past the rest of a value that starts with tok.
-func (w *walker) skip(tok json.Token) error {
-	depth := 0
-	for {
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-		var err error
-		if tok, err = w.token(); err != nil {
-			return err
-		}
-	}
 }
 
 // fieldSet is the JSON fields of a struct type: name to index, index to type.

@@ -93,6 +93,8 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 		return config{}, errors.New("give -keys FILE to check keys, or -no-auth to accept every call")
 	case cfg.MaxBody <= 0:
 		return config{}, errors.New("-max-body must be positive")
+	case cfg.SMTPTLS != "none" && cfg.SMTPTLS != "starttls" && cfg.SMTPTLS != "tls":
+		return config{}, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
 	case cfg.SMTP == "" && (cfg.SMTPUser != "" || cfg.SMTPTLS != "starttls"):
 		return config{}, errors.New("-smtp-user and -smtp-tls need -smtp")
 	}

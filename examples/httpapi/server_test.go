@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -564,5 +565,66 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Errorf("serve: %v", err)
+	}
+}
+
+// TestTransportUnusable: when the transport cannot deliver at all (a refused
+// SMTP login), the call is answered with honest deferred results and the
+// cause is logged.
+func TestTransportUnusable(t *testing.T) {
+	refused := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+		return fmt.Errorf("smtp: AUTH: 535 5.7.8 bad credentials: %w", postroom.ErrTransportUnusable)
+	})
+	url, log := startMailer(t, refused, postroom.Options{Concurrency: 1}, defaultTimeouts)
+	r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(5)))
+	if r.Status != http.StatusOK || len(r.Results) != 5 {
+		t.Fatalf("got %d %s; want 200 with 5 results", r.Status, r.Body)
+	}
+	for i, res := range r.Results {
+		if res.Status != postroom.StatusDeferred {
+			t.Errorf("result %d = %+v; want deferred", i, res)
+		}
+	}
+	if !strings.Contains(log.String(), "bad credentials") {
+		t.Errorf("the log lacks the transport's error:\n%s", log.String())
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	env := map[string]string{passwordEnv: "s3cret"}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct {
+		name string
+		args []string
+		want *config // nil: refused
+	}{
+		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, SMTPPassword: "s3cret"}},
+		{"outbox, keys, templates", []string{"-keys", "k.json", "-outbox", "out", "-templates", "tpl", "-listen", ":9000", "-max-body", "1024"},
+			&config{Listen: ":9000", Outbox: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, SMTPPassword: "s3cret"}},
+		{"smtp", []string{"-no-auth", "-smtp", "relay.example.com:587", "-smtp-tls", "tls", "-smtp-user", "app"},
+			&config{Listen: defaultListen, SMTP: "relay.example.com:587", SMTPTLS: "tls", SMTPUser: "app", NoAuth: true, MaxBody: defaultMaxBody, SMTPPassword: "s3cret"}},
+		{"neither keys nor no-auth", []string{"-outbox", "out"}, nil},
+		{"keys and no-auth", []string{"-keys", "k.json", "-no-auth"}, nil},
+		{"outbox and smtp", []string{"-no-auth", "-outbox", "out", "-smtp", "relay:25"}, nil},
+		{"smtp-user without smtp", []string{"-no-auth", "-smtp-user", "app"}, nil},
+		{"bad smtp-tls", []string{"-no-auth", "-smtp", "relay:25", "-smtp-tls", "ssl"}, nil},
+		{"zero max-body", []string{"-no-auth", "-max-body", "0"}, nil},
+		{"password flag", []string{"-no-auth", "-smtp-password", "x"}, nil},
+		{"extra argument", []string{"-no-auth", "serve"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseFlags(tc.args, getenv, io.Discard)
+			switch {
+			case tc.want == nil && err == nil:
+				t.Errorf("parseFlags accepted %q: %+v", tc.args, got)
+			case tc.want != nil && err != nil:
+				t.Errorf("parseFlags: %v", err)
+			case tc.want != nil:
+				tc.want.Timeouts = defaultTimeouts
+				if got != *tc.want {
+					t.Errorf("got %+v\nwant %+v", got, *tc.want)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/postroom/postroom"
+)
+
+// benchCall is the shared workload with n recipients, as its README says.
+func benchCall(b *testing.B, n int) []byte {
+	b.Helper()
+	call := workload(b)
+	samples := call.Recipients
+	call.Recipients = make([]postroom.Recipient, n)
+	for i := range call.Recipients {
+		s := samples[i%len(samples)]
+		call.Recipients[i] = postroom.Recipient{Email: fmt.Sprintf("user%06d@example.org", i), Name: s.Name, Params: s.Params}
+	}
+	return marshal(b, call)
+}
+
+// BenchmarkSend is one message.send call of the shared workload through
+// real HTTP on loopback into a transport that discards the messages.
+func BenchmarkSend(b *testing.B) {
+	for _, n := range []int{16, 1000} {
+		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
+			var size atomic.Int64
+			discard := postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
+				size.Add(int64(len(env.Data)))
+				return nil
+			})
+			url, _ := startMailer(b, discard, postroom.Options{}, defaultTimeouts)
+			body := benchCall(b, n)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := tryDo(context.Background(), http.MethodPost, url+"/api/1.0/message.send", "application/json", body)
+				if err != nil || r.Status != http.StatusOK || len(r.Results) != n {
+					b.Fatalf("%v %+v", err, r)
+				}
+				if c := countStatuses(r.Results); c[postroom.StatusSent] != n {
+					b.Fatalf("statuses %v; want %d sent", c, n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/recipient")
+			b.ReportMetric(float64(size.Load())/float64(b.N*n), "message-bytes")
+		})
+	}
+}
+
+// BenchmarkDecodeCall compares the handler's decoding (checkShape, then
+// encoding/json) with encoding/json alone, on the workload's body.
+func BenchmarkDecodeCall(b *testing.B) {
+	body := benchCall(b, 1000)
+	for _, bc := range []struct {
+		name   string
+		decode func([]byte, *postroom.Call) error
+	}{
+		{"checkShape+Unmarshal", decodeCall},
+		{"Unmarshal", func(data []byte, c *postroom.Call) error { return json.Unmarshal(data, c) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var call postroom.Call
+				if err := bc.decode(body, &call); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/postroom/postroom"
+)
+
+func TestCheckShape(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		path string // "" when the body fits
+	}{
+		{"empty object", `{}`, ""},
+		{"nulls everywhere", `{"key":null,"message":null,"recipients":null,"global_params":null}`, ""},
+		{"null elements", `{"recipients":[null,{"email":null,"params":null}]}`, ""},
+		{"free-form params", `{"global_params":{"a":{"b":[1,{"c":null}]},"message":1},"recipients":[{"params":{"htmll":true}}]}`, ""},
+		{"unknown deep", `{"message":{"images":[{"cid":"a"},{"cid":"b","x":1}]}}`, "message.images[1].x"},
+		{"unknown after nested params", `{"recipients":[{"params":{"a":[{"b":1}]},"nmae":"x"}]}`, "recipients[0].nmae"},
+		{"repeated in message", `{"message":{"subject":"a","subject":"b"}}`, "message.subject"},
+		{"same key in two recipients", `{"recipients":[{"email":"a"},{"email":"b"}]}`, ""},
+		{"bool for string", `{"message":{"bcc":true}}`, "message.bcc"},
+		{"string for object", `{"message":"hi"}`, "message"},
+		{"string for list", `{"message":{"headers":"X-A: 1"}}`, "message.headers"},
+		{"number for header", `{"message":{"headers":[{"name":"X","value":1}]}}`, "message.headers[0].value"},
+		{"top-level string", `"call"`, "(body)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkShape([]byte(tc.body), callType)
+			var se *shapeError
+			switch {
+			case tc.path == "" && err != nil:
+				t.Errorf("checkShape: %v; want nil", err)
+			case tc.path != "" && !errors.As(err, &se):
+				t.Errorf("checkShape: %v; want a shapeError at %s", err, tc.path)
+			case tc.path != "" && se.Path != tc.path:
+				t.Errorf("path %q; want %q", se.Path, tc.path)
+			}
+		})
+	}
+
+	for _, tc := range []struct{ name, body string }{
+		{"truncated", `{"message":{"subject":"a"`},
+		{"trailing data", `{} x`},
+		{"bad token", `{"key":tru}`},
+		{"empty", ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var syn *json.SyntaxError
+			if err := checkShape([]byte(tc.body), callType); !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("checkShape: %v; want a syntax error", err)
+			}
+		})
+	}
+}
+
+// FuzzCheckShape: checkShape accepts a body only if encoding/json, with
+// unknown fields refused, decodes it into a Call; and a body that
+// encoding/json refuses for an unknown field is refused by checkShape too.
+func FuzzCheckShape(f *testing.F) {
+	if data, err := os.ReadFile(workloadPath); err == nil {
+		f.Add(data)
+	}
+	for _, s := range []string{
+		`{}`, `null`, `{"message":{"htmll":1}}`, `{"recipients":[{"email":"a","params":{"x":[1]}}]}`,
+		`{"global_params":{"a":1e400}}`, `{"message":{"headers":[{"name":"a"}],"images":[{}]}}`,
+		`{"Key":"a"}`, `{"key":"a","key":"b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		shapeErr := checkShape(data, callType)
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		var call postroom.Call
+		jsonErr := dec.Decode(&call)
+		if _, err := dec.Token(); jsonErr == nil && err != io.EOF {
+			jsonErr = errors.New("trailing data")
+		}
+		var typeErr *json.UnmarshalTypeError
+		if shapeErr == nil && jsonErr != nil && !errors.As(jsonErr, &typeErr) {
+			// A number too large for float64 in params is the one type
+			// error checkShape leaves to encoding/json.
+			t.Fatalf("checkShape accepted %q, encoding/json refused it: %v", data, jsonErr)
+		}
+		var se *shapeError
+		if jsonErr == nil && shapeErr != nil && !errors.As(shapeErr, &se) {
+			t.Fatalf("encoding/json decoded %q, checkShape found it malformed: %v", data, shapeErr)
+		}
+	})
+}
