@@ -603,6 +603,10 @@ func classify(err error, queued bool) (status, reason string) {
 		}
 		return status, ReasonBCCRejected + ": " + strings.Join(addrs, ", ")
 	}
+	if errors.Is(err, ErrTransportUnusable) {
+		// Not this recipient's doing (a refused login, say): no bounce.
+		return StatusDeferred, withDetail(ReasonConnectionFailed, errText(err))
+	}
 	var de *DeliveryError
 	if errors.As(err, &de) {
 		switch {

@@ -710,7 +710,7 @@ func TestTransportUnusable(t *testing.T) {
 		t.Fatalf("the transport was called %d times after it said it was unusable", n.Load())
 	}
 	for i, r := range results {
-		if r.Status != postroom.StatusDeferred || !strings.HasPrefix(r.Reason, "connection-failed") && !strings.HasPrefix(r.Reason, "soft-bounce") {
+		if r.Status != postroom.StatusDeferred || !strings.HasPrefix(r.Reason, "connection-failed: ") {
 			t.Fatalf("result %d = %+v", i, r)
 		}
 	}

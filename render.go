@@ -1,6 +1,7 @@
 package postroom
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -109,7 +110,7 @@ func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, glo
 	if b.subject, err = t.subject.Append(b.subject[:0], &b.data); err != nil {
 		return renderError("subject", err)
 	}
-	if hasLineBreak(string(b.subject)) {
+	if bytes.ContainsAny(b.subject, "\r\n\x00") {
 		return &renderFailure{ReasonHeaderInjection + ": subject"}
 	}
 	if t.html != nil {
