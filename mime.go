@@ -217,7 +217,11 @@ func newSkeleton(l *mimeLayout, rnd io.Reader) (*skeleton, error) {
 	if !l.HasText && !l.HasHTML {
 		return nil, errors.New("postroom: message has neither text nor html")
 	}
-	b := &skelBuilder{}
+	size := 4096
+	for _, f := range slices.Concat(l.Images, l.Attachments) {
+		size += base64.StdEncoding.EncodedLen(len(f.Data)) + 2*(len(f.Data)/57) + 1024
+	}
+	b := &skelBuilder{buf: make([]byte, 0, size)}
 	if err := b.header("From", addressString(l.FromName, l.FromAddr)); err != nil {
 		return nil, err
 	}
@@ -343,22 +347,24 @@ func appendBody(dst, body []byte, final bool) []byte {
 
 var crlf = []byte("\r\n")
 
-// skelBuilder collects a skeleton's segments.
+// skelBuilder collects a skeleton's segments. Static segments are
+// consecutive pieces of buf, sized once for the files' base64.
 type skelBuilder struct {
-	sk  skeleton
-	buf []byte // the static run not yet flushed
+	sk   skeleton
+	buf  []byte // static bytes; buf[mark:] is the run not yet flushed
+	mark int
 }
 
 func (b *skelBuilder) str(s string) { b.buf = append(b.buf, s...) }
 
 // flush ends the current static run.
 func (b *skelBuilder) flush() {
-	if len(b.buf) == 0 {
+	if len(b.buf) == b.mark {
 		return
 	}
-	b.sk.segs = append(b.sk.segs, segment{kind: segStatic, data: b.buf})
-	b.sk.static += len(b.buf)
-	b.buf = nil
+	b.sk.segs = append(b.sk.segs, segment{kind: segStatic, data: b.buf[b.mark:len(b.buf):len(b.buf)]})
+	b.sk.static += len(b.buf) - b.mark
+	b.mark = len(b.buf)
 }
 
 // slot adds a per-recipient segment at the current position.
