@@ -6,7 +6,6 @@ import (
 
 	"github.com/aymerick/raymond/ast"
 	"github.com/aymerick/raymond/lexer"
-	"github.com/aymerick/raymond/parser"
 )
 
 // prog is a compiled ast.Program: a flat list of instructions.
@@ -75,9 +74,10 @@ type path struct {
 	dataRoot bool // @root...
 }
 
-// Compile parses src with raymond's parser and compiles it once into a flat,
-// read-only Program. Errors are *Error. Compile is safe for concurrent use
-// and never panics: a panic in the parser becomes an *Error.
+// Compile parses src as raymond's parser does (see parseTokens) and compiles
+// it once into a flat, read-only Program. Errors are *Error. Compile is safe
+// for concurrent use, never panics (a panic in the parser becomes an
+// *Error) and leaves no goroutine behind.
 func Compile(src string, opts Options) (p *Program, err error) {
 	if opts.Mode != HTML && opts.Mode != Text {
 		return nil, &Error{Msg: fmt.Sprintf("invalid mode %d", opts.Mode)}
@@ -94,11 +94,12 @@ func Compile(src string, opts Options) (p *Program, err error) {
 	if opts.MaxDepth > 0 && opts.MaxDepth < maxDepth {
 		maxDepth = opts.MaxDepth
 	}
-	depth, err := precheck(src, maxDepth)
+	toks := lexer.Collect(src)
+	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
 		return nil, err
 	}
-	tree, err := parser.Parse(src)
+	tree, err := parseTokens(toks)
 	if err != nil {
 		return nil, parseError(err)
 	}
@@ -112,15 +113,16 @@ func Compile(src string, opts Options) (p *Program, err error) {
 	return p, nil
 }
 
-// precheck runs raymond's lexer over the whole source (which lets its
-// goroutine finish) to report lexical errors and to measure the nesting of
-// blocks and subexpressions before the recursive parser sees it. It also
-// refuses a closing tag with nothing open, which raymond's parser would
-// report only after abandoning its lexer goroutine.
-func precheck(src string, maxDepth int) (int, error) {
+// precheck reports the lexical error that ends toks, the tokens of src, if
+// any, and measures the nesting of blocks, {{else x}} links and
+// subexpressions, so that nothing deeper than maxDepth reaches the recursive
+// parser. It also refuses a closing tag or an {{else x}} with no block
+// open, at its column (the parser's errors carry a line only); other
+// unbalanced tags are left to the parser.
+func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 	var chains []int // per open block: the number of {{else x}} links so far
 	depth, deepest := 0, 0
-	for _, tok := range lexer.Collect(src) {
+	for _, tok := range toks {
 		switch tok.Kind {
 		case lexer.TokenError:
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
