@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"reflect"
 	"slices"
@@ -79,8 +80,14 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			return
 		}
 		if err != nil {
-			// The client went away or was too slow: nobody to answer.
-			addLogAttrs(w, slog.String("error", "reading body: "+err.Error()))
+			// Too slow (the server's read timeout), or cut short; if the
+			// client went away, nobody reads the answer.
+			addLogAttrs(w, slog.String("error", "reading the body: "+err.Error()))
+			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+				writeError(w, http.StatusRequestTimeout, &apiError{Code: "timeout", Message: "the body was not received in time"})
+				return
+			}
+			writeError(w, http.StatusBadRequest, &apiError{Code: "invalid_json", Message: "the body was cut short"})
 			return
 		}
 		var call postroom.Call
@@ -217,6 +224,9 @@ func countStatuses(results []postroom.Result) map[string]int {
 func writeError(w http.ResponseWriter, status int, e *apiError) {
 	e.Status = "error"
 	addLogAttrs(w, slog.String("code", e.Code))
+	if e.Field != "" {
+		addLogAttrs(w, slog.String("field", e.Field))
+	}
 	writeJSON(w, status, e)
 }
 

@@ -14,8 +14,13 @@
 //
 // with code invalid_json, validation_error, no_recipients,
 // too_many_recipients, unknown_template or template_syntax (400),
-// invalid_key (401), method_not_allowed (405), too_large (413),
-// unsupported_media_type (415) or internal (500).
+// invalid_key (401), not_found (404), method_not_allowed (405, with an
+// Allow header), timeout (408), too_large (413), unsupported_media_type
+// (415) or internal (500, the detail only in the log). invalid_json covers
+// bodies that do not decode into a postroom.Call: bad syntax, a value of the
+// wrong type, and fields the spec does not have, named in "field" (such as
+// "message.htmll"). A call that was accepted is answered 200 with one result
+// per recipient, even when some recipients failed.
 //
 // Usage:
 //

@@ -207,5 +207,6 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
+	logger.Info("stopped")
 	return err
 }

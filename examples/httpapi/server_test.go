@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -626,5 +627,35 @@ func TestParseFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSlowBody: a body that does not arrive within the read timeout is
+// answered 408, not left hanging or answered with an empty 200.
+func TestSlowBody(t *testing.T) {
+	to := defaultTimeouts
+	to.Read = time.Second
+	discard := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
+	url, _ := startMailer(t, discard, postroom.Options{}, to)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, "POST /api/1.0/message.send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\":"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	defer resp.Body.Close()
+	var e apiError
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != http.StatusRequestTimeout || e.Code != "timeout" {
+		t.Errorf("got %d %+v (%v); want 408 timeout", resp.StatusCode, e, err)
 	}
 }
