@@ -1,0 +1,392 @@
+package benchmarks
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aymerick/raymond"
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/program"
+)
+
+// The benchmark bodies below are shared by this package's Benchmark
+// functions and by cmd/report, which runs them with testing.Benchmark. Each
+// sets up outside the timed loop, runs b.Loop, and reports ns/recipient,
+// allocs/recipient and B/recipient with b.ReportMetric, and MB/s counted in
+// postroom's average message size (MessageSize). They fail the benchmark
+// rather than report a figure for work that was not done.
+
+// MIMECallSize is the number of recipients of the static call that
+// MIMEPostroom sends per iteration.
+const MIMECallSize = 1000
+
+// Concurrency is the number of recipients both pipelines have in flight at
+// once: postroom's default for this machine, max(8, 4 × GOMAXPROCS).
+func Concurrency() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+
+// NewMailer returns a postroom Mailer over t with no authentication and the
+// given concurrency (0: postroom's default).
+func NewMailer(t postroom.Transport, concurrency int) (*postroom.Mailer, error) {
+	return postroom.New(t, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: concurrency})
+}
+
+// SendAll sends call with m and fails unless every recipient was sent.
+func SendAll(ctx context.Context, m *postroom.Mailer, call *postroom.Call) error {
+	results, err := m.Send(ctx, call)
+	if err != nil {
+		return err
+	}
+	for i, r := range results {
+		if r.Status != postroom.StatusSent {
+			return fmt.Errorf("%w: recipient %d: %s %s", errNotSent, i, r.Status, r.Reason)
+		}
+	}
+	return nil
+}
+
+// MessageSize returns the average size in bytes of postroom's messages for
+// the workload's samples.
+func MessageSize(w *Workload) (int, error) {
+	var total, count atomic.Int64
+	m, err := NewMailer(postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
+		total.Add(int64(len(env.Data)))
+		count.Add(1)
+		return nil
+	}), 0)
+	if err != nil {
+		return 0, err
+	}
+	if err := SendAll(context.Background(), m, w.Call(w.Samples())); err != nil {
+		return 0, err
+	}
+	return int(total.Load() / count.Load()), nil
+}
+
+// Message returns postroom's message for recipient i of a call made from w.
+func Message(w *Workload, i int) ([]byte, error) {
+	var msg []byte
+	m, err := NewMailer(postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
+		if env.To[0] == w.Recipient(i).Email {
+			msg = bytes.Clone(env.Data)
+		}
+		return nil
+	}), 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := SendAll(context.Background(), m, w.Call(i+1)); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// meter measures a b.Loop: allocations from the runtime's counters, time
+// from b.Elapsed, and, when asked, the peak heap from a sampling goroutine.
+type meter struct {
+	b       *testing.B
+	perOp   int
+	before  runtime.MemStats
+	sampler *heapSampler
+}
+
+// startMeter is called right before the loop; perOp is the number of
+// recipients one iteration handles.
+func startMeter(b *testing.B, msgSize, perOp int, heap bool) *meter {
+	b.Helper()
+	b.ReportAllocs()
+	b.SetBytes(int64(msgSize) * int64(perOp))
+	m := &meter{b: b, perOp: perOp}
+	runtime.GC()
+	if heap {
+		m.sampler = startHeapSampler(time.Millisecond)
+	}
+	runtime.ReadMemStats(&m.before)
+	return m
+}
+
+// stop is called right after the loop.
+func (m *meter) stop() {
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b := m.b
+	recipients := float64(b.N) * float64(m.perOp)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/recipients, "ns/recipient")
+	b.ReportMetric(float64(after.Mallocs-m.before.Mallocs)/recipients, "allocs/recipient")
+	b.ReportMetric(float64(after.TotalAlloc-m.before.TotalAlloc)/recipients, "B/recipient")
+	if m.sampler != nil {
+		heap, live := m.sampler.stop()
+		b.ReportMetric(float64(heap)/1e6, "peak-heap-MB")
+		b.ReportMetric(float64(live)/1e6, "peak-live-MB")
+	}
+}
+
+// heapSampler records the largest heap seen while it runs.
+type heapSampler struct {
+	quit       chan struct{}
+	done       chan struct{}
+	heap, live uint64
+}
+
+const (
+	metricHeapObjects = "/memory/classes/heap/objects:bytes"
+	metricHeapLive    = "/gc/heap/live:bytes"
+)
+
+func startHeapSampler(every time.Duration) *heapSampler {
+	s := &heapSampler{quit: make(chan struct{}), done: make(chan struct{})}
+	samples := []metrics.Sample{{Name: metricHeapObjects}, {Name: metricHeapLive}}
+	read := func() {
+		metrics.Read(samples)
+		s.heap = max(s.heap, samples[0].Value.Uint64())
+		s.live = max(s.live, samples[1].Value.Uint64())
+	}
+	read()
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.quit:
+				read()
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the peaks, in bytes.
+func (s *heapSampler) stop() (heap, live uint64) {
+	close(s.quit)
+	<-s.done
+	return s.heap, s.live
+}
+
+// messageSize is MessageSize(w), or fails b.
+func messageSize(b *testing.B, w *Workload) int {
+	b.Helper()
+	size, err := MessageSize(w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return size
+}
+
+// RenderPostroom measures postroom's render step per recipient: the
+// subject, html and text programs compiled once, Append into reused buffers,
+// recipients taken from the samples in turn.
+func RenderPostroom(b *testing.B, w *Workload) {
+	size := messageSize(b, w)
+	msg := &w.Base.Message
+	var progs [3]*program.Program
+	for i, p := range []struct {
+		src  string
+		mode program.Mode
+	}{{msg.Subject, program.Text}, {msg.HTML, program.HTML}, {msg.Text, program.Text}} {
+		var err error
+		if progs[i], err = program.Compile(p.src, program.Options{Mode: p.mode}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var bufs [3][]byte
+	d := &program.Data{Globals: w.Base.GlobalParams}
+	i := 0
+	m := startMeter(b, size, 1, false)
+	for b.Loop() {
+		d.Params = w.Base.Recipients[i%w.Samples()].Params
+		d.Missing = d.Missing[:0]
+		i++
+		for k, p := range progs {
+			var err error
+			if bufs[k], err = p.Append(bufs[k][:0], d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	m.stop()
+}
+
+// RenderRaymond measures raymond's render step per recipient, the obvious
+// way: the subject, html and text parsed once, and per recipient the global
+// and recipient params merged into one map and each template Exec'd.
+func RenderRaymond(b *testing.B, w *Workload) {
+	size := messageSize(b, w)
+	msg := &w.Base.Message
+	var tpls [3]*raymond.Template
+	for i, src := range []string{msg.Subject, msg.HTML, msg.Text} {
+		var err error
+		if tpls[i], err = raymond.Parse(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	m := startMeter(b, size, 1, false)
+	for b.Loop() {
+		r := &w.Base.Recipients[i%w.Samples()]
+		i++
+		params := make(map[string]any, len(w.Base.GlobalParams)+len(r.Params))
+		maps.Copy(params, w.Base.GlobalParams)
+		maps.Copy(params, r.Params)
+		for _, t := range tpls {
+			if _, err := t.Exec(params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	m.stop()
+}
+
+// MIMEPostroom measures postroom's MIME as far as it is reachable from
+// outside the package: the whole Mailer, Concurrency 1, sending a
+// StaticCall of MIMECallSize recipients into a discarding transport. Per
+// recipient that is MIME plus the Mailer's own work (address checks, send
+// id, a Result, the transport call) and no rendering beyond copying the
+// static bodies.
+func MIMEPostroom(b *testing.B, w *Workload) {
+	size := messageSize(b, w)
+	call, err := w.StaticCall(MIMECallSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sent atomic.Int64
+	mailer, err := NewMailer(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+		sent.Add(1)
+		return nil
+	}), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	m := startMeter(b, size, MIMECallSize, false)
+	for b.Loop() {
+		if err := SendAll(ctx, mailer, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.stop()
+	if got, want := sent.Load(), int64(b.N)*MIMECallSize; got != want {
+		b.Fatalf("the transport saw %d messages, want %d", got, want)
+	}
+}
+
+// MIMEGoMail measures go-mail's MIME per recipient on the same pre-rendered
+// bodies as MIMEPostroom: a new Msg per recipient, filled the obvious way
+// and written with WriteTo into a reused buffer (see Obvious). Images and
+// attachments are decoded once, outside the loop.
+func MIMEGoMail(b *testing.B, w *Workload) {
+	size := messageSize(b, w)
+	call, err := w.StaticCall(w.Samples())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := parseObvious(call)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &Parts{Subject: call.Message.Subject, HTML: call.Message.HTML, Text: call.Message.Text}
+	values := make([]string, len(call.Message.Headers))
+	for i, h := range call.Message.Headers {
+		values[i] = h.Value
+	}
+	var buf bytes.Buffer
+	i := 0
+	m := startMeter(b, size, 1, false)
+	for b.Loop() {
+		buf.Reset()
+		if err := writeGoMail(&buf, c, p, values, &call.Recipients[i%len(call.Recipients)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	m.stop()
+}
+
+// PipelinePostroom measures postroom's whole pipeline: a Mailer with
+// Concurrency() workers sending Call(n) into a transport that counts and
+// discards. It also reports peak-heap-MB and peak-live-MB.
+func PipelinePostroom(b *testing.B, w *Workload, n int) {
+	size := messageSize(b, w)
+	call := w.Call(n)
+	var sent atomic.Int64
+	mailer, err := NewMailer(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+		sent.Add(1)
+		return nil
+	}), Concurrency())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	m := startMeter(b, size, n, true)
+	for b.Loop() {
+		if err := SendAll(ctx, mailer, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.stop()
+	if got, want := sent.Load(), int64(b.N)*int64(n); got != want {
+		b.Fatalf("the transport saw %d messages, want %d", got, want)
+	}
+}
+
+// PipelineObvious measures the obvious raymond + go-mail pipeline (Obvious)
+// with Concurrency() recipients in flight, sending Call(n) into a transport
+// that counts and discards. It also reports peak-heap-MB and peak-live-MB.
+func PipelineObvious(b *testing.B, w *Workload, n int) {
+	size := messageSize(b, w)
+	call := w.Call(n)
+	var sent atomic.Int64
+	o := &Obvious{Transport: postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+		sent.Add(1)
+		return nil
+	}), Concurrency: Concurrency()}
+	ctx := b.Context()
+	m := startMeter(b, size, n, true)
+	for b.Loop() {
+		if err := o.Send(ctx, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.stop()
+	if got, want := sent.Load(), int64(b.N)*int64(n); got != want {
+		b.Fatalf("the transport saw %d messages, want %d", got, want)
+	}
+}
+
+// FloorBytes is the total size of the buffers Memmove rotates through:
+// twice this machine class's 32 MiB L3, so that each destination is cold
+// when it comes round again.
+const FloorBytes = 64 << 20
+
+// Memmove measures the floor: copying one finished postroom message into a
+// cold buffer, rotating through destination buffers of FloorBytes in all.
+// MB/s counts the size of that message.
+func Memmove(b *testing.B, w *Workload) {
+	src, err := Message(w, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([][]byte, max(2, FloorBytes/len(src)))
+	for i := range dst {
+		dst[i] = make([]byte, len(src))
+	}
+	i := 0
+	m := startMeter(b, len(src), 1, false)
+	for b.Loop() {
+		copy(dst[i], src)
+		i++
+		if i == len(dst) {
+			i = 0
+		}
+	}
+	m.stop()
+}

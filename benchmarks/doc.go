@@ -1,0 +1,40 @@
+// Package benchmarks measures postroom's render path end to end on the
+// shared workload (../shared/workloads/transactional.json beside the
+// repository), side by side with the obvious way of doing the same work in
+// Go: raymond's Exec for the templates and one go-mail Msg per recipient for
+// the MIME.
+//
+// Run the benchmarks with
+//
+//	go test -run '^$' -bench . ./benchmarks
+//
+// and the one-table report, with the ratios and the memory figures, with
+//
+//	go run ./benchmarks/cmd/report
+//
+// from the repository root. The comparisons are:
+//
+//   - Render: the subject, html and text of one recipient, with postroom's
+//     compiled program appending into reused buffers against raymond's
+//     template parsed once and Exec'd per recipient over the params merged
+//     into one map.
+//   - MIME: the whole Mailer with Concurrency 1 on a call whose bodies have
+//     no placeholder (so MIME plus the Mailer's own overhead: checks, send
+//     ids, results) against one go-mail Msg per recipient written into a
+//     reused buffer, on the same pre-rendered bodies.
+//   - Pipeline: a call of N recipients sent into a transport that discards,
+//     with postroom's Mailer against the obvious raymond + go-mail pipeline
+//     (Obvious) at the same concurrency.
+//   - Memmove: copying a finished message into a cold buffer, the floor no
+//     pipeline can beat.
+//
+// Every benchmark reports ns/recipient, allocs/recipient and B/recipient;
+// MB/s is always counted in postroom's message size, so that rows compare.
+// Pipelines also report peak-heap-MB, the largest heap (bytes in heap
+// objects, live or not yet collected) sampled during the run, and
+// peak-live-MB, the largest live heap after a collection, which does not
+// depend on GOGC.
+//
+// This package measures; it tunes nothing. Its code is safe for concurrent
+// use only where a doc comment says so.
+package benchmarks
