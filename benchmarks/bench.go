@@ -31,6 +31,11 @@ const MIMECallSize = 1000
 // once: postroom's default for this machine, max(8, 4 × GOMAXPROCS).
 func Concurrency() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
+// Discard returns a Transport that accepts every message and drops it.
+func Discard() postroom.Transport {
+	return postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
+}
+
 // NewMailer returns a postroom Mailer over t with no authentication and the
 // given concurrency (0: postroom's default).
 func NewMailer(t postroom.Transport, concurrency int) (*postroom.Mailer, error) {
@@ -104,6 +109,7 @@ func startMeter(b *testing.B, msgSize, perOp int, heap bool) *meter {
 	b.SetBytes(int64(msgSize) * int64(perOp))
 	m := &meter{b: b, perOp: perOp}
 	runtime.GC()
+	runtime.GC() // a second cycle so that the first one's garbage is swept
 	if heap {
 		m.sampler = startHeapSampler(time.Millisecond)
 	}
@@ -121,7 +127,8 @@ func (m *meter) stop() {
 	b.ReportMetric(float64(after.Mallocs-m.before.Mallocs)/recipients, "allocs/recipient")
 	b.ReportMetric(float64(after.TotalAlloc-m.before.TotalAlloc)/recipients, "B/recipient")
 	if m.sampler != nil {
-		heap, live := m.sampler.stop()
+		base, heap, live := m.sampler.stop()
+		b.ReportMetric(float64(base)/1e6, "base-heap-MB")
 		b.ReportMetric(float64(heap)/1e6, "peak-heap-MB")
 		b.ReportMetric(float64(live)/1e6, "peak-live-MB")
 	}
@@ -131,6 +138,7 @@ func (m *meter) stop() {
 type heapSampler struct {
 	quit       chan struct{}
 	done       chan struct{}
+	base       uint64 // heap objects when sampling started
 	heap, live uint64
 }
 
@@ -148,6 +156,7 @@ func startHeapSampler(every time.Duration) *heapSampler {
 		s.live = max(s.live, samples[1].Value.Uint64())
 	}
 	read()
+	s.base = s.heap
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(every)
@@ -166,10 +175,10 @@ func startHeapSampler(every time.Duration) *heapSampler {
 }
 
 // stop ends the sampling and returns the peaks, in bytes.
-func (s *heapSampler) stop() (heap, live uint64) {
+func (s *heapSampler) stop() (base, heap, live uint64) {
 	close(s.quit)
 	<-s.done
-	return s.heap, s.live
+	return s.base, s.heap, s.live
 }
 
 // messageSize is MessageSize(w), or fails b.

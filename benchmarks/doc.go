@@ -33,7 +33,9 @@
 // Pipelines also report peak-heap-MB, the largest heap (bytes in heap
 // objects, live or not yet collected) sampled during the run, and
 // peak-live-MB, the largest live heap after a collection, which does not
-// depend on GOGC.
+// depend on GOGC, and base-heap-MB, the heap when the run started (the
+// workload and the call's recipients, which the caller owns): the peaks
+// minus the base are what sending the call added.
 //
 // This package measures; it tunes nothing. Its code is safe for concurrent
 // use only where a doc comment says so.
