@@ -1,0 +1,277 @@
+package smtptest
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Reading modes of a conn.
+const (
+	modeCommand = iota // reading command lines
+	modeData           // reading message text, up to the final dot
+	modeTLS            // TLS started: bytes pass through untouched
+)
+
+// conn sits between the TCP connection and go-smtp (below TLS). In
+// plaintext it reads the client's command lines one at a time so that it
+// can apply the faults go-smtp has no hook for (Data, Reset): it hands a
+// faulted command to go-smtp as NOOP and sends the scripted reply instead
+// of NOOP's. Under TLS it only counts and closes.
+type conn struct {
+	net.Conn
+	srv  *Server
+	num  int
+	br   *bufio.Reader
+	done chan struct{} // closed by Close
+
+	closeOnce sync.Once
+
+	// Read side, used by the goroutine go-smtp serves the connection on.
+	pending []byte
+	midLine bool
+
+	// mu guards the state shared by the read and write sides.
+	mu         sync.Mutex
+	mode       int
+	expect354  bool
+	expectTLS  bool
+	replace    []byte // sent instead of the next reply
+	closeAfter bool   // close after the next reply
+	delay      time.Duration
+	rcpts      []string // the transaction's accepted recipients, kept by the session
+}
+
+func newConn(c net.Conn, srv *Server, num int) *conn {
+	return &conn{Conn: c, srv: srv, num: num, br: bufio.NewReaderSize(c, 64<<10), done: make(chan struct{})}
+}
+
+// Close closes the connection once and tells the server it is gone.
+func (c *conn) Close() error {
+	err := net.ErrClosed
+	c.closeOnce.Do(func() {
+		close(c.done)
+		err = c.Conn.Close()
+		c.srv.connClosed()
+	})
+	return err
+}
+
+// reset closes the connection with a TCP RST, as a crashing server or a
+// middlebox does, so that the client fails at its next read or write.
+func (c *conn) reset() {
+	if tc, ok := c.Conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+// sleep waits d or until the connection is closed.
+func (c *conn) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.done:
+	}
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	mode := c.mode
+	c.mu.Unlock()
+	if mode == modeTLS {
+		if c.br.Buffered() > 0 {
+			return c.br.Read(p)
+		}
+		return c.Conn.Read(p)
+	}
+	if len(c.pending) == 0 {
+		line, err := c.br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			c.pending = line
+			c.midLine = true
+		case err != nil && len(line) == 0:
+			return 0, err
+		default:
+			whole := !c.midLine
+			c.midLine = false
+			c.pending = line
+			if whole {
+				if err := c.command(line); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
+}
+
+// command looks at one whole line the client sent and applies the faults
+// of the Data and Reset stages.
+func (c *conn) command(line []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mode == modeData {
+		if string(line) == ".\r\n" {
+			c.mode = modeCommand
+		}
+		return nil
+	}
+	var stage Stage
+	cmd := bytes.ToUpper(bytes.TrimSpace(line))
+	switch string(cmd) {
+	case "DATA":
+		stage = Data
+	case "RSET":
+		stage = Reset
+	case "STARTTLS":
+		c.expectTLS = true
+		return nil
+	default:
+		return nil
+	}
+	addr := ""
+	if stage == Data && len(c.rcpts) > 0 {
+		addr = c.rcpts[0]
+	}
+	f := c.srv.fault(stage, addr, c.num)
+	c.delay = f.Delay
+	switch {
+	case f.Drop:
+		c.mu.Unlock()
+		c.sleep(f.Delay)
+		_ = c.Close()
+		c.mu.Lock()
+		return io.EOF
+	case f.Raw != "" || f.Code != 0:
+		c.pending = []byte("NOOP\r\n")
+		c.replace = f.line()
+		c.closeAfter = f.Raw != "" || f.Close
+	case stage == Data:
+		c.expect354 = true
+	}
+	return nil
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	if c.mode == modeTLS {
+		c.mu.Unlock()
+		return c.Conn.Write(p)
+	}
+	out := p
+	if c.replace != nil {
+		out, c.replace = c.replace, nil
+	} else if c.expect354 {
+		c.expect354 = false
+		if bytes.HasPrefix(p, []byte("354")) {
+			c.mode = modeData
+		}
+	}
+	toTLS := false
+	if c.expectTLS {
+		c.expectTLS = false
+		toTLS = bytes.HasPrefix(p, []byte("220"))
+	}
+	d, closeAfter := c.delay, c.closeAfter
+	c.delay, c.closeAfter = 0, false
+	c.mu.Unlock()
+
+	c.sleep(d)
+	if _, err := c.Conn.Write(out); err != nil {
+		return 0, err
+	}
+	if closeAfter {
+		_ = c.Close()
+	}
+	if toTLS {
+		c.mu.Lock()
+		c.mode = modeTLS
+		c.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+// setRcpts records the transaction's accepted recipients for the Data
+// stage's Command.Addr.
+func (c *conn) setRcpts(rcpts []string) {
+	c.mu.Lock()
+	c.rcpts = rcpts
+	c.mu.Unlock()
+}
+
+// listener wraps every accepted connection in a conn and answers the
+// Greeting faults itself (in plaintext only: under implicit TLS the greeting
+// is go-smtp's).
+type listener struct {
+	net.Listener
+	srv *Server
+}
+
+func (l *listener) Accept() (net.Conn, error) {
+	for {
+		nc, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		c := l.srv.newConn(nc)
+		if l.srv.opts.TLS == TLSImplicit {
+			c.mode = modeTLS
+			return c, nil
+		}
+		f := l.srv.fault(Greeting, "", c.num)
+		if f.Code == 0 && f.Raw == "" && !f.Drop {
+			c.delay = f.Delay
+			return c, nil
+		}
+		l.srv.wg.Add(1)
+		l.srv.mu.Lock()
+		l.srv.greeters[c] = struct{}{}
+		l.srv.mu.Unlock()
+		go func() {
+			defer l.srv.wg.Done()
+			greetFault(c, f)
+			l.srv.mu.Lock()
+			delete(l.srv.greeters, c)
+			l.srv.mu.Unlock()
+		}()
+	}
+}
+
+// greetFault answers a connection whose greeting is scripted: a Drop or a
+// Raw line ends it; a 4xx or a Close reply is followed by a close; any other
+// code is followed by 503 to every command until QUIT (RFC 5321 §3.1).
+func greetFault(c *conn, f Fault) {
+	defer c.Close()
+	c.sleep(f.Delay)
+	if f.Drop {
+		return
+	}
+	if _, err := c.Conn.Write(f.line()); err != nil || f.Raw != "" || f.Close || f.Code/100 == 4 {
+		return
+	}
+	for {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(time.Minute))
+		line, err := c.br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if bytes.EqualFold(bytes.TrimSpace([]byte(line)), []byte("QUIT")) {
+			_, _ = c.Conn.Write([]byte("221 2.0.0 Bye\r\n"))
+			return
+		}
+		if _, err := c.Conn.Write([]byte("503 5.5.1 No service, only QUIT\r\n")); err != nil {
+			return
+		}
+	}
+}
