@@ -657,37 +657,45 @@ func TestQueued(t *testing.T) {
 func TestCancelMidCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var n atomic.Int64
+	var calls atomic.Int64
+	var accepted sync.Map
 	tr := postroom.TransportFunc(func(ctx context.Context, env *postroom.Envelope) error {
-		if n.Add(1) == 50 {
+		if calls.Add(1) == 50 {
 			cancel()
 		}
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		accepted.Store(env.To[0], true)
+		return nil
 	})
 	call := smallCall()
 	for i := range 1000 {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("u%d@example.com", i)})
 	}
 	before := runtime.NumGoroutine()
-	results, err := newMailer(t, tr, postroom.Options{Concurrency: 4}).Send(ctx, call)
+	const workers = 4
+	results, err := newMailer(t, tr, postroom.Options{Concurrency: workers}).Send(ctx, call)
 	if !errors.Is(err, context.Canceled) || len(results) != 1000 {
 		t.Fatalf("err %v, %d results", err, len(results))
 	}
-	sent, canceled := 0, 0
+	sent := 0
 	for i, r := range results {
+		_, ok := accepted.Load(r.Email)
 		switch {
 		case r.Email != call.Recipients[i].Email:
 			t.Fatalf("result %d is for %s", i, r.Email)
-		case r.Status == postroom.StatusSent:
+		case ok && r.Status == postroom.StatusSent:
 			sent++
-		case r.Status == postroom.StatusDeferred && r.Reason == postroom.ReasonCanceled:
-			canceled++
+		case !ok && r.Status == postroom.StatusDeferred && r.Reason == postroom.ReasonCanceled:
 		default:
-			t.Fatalf("result %d = %+v", i, r)
+			t.Fatalf("result %d = %+v, accepted by the transport: %v", i, r, ok)
 		}
 	}
-	if sent != 49 || canceled != 951 {
-		t.Fatalf("%d sent, %d canceled; want 49 and 951", sent, canceled)
+	// Calls 1 to 49 ran before the cancel, except those in flight beside
+	// the 50th; no recipient is handed over once the cancel is seen.
+	if sent > 49 || sent < 49-(workers-1) || calls.Load() > 50+workers-1 {
+		t.Fatalf("%d sent, %d transport calls", sent, calls.Load())
 	}
 	waitGoroutines(t, before)
 }
@@ -718,7 +726,7 @@ func TestTransportUnusable(t *testing.T) {
 
 func waitGoroutines(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines left running after Send returned (%d before)", runtime.NumGoroutine()-before, before)
@@ -733,9 +741,8 @@ func TestNoGoroutineOutlivesSend(t *testing.T) {
 	if _, err := newMailer(t, transport.NewMemory(), postroom.Options{}).Send(t.Context(), call); err != nil {
 		t.Fatal(err)
 	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Fatalf("%d goroutines after Send returned, %d before", n, before)
-	}
+	// A worker may still be between its deferred Done and its return.
+	waitGoroutines(t, before)
 }
 
 // fixedRand is a deterministic byte source for Options.Rand.
