@@ -7,6 +7,7 @@
 //
 //	go run ./benchmarks/cmd/report            # N = 25,000; takes about two minutes
 //	go run ./benchmarks/cmd/report -quick     # N = 2,500, shorter runs
+//	go run ./benchmarks/cmd/report -count 3   # the median of 3 runs of each, on a busy machine
 //
 // The benchmarks of package benchmarks run in this process through
 // testing.Benchmark; the MIME skeleton alone (the root package's
@@ -19,6 +20,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -26,11 +28,13 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/postroom/postroom/benchmarks"
 )
@@ -43,6 +47,7 @@ func main() {
 	n := fs.Int("n", 25000, "recipients of the large pipeline call")
 	quick := fs.Bool("quick", false, "a fast look: N = 2,500 unless -n is given, shorter benchmark runs, no RSS of the obvious way")
 	workload := fs.String("workload", "", "path of the workload (default: ../shared/workloads/transactional.json from the repository root)")
+	count := fs.Int("count", 1, "run each benchmark this many times and report the run with the median ns/recipient")
 	child := fs.String("rss-child", "", "internal: send one call of -n recipients with this pipeline (postroom or obvious) and exit")
 	_ = fs.Parse(os.Args[1:])
 	nSet := false
@@ -79,7 +84,7 @@ func main() {
 	if *quick {
 		_ = flag.Set("test.benchtime", "300ms")
 	}
-	r := &report{w: w, n: *n, quick: *quick, workload: path, out: os.Stderr}
+	r := &report{w: w, n: *n, quick: *quick, count: max(1, *count), workload: path, out: os.Stderr}
 	r.run()
 	r.print(os.Stdout)
 }
@@ -126,6 +131,7 @@ type report struct {
 	w        *benchmarks.Workload
 	n        int
 	quick    bool
+	count    int
 	workload string
 	out      io.Writer // progress
 
@@ -144,9 +150,24 @@ func (r *report) sizes() []int {
 	return []int{smallN, r.n}
 }
 
+// bench runs f r.count times and returns the run with the median
+// ns/recipient (a failed run sorts last).
 func (r *report) bench(name string, f func(*testing.B)) stats {
-	fmt.Fprintf(r.out, "running %s ...\n", name)
-	return fromResult(testing.Benchmark(f))
+	runs := make([]stats, r.count)
+	for i := range runs {
+		fmt.Fprintf(r.out, "running %s (%d/%d) ...\n", name, i+1, r.count)
+		runs[i] = fromResult(testing.Benchmark(f))
+	}
+	slices.SortFunc(runs, func(a, b stats) int {
+		if a.ok != b.ok {
+			if a.ok {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.ns, b.ns)
+	})
+	return runs[(len(runs)-1)/2]
 }
 
 func (r *report) run() {
@@ -165,7 +186,7 @@ func (r *report) run() {
 	r.mimeGoMail = r.bench("mime/gomail", func(b *testing.B) { benchmarks.MIMEGoMail(b, w) })
 	r.mimePR = r.bench("mime/postroom", func(b *testing.B) { benchmarks.MIMEPostroom(b, w) })
 	fmt.Fprintf(r.out, "running the root package's BenchmarkAppendMessage (go test) ...\n")
-	r.mimeSk = goTestBench(".", "^BenchmarkAppendMessage$/^ascii$", r.quick)
+	r.mimeSk = goTestBench(".", "^BenchmarkAppendMessage$/^ascii$", r.quick, r.count)
 	r.pipeObvious, r.pipePR = map[int]stats{}, map[int]stats{}
 	for _, n := range r.sizes() {
 		r.pipeObvious[n] = r.bench(fmt.Sprintf("pipeline/obvious/N=%d", n), func(b *testing.B) { benchmarks.PipelineObvious(b, w, n) })
@@ -175,13 +196,14 @@ func (r *report) run() {
 }
 
 // goTestBench runs one benchmark of the package in dir (relative to the
-// repository root) with go test and parses its line.
-func goTestBench(dir, pattern string, quick bool) stats {
+// repository root) count times with go test, parses its lines and returns
+// the run with the median ns/op.
+func goTestBench(dir, pattern string, quick bool, count int) stats {
 	root, err := benchmarks.FindRoot(".")
 	if err != nil {
 		return stats{note: err.Error()}
 	}
-	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem"}
+	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-count", strconv.Itoa(count)}
 	if quick {
 		args = append(args, "-benchtime", "300ms")
 	}
@@ -192,6 +214,7 @@ func goTestBench(dir, pattern string, quick bool) stats {
 	if err := cmd.Run(); err != nil {
 		return stats{note: fmt.Sprintf("go test failed: %v: %s", err, lastLine(out.String()))}
 	}
+	var runs []stats
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -215,9 +238,13 @@ func goTestBench(dir, pattern string, quick bool) stats {
 				s.allocs = v
 			}
 		}
-		return s
+		runs = append(runs, s)
 	}
-	return stats{note: "go test printed no benchmark line: " + lastLine(out.String())}
+	if len(runs) == 0 {
+		return stats{note: "go test printed no benchmark line: " + lastLine(out.String())}
+	}
+	slices.SortFunc(runs, func(a, b stats) int { return cmp.Compare(a.ns, b.ns) })
+	return runs[(len(runs)-1)/2]
 }
 
 func lastLine(s string) string {
@@ -285,34 +312,34 @@ func childRSS(workload, pipeline string, n int) stats {
 func (r *report) print(out io.Writer) {
 	fmt.Fprintf(out, "postroom render path, shared workload (%d-byte messages), %s, GOMAXPROCS %d, %s/%s\n", r.msgSize, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(out, "pipelines: %d recipients in flight, discarding transport; MB/s in message bytes; ratio = baseline ns ÷ this row's ns\n\n", benchmarks.Concurrency())
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "comparison\tside\tns/recipient\tallocs/recipient\tB/recipient\tMB/s\tratio\t")
+	t := &table{right: []bool{false, false, true, true, true, true, true}}
+	t.add("comparison", "side", "ns/recipient", "allocs/recipient", "B/recipient", "MB/s", "ratio")
 	row := func(group, side string, s stats, base *stats) {
 		if !s.ok {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t\t\n", group, side, s.note)
+			t.add(group, side, s.note)
 			return
 		}
 		ratio := ""
 		if base != nil && base.ok && s.ns > 0 {
 			ratio = fmt.Sprintf("%.1fx", base.ns/s.ns)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", group, side, num(s.ns, 0), num(s.allocs, 1), num(s.bytes, 0), num(s.mbps, 0), ratio)
+		t.add(group, side, num(s.ns, 0), num(s.allocs, 1), num(s.bytes, 0), num(s.mbps, 0), ratio)
 	}
-	row("render (subject+html+text)", "raymond Exec, merged map", r.renderRaymond, nil)
+	row("render", "raymond Exec, merged map", r.renderRaymond, nil)
 	row("", "postroom program Append", r.renderPR, &r.renderRaymond)
 	row("MIME", "go-mail Msg + WriteTo", r.mimeGoMail, nil)
-	row("", "postroom Mailer, static bodies, 1 worker (MIME + Mailer overhead)", r.mimePR, &r.mimeGoMail)
-	row("", "postroom MIME skeleton alone (root BenchmarkAppendMessage/ascii)", r.mimeSk, &r.mimeGoMail)
+	row("", "postroom Mailer, static bodies, 1 worker (MIME + overhead)", r.mimePR, &r.mimeGoMail)
+	row("", "postroom skeleton alone (root BenchmarkAppendMessage/ascii)", r.mimeSk, &r.mimeGoMail)
 	for _, n := range r.sizes() {
 		o := r.pipeObvious[n]
 		row(fmt.Sprintf("pipeline N=%d", n), "obvious: raymond + go-mail", o, nil)
 		row("", "postroom Mailer", r.pipePR[n], &o)
 	}
-	row("floor", "memmove of one message into a cold buffer", r.floor, nil)
-	tw.Flush()
+	row("floor", "memmove into a cold buffer", r.floor, nil)
+	t.write(out)
 
 	fmt.Fprintln(out)
-	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "pipeline, N=%d\tobvious\tpostroom\tratio\n", r.n)
 	o, p := r.pipeObvious[r.n], r.pipePR[r.n]
 	fmt.Fprintf(tw, "wall time per call\t%s\t%s\t%s\n", dur(o), dur(p), ratio(o.ok && p.ok, float64(o.wall), float64(p.wall)))
@@ -373,6 +400,36 @@ func (r *report) goals(out io.Writer) {
 	}
 	if r.n != 25000 {
 		fmt.Fprintf(out, "  (the goals are stated for N=25,000; this run used N=%d)\n", r.n)
+	}
+}
+
+// table is a text table whose columns are aligned left or right.
+type table struct {
+	right []bool
+	rows  [][]string
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(out io.Writer) {
+	width := make([]int, len(t.right))
+	for _, r := range t.rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range t.rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if t.right[i] {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
+			b.WriteString("  ")
+		}
+		fmt.Fprintln(out, strings.TrimRight(b.String(), " "))
 	}
 }
 
