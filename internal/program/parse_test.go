@@ -371,7 +371,7 @@ func FuzzParseEquivalence(f *testing.F) {
 }
 
 // BenchmarkParse parses the workload's html with parseTemplate and with
-// raymond's parser.
+// raymond's parser, compiles it, and lexes it alone (most of the time).
 func BenchmarkParse(b *testing.B) {
 	src := loadWorkload(b).Message.HTML
 	for _, bc := range []struct {
@@ -391,6 +391,15 @@ func BenchmarkParse(b *testing.B) {
 			}
 		})
 	}
+	b.Run("compile", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Compile(src, Options{Mode: HTML}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("collect", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		b.ReportAllocs()
