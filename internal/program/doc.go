@@ -78,12 +78,12 @@
 //
 // QUIRK: raymond's parser runs its lexer in a goroutine and abandons it,
 // blocked for ever, when it stops at a syntax error before the end of the
-// source (a closing tag that names another block, for example). Compile
-// lexes the whole source first and reports lexical errors and unbalanced
-// closing tags itself, so those never reach the parser; other syntax errors
-// still cost one parked goroutine holding the source each, so callers that
-// compile untrusted templates repeatedly should bound their size and cache
-// or rate-limit failures.
+// source. Compile does not use it: it runs raymond's lexer to the end
+// (lexer.Collect) and parses the tokens with a port of raymond's parser
+// that builds the same tree and reports the same errors, so no goroutine
+// outlives Compile, whatever the source. Lexical errors, a closing tag or
+// {{else x}} with no block open, and nesting beyond MaxDepth are reported
+// from the tokens, at their column, before parsing.
 //
 // # Concurrency
 //
