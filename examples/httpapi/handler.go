@@ -82,7 +82,7 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		if err != nil {
 			// Too slow (the server's read timeout), or cut short; if the
 			// client went away, nobody reads the answer.
-			addLogAttrs(w, slog.String("error", "reading the body: "+err.Error()))
+			logError(w, slog.LevelWarn, "reading the body: "+err.Error())
 			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 				writeError(w, http.StatusRequestTimeout, &apiError{Code: "timeout", Message: "the body was not received in time"})
 				return
@@ -99,7 +99,6 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			writeError(w, http.StatusBadRequest, e)
 			return
 		}
-		body = nil // let the body go while the call runs
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
 
 		results, err := send(ctx, &call)
@@ -107,21 +106,21 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		case err == nil:
 		case r.Context().Err() != nil:
 			// The client went away and the Mailer stopped: nothing to answer.
-			addLogAttrs(w, slog.String("error", "client went away: "+err.Error()))
+			logError(w, slog.LevelWarn, "client went away: "+err.Error())
 			return
 		case results != nil && ctx.Err() != nil:
 			// The call outlasted the budget; the recipients not finished
 			// are deferred (timeout), which is safe to retry.
-			addLogAttrs(w, slog.String("error", err.Error()))
+			logError(w, slog.LevelError, err.Error())
 		case results != nil && errors.Is(err, postroom.ErrTransportUnusable):
 			// The transport cannot deliver (say, the SMTP login is refused):
 			// every recipient not handed over is deferred. Answer the
 			// results; the operator finds the cause in the log.
-			addLogAttrs(w, slog.String("error", err.Error()))
+			logError(w, slog.LevelError, err.Error())
 		default:
 			status, e := callError(err)
 			if status == http.StatusInternalServerError {
-				addLogAttrs(w, slog.String("error", err.Error()))
+				logError(w, slog.LevelError, err.Error())
 			}
 			writeError(w, status, e)
 			return
@@ -245,6 +244,7 @@ type logWriter struct {
 	status int
 	bytes  int64
 	attrs  []slog.Attr
+	level  slog.Level // at least this
 }
 
 func (lw *logWriter) WriteHeader(status int) {
@@ -273,17 +273,22 @@ func addLogAttrs(w http.ResponseWriter, attrs ...slog.Attr) {
 	}
 }
 
+// logError adds an error to the request's log record and raises its level.
+func logError(w http.ResponseWriter, level slog.Level, msg string) {
+	if lw, ok := w.(*logWriter); ok {
+		lw.attrs = append(lw.attrs, slog.String("error", msg))
+		lw.level = max(lw.level, level)
+	}
+}
+
 // logRequests logs one record per request: never its body, headers or key.
 func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		lw := &logWriter{ResponseWriter: w}
+		lw := &logWriter{ResponseWriter: w, level: slog.LevelInfo}
 		next.ServeHTTP(lw, r)
-		level := slog.LevelInfo
-		switch {
-		case lw.status == 0: // nothing answered: the client went away
-			level = slog.LevelWarn
-		case lw.status >= 500:
+		level := lw.level
+		if lw.status >= 500 {
 			level = slog.LevelError
 		}
 		attrs := append([]slog.Attr{

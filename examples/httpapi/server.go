@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -27,11 +28,14 @@ type config struct {
 	SMTPTLS      string // none, starttls or tls
 	SMTPUser     string
 	SMTPPassword string // from POSTROOM_SMTP_PASSWORD, never a flag
-	Templates    string // a templatestore.Dir folder: <account_id>/<template_id>
-	Keys         string // a JSON file: account id to accepted keys
-	NoAuth       bool
-	MaxBody      int64
-	Timeouts     timeouts
+	// SMTPTLSConfig is the TLS configuration for -smtp; nil means the
+	// system's roots, verifying the host of -smtp. No flag sets it.
+	SMTPTLSConfig *tls.Config
+	Templates     string // a templatestore.Dir folder: <account_id>/<template_id>
+	Keys          string // a JSON file: account id to accepted keys
+	NoAuth        bool
+	MaxBody       int64
+	Timeouts      timeouts
 }
 
 // timeouts are the HTTP server's; tests shorten them.
@@ -82,6 +86,9 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
+	if _, ok := smtpTLSModes[cfg.SMTPTLS]; !ok {
+		return config{}, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
+	}
 	switch {
 	case fs.NArg() > 0:
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -93,8 +100,6 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 		return config{}, errors.New("give -keys FILE to check keys, or -no-auth to accept every call")
 	case cfg.MaxBody <= 0:
 		return config{}, errors.New("-max-body must be positive")
-	case cfg.SMTPTLS != "none" && cfg.SMTPTLS != "starttls" && cfg.SMTPTLS != "tls":
-		return config{}, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
 	case cfg.SMTP == "" && (cfg.SMTPUser != "" || cfg.SMTPTLS != "starttls"):
 		return config{}, errors.New("-smtp-user and -smtp-tls need -smtp")
 	}
@@ -135,6 +140,9 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 			return nil, nil, err
 		}
 		t, cleanup = s, s.Close
+		if cfg.SMTPTLS == "none" && cfg.SMTPUser != "" {
+			logger.Warn("-smtp-tls none: the SMTP password is sent without TLS")
+		}
 	} else {
 		if err := os.MkdirAll(cfg.Outbox, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("-outbox: %w", err)

@@ -1,18 +1,39 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/transport"
 )
 
-// smtpTransport is a Transport with a connection pool to release.
-type smtpTransport interface {
-	postroom.Transport
-	Close() error
+// smtpTLSModes maps -smtp-tls to the transport's modes. "starttls" requires
+// STARTTLS: a server that does not offer it is refused rather than sent
+// the messages, and the password, in plaintext.
+var smtpTLSModes = map[string]transport.TLSMode{
+	"none":     transport.NoTLS,
+	"starttls": transport.StartTLSRequired,
+	"tls":      transport.ImplicitTLS,
 }
 
-// newSMTP builds the -smtp transport.
-func newSMTP(cfg config) (smtpTransport, error) {
-	return nil, errors.New("-smtp: the SMTP transport is not available yet")
+// newSMTP builds the -smtp transport. It dials nothing: a wrong address or
+// password shows on the first call, as deferred results and a logged error.
+func newSMTP(cfg config) (*transport.SMTP, error) {
+	mode, ok := smtpTLSModes[cfg.SMTPTLS]
+	if !ok {
+		return nil, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
+	}
+	t, err := transport.NewSMTP(transport.SMTPOptions{
+		Addr:      cfg.SMTP,
+		TLS:       mode,
+		TLSConfig: cfg.SMTPTLSConfig,
+		Username:  cfg.SMTPUser,
+		Password:  cfg.SMTPPassword,
+		// -smtp-tls none with -smtp-user is an explicit choice, for a relay
+		// on a trusted network; otherwise the password only goes under TLS.
+		AllowInsecureAuth: mode == transport.NoTLS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("-smtp: %w", err)
+	}
+	return t, nil
 }
