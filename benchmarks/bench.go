@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime"
@@ -16,12 +17,19 @@ import (
 	"github.com/postroom/postroom/internal/program"
 )
 
-// The benchmark bodies below are shared by this package's Benchmark
+// The benchmark bodies below (RenderPostroom, RenderRaymond, MIMEPostroom,
+// MIMEGoMail, PipelinePostroom, PipelineObvious, Memmove) are shared by this package's Benchmark
 // functions and by cmd/report, which runs them with testing.Benchmark. Each
 // sets up outside the timed loop, runs b.Loop, and reports ns/recipient,
 // allocs/recipient and B/recipient with b.ReportMetric, and MB/s counted in
 // postroom's average message size (MessageSize). They fail the benchmark
-// rather than report a figure for work that was not done.
+// rather than report a figure for work that was not done. Each reads the
+// Workload only; several may run at once, though their figures then
+// disturb one another. The helpers (Discard, NewMailer, SendAll,
+// MessageSize, Message) are safe for concurrent use.
+
+// errNotSent is returned by SendAll when a recipient was not sent.
+var errNotSent = errors.New("benchmarks: a recipient was not sent")
 
 // MIMECallSize is the number of recipients of the static call that
 // MIMEPostroom sends per iteration.
@@ -31,18 +39,21 @@ const MIMECallSize = 1000
 // once: postroom's default for this machine, max(8, 4 × GOMAXPROCS).
 func Concurrency() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
-// Discard returns a Transport that accepts every message and drops it.
+// Discard returns a Transport that accepts every message and drops it. It
+// keeps nothing and is safe for concurrent use.
 func Discard() postroom.Transport {
 	return postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
 }
 
 // NewMailer returns a postroom Mailer over t with no authentication and the
-// given concurrency (0: postroom's default).
+// given concurrency (0: postroom's default). The Mailer is the caller's.
 func NewMailer(t postroom.Transport, concurrency int) (*postroom.Mailer, error) {
 	return postroom.New(t, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: concurrency})
 }
 
-// SendAll sends call with m and fails unless every recipient was sent.
+// SendAll sends call with m and fails unless every recipient was sent:
+// it returns Send's error, or an error naming the first recipient whose
+// status is not sent.
 func SendAll(ctx context.Context, m *postroom.Mailer, call *postroom.Call) error {
 	results, err := m.Send(ctx, call)
 	if err != nil {
@@ -74,7 +85,8 @@ func MessageSize(w *Workload) (int, error) {
 	return int(total.Load() / count.Load()), nil
 }
 
-// Message returns postroom's message for recipient i of a call made from w.
+// Message returns postroom's message for recipient i of a call made from w,
+// in a new slice owned by the caller.
 func Message(w *Workload, i int) ([]byte, error) {
 	var msg []byte
 	m, err := NewMailer(postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
@@ -322,7 +334,8 @@ func MIMEGoMail(b *testing.B, w *Workload) {
 
 // PipelinePostroom measures postroom's whole pipeline: a Mailer with
 // Concurrency() workers sending Call(n) into a transport that counts and
-// discards. It also reports peak-heap-MB and peak-live-MB.
+// discards. It also reports the heap figures (see the package
+// documentation).
 func PipelinePostroom(b *testing.B, w *Workload, n int) {
 	size := messageSize(b, w)
 	call := w.Call(n)
@@ -349,7 +362,8 @@ func PipelinePostroom(b *testing.B, w *Workload, n int) {
 
 // PipelineObvious measures the obvious raymond + go-mail pipeline (Obvious)
 // with Concurrency() recipients in flight, sending Call(n) into a transport
-// that counts and discards. It also reports peak-heap-MB and peak-live-MB.
+// that counts and discards. It also reports the heap figures (see the
+// package documentation).
 func PipelineObvious(b *testing.B, w *Workload, n int) {
 	size := messageSize(b, w)
 	call := w.Call(n)

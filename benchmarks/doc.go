@@ -25,17 +25,19 @@
 //   - Pipeline: a call of N recipients sent into a transport that discards,
 //     with postroom's Mailer against the obvious raymond + go-mail pipeline
 //     (Obvious) at the same concurrency.
-//   - Memmove: copying a finished message into a cold buffer, the floor no
-//     pipeline can beat.
+//   - Memmove: one core copying a finished message into a buffer that is
+//     not in cache: the floor of writing a message into memory. A pipeline
+//     on several cores, reusing warm buffers, can go below it per recipient.
 //
 // Every benchmark reports ns/recipient, allocs/recipient and B/recipient;
 // MB/s is always counted in postroom's message size, so that rows compare.
-// Pipelines also report peak-heap-MB, the largest heap (bytes in heap
-// objects, live or not yet collected) sampled during the run, and
-// peak-live-MB, the largest live heap after a collection, which does not
-// depend on GOGC, and base-heap-MB, the heap when the run started (the
-// workload and the call's recipients, which the caller owns): the peaks
-// minus the base are what sending the call added.
+// Pipelines also report three heap figures, sampled every millisecond
+// during the run from runtime/metrics: peak-heap-MB, the largest heap (bytes
+// in heap objects, live or not yet collected); peak-live-MB, the largest
+// heap found live by a collection, which does not depend on GOGC; and
+// base-heap-MB, the heap when the run started (the workload and the call's
+// recipients, which the caller owns). The peaks minus the base are what
+// sending the call added, the returned results included.
 //
 // This package measures; it tunes nothing. Its code is safe for concurrent
 // use only where a doc comment says so.

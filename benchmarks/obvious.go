@@ -31,7 +31,9 @@ import (
 // the comparison, not a mailer.
 //
 // An Obvious is safe for concurrent use; its fields must not change while a
-// Send runs. The zero value has no Transport and must not be used.
+// Send runs, and it must not be copied after first use (it pools buffers).
+// The zero value has no Transport and must not be used. Send never modifies
+// the call.
 type Obvious struct {
 	// Transport receives every message. The Envelope's Data is reused after
 	// Send returns, as with postroom.

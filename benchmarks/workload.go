@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,12 +12,13 @@ import (
 	"github.com/postroom/postroom/internal/program"
 )
 
-// ModulePath is the module whose repository the workload sits beside.
+// ModulePath is the module whose repository the workload sits beside:
+// FindRoot looks for the go.mod that declares it.
 const ModulePath = "github.com/postroom/postroom"
 
 // WorkloadFromRoot is the shared workload's path relative to the repository
-// root.
-var WorkloadFromRoot = filepath.Join("..", "shared", "workloads", "transactional.json")
+// root, slash-separated.
+const WorkloadFromRoot = "../shared/workloads/transactional.json"
 
 // FindWorkload returns the path of the shared workload: it walks up from
 // dir to the repository root (the directory whose go.mod declares
@@ -29,11 +29,12 @@ func FindWorkload(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, WorkloadFromRoot), nil
+	return filepath.Join(root, filepath.FromSlash(WorkloadFromRoot)), nil
 }
 
 // FindRoot returns the repository root at or above dir: the first directory
-// whose go.mod declares ModulePath.
+// whose go.mod declares ModulePath. It only reads files and is safe for
+// concurrent use.
 func FindRoot(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -80,7 +81,9 @@ type Workload struct {
 	Base postroom.Call
 }
 
-// Load reads the workload at path.
+// Load reads the workload at path and returns a new Workload, owned by the
+// caller. It fails when the file cannot be read or decoded or has no sample
+// recipient.
 func Load(path string) (*Workload, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -143,7 +146,8 @@ func (w *Workload) StaticCall(n int) (*postroom.Call, error) {
 	return c, nil
 }
 
-// Parts are one recipient's rendered subject and bodies.
+// Parts are one recipient's rendered subject and bodies. The zero value is
+// three empty parts. A Parts is a plain value: copies are independent.
 type Parts struct {
 	Subject, HTML, Text string
 }
@@ -173,6 +177,3 @@ func (w *Workload) Rendered(i int) (Parts, error) {
 	}
 	return Parts{Subject: out[0], HTML: out[1], Text: out[2]}, nil
 }
-
-// errNotSent is returned when a pipeline did not send every recipient.
-var errNotSent = errors.New("benchmarks: a recipient was not sent")
