@@ -22,8 +22,6 @@ import (
 // body into a postroom.Call, pass the request's context to the Mailer, and
 // turn a call-level error into an honest HTTP status.
 type handler struct {
-	m       *postroom.Mailer
-	log     *slog.Logger
 	maxBody int64
 	// budget is how long one call may take, from the moment its headers
 	// are read: the server's write timeout less time to write the answer.
@@ -33,7 +31,7 @@ type handler struct {
 // newHandler returns the API's handler: the two endpoints, a JSON 404 for
 // every other path, and a log record per request.
 func newHandler(m *postroom.Mailer, logger *slog.Logger, maxBody int64, budget time.Duration) http.Handler {
-	h := &handler{m: m, log: logger, maxBody: maxBody, budget: budget}
+	h := &handler{maxBody: maxBody, budget: budget}
 	mux := http.NewServeMux()
 	mux.Handle("/api/1.0/message.send", h.endpoint(m.Send))
 	mux.Handle("/api/1.0/message.send_template", h.endpoint(m.SendTemplate))
