@@ -17,6 +17,7 @@ import (
 	"github.com/postroom/postroom"
 )
 
+// TestErrors checks every whole-call failure's status, code and field.
 func TestErrors(t *testing.T) {
 	keys := writeKeys(t, map[string][]string{"acct": {"k"}})
 	templates := writeTemplates(t, map[string]string{
@@ -213,6 +214,8 @@ func equalSet(a, b []string) bool {
 	return true
 }
 
+// blockingTransport blocks every Send until ctx is done and reports ctx's
+// error; started receives once per Send that began.
 type blockingTransport struct {
 	started chan struct{}
 	ended   chan error
@@ -229,6 +232,7 @@ func (b *blockingTransport) Send(ctx context.Context, _ *postroom.Envelope) erro
 	return ctx.Err()
 }
 
+// TestClientDisconnectCancelsCall: a client that goes away cancels its call.
 func TestClientDisconnectCancelsCall(t *testing.T) {
 	tr := newBlockingTransport(1)
 	url, log := startMailer(t, tr, postroom.Options{}, defaultTimeouts)
@@ -277,6 +281,9 @@ func TestClientDisconnectCancelsCall(t *testing.T) {
 	}
 }
 
+// TestCallBudget: a call that outlasts the server's budget is answered with
+// its results, the unfinished recipients deferred, before the write
+// timeout cuts the connection.
 func TestCallBudget(t *testing.T) {
 	tr := newBlockingTransport(3)
 	to := defaultTimeouts
@@ -294,6 +301,9 @@ func TestCallBudget(t *testing.T) {
 	}
 }
 
+// TestTransportUnusable: when the transport cannot deliver at all (a refused
+// SMTP login), the call is answered with honest deferred results and the
+// cause is logged.
 func TestTransportUnusable(t *testing.T) {
 	refused := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
 		return fmt.Errorf("smtp: AUTH: 535 5.7.8 bad credentials: %w", postroom.ErrTransportUnusable)
@@ -313,6 +323,8 @@ func TestTransportUnusable(t *testing.T) {
 	}
 }
 
+// TestSlowBody: a body that does not arrive within the read timeout is
+// answered 408, not left hanging or answered with an empty 200.
 func TestSlowBody(t *testing.T) {
 	to := defaultTimeouts
 	to.Read = time.Second

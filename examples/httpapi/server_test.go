@@ -182,13 +182,6 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
-// TestErrors checks every whole-call failure's status, code and field.
-// blockingTransport blocks every Send until ctx is done and reports ctx's
-// error; started receives once per Send that began.
-// TestClientDisconnectCancelsCall: a client that goes away cancels its call.
-// TestCallBudget: a call that outlasts the server's budget is answered with
-// its results, the unfinished recipients deferred, before the write
-// timeout cuts the connection.
 // TestMaxRecipients: the spec's largest call goes through the production
 // server's timeouts, with every result in order.
 func TestMaxRecipients(t *testing.T) {
@@ -289,9 +282,6 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 }
 
-// TestTransportUnusable: when the transport cannot deliver at all (a refused
-// SMTP login), the call is answered with honest deferred results and the
-// cause is logged.
 func TestParseFlags(t *testing.T) {
 	env := map[string]string{passwordEnv: "s3cret"}
 	getenv := func(k string) string { return env[k] }
@@ -330,6 +320,3 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
-
-// TestSlowBody: a body that does not arrive within the read timeout is
-// answered 408, not left hanging or answered with an empty 200.
