@@ -150,6 +150,9 @@ func (s *Server) ClientTLSConfig() *tls.Config {
 // again does nothing.
 func (s *Server) Close() {
 	_ = s.srv.Close()
+	// go-smtp only closes the listeners Serve has registered, which it may
+	// not have done yet.
+	_ = s.ln.Close()
 	s.mu.Lock()
 	greeters := slices.Collect(maps.Keys(s.greeters))
 	s.mu.Unlock()

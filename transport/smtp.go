@@ -1,0 +1,438 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/postroom/postroom"
+)
+
+// TLSMode says how SMTP protects a connection with TLS.
+type TLSMode int
+
+const (
+	// StartTLSOpportunistic upgrades with STARTTLS when the server offers it
+	// and goes on in plaintext when it does not. It is the zero value.
+	// A failed handshake, such as a certificate that does not verify
+	// against SMTPOptions.TLSConfig, is not silently downgraded: it makes
+	// the transport unusable.
+	StartTLSOpportunistic TLSMode = iota
+	// StartTLSRequired upgrades with STARTTLS and refuses a server that does
+	// not offer it (port 587 submission).
+	StartTLSRequired
+	// ImplicitTLS speaks TLS from the first byte (port 465 submissions).
+	ImplicitTLS
+	// NoTLS never uses TLS, even when the server offers STARTTLS: for a relay
+	// on localhost or a trusted network.
+	NoTLS
+)
+
+// AuthMechanism names an SMTP AUTH mechanism (RFC 4954).
+type AuthMechanism string
+
+// The AUTH mechanisms SMTP supports.
+const (
+	AuthPlain   AuthMechanism = "PLAIN"
+	AuthLogin   AuthMechanism = "LOGIN"
+	AuthCRAMMD5 AuthMechanism = "CRAM-MD5"
+	AuthXOAUTH2 AuthMechanism = "XOAUTH2"
+)
+
+// Defaults of SMTPOptions' zero fields.
+const (
+	DefaultMaxConns           = 8
+	DefaultMaxMessagesPerConn = 100
+	DefaultIdleTimeout        = 30 * time.Second
+	DefaultHealthCheckAfter   = 5 * time.Second
+	DefaultConnectTimeout     = 30 * time.Second
+	DefaultCommandTimeout     = 5 * time.Minute
+	DefaultDataTimeout        = 5 * time.Minute
+	DefaultEndOfDataTimeout   = 10 * time.Minute
+	DefaultRetryAttempts      = 3
+	DefaultRetryBase          = 250 * time.Millisecond
+	DefaultRetryCap           = 10 * time.Second
+)
+
+// SMTPOptions configures an SMTP transport. NewSMTP copies it (and clones
+// TLSConfig); changing it afterwards has no effect.
+type SMTPOptions struct {
+	// Addr is the server's host:port, such as "localhost:25" or
+	// "smtp.example.com:587". Required. The host is also the name TLS
+	// verifies unless TLSConfig.ServerName says otherwise.
+	Addr string
+
+	// TLS is how TLS is used. The zero value is StartTLSOpportunistic.
+	TLS TLSMode
+	// TLSConfig is used for STARTTLS and ImplicitTLS. Nil means a
+	// configuration with ServerName set to Addr's host, verifying the
+	// certificate against the system roots.
+	TLSConfig *tls.Config
+
+	// Username enables AUTH when not empty; Password is its password, or
+	// its OAuth 2 access token with AuthXOAUTH2. Empty means no AUTH.
+	Username string
+	Password string
+	// Auth is the mechanism. Empty means the first of PLAIN, LOGIN and
+	// CRAM-MD5 that the server offers.
+	Auth AuthMechanism
+	// AllowInsecureAuth allows AUTH over a connection without TLS. When
+	// false (the zero value) credentials are only ever sent under TLS: a
+	// plaintext session with Username set fails with ErrInsecureAuth.
+	AllowInsecureAuth bool
+
+	// HELOName is the name sent with EHLO (or HELO). Empty means the
+	// machine's host name, or "localhost" when it has none.
+	HELOName string
+
+	// MaxConns is the most connections open to the server at once; Send
+	// waits for one to be free. Zero means DefaultMaxConns (8).
+	MaxConns int
+	// MaxMessagesPerConn is the most transactions on one connection before
+	// it is closed with QUIT and a new one is dialed. Zero means
+	// DefaultMaxMessagesPerConn (100); negative means no limit.
+	MaxMessagesPerConn int
+	// IdleTimeout closes a connection that has been idle this long. Zero
+	// means DefaultIdleTimeout (30s).
+	IdleTimeout time.Duration
+	// HealthCheckAfter makes a connection idle for longer than this pass a
+	// NOOP before it is reused. Zero means DefaultHealthCheckAfter (5s);
+	// negative means never. (A reused connection that turns out dead before
+	// any reply is redialed without counting as a retry either way.)
+	HealthCheckAfter time.Duration
+
+	// ConnectTimeout bounds dialing, the TLS handshake and the greeting.
+	// Zero means DefaultConnectTimeout (30s).
+	ConnectTimeout time.Duration
+	// CommandTimeout bounds each command's reply (EHLO, AUTH, MAIL, RCPT,
+	// DATA, RSET, NOOP, QUIT). Zero means DefaultCommandTimeout (5 minutes,
+	// RFC 5321 §4.5.3.2).
+	CommandTimeout time.Duration
+	// DataTimeout bounds writing one message's text. Zero means
+	// DefaultDataTimeout (5 minutes).
+	DataTimeout time.Duration
+	// EndOfDataTimeout bounds the wait for the reply after the final dot,
+	// while the server may be filtering or queueing. Zero means
+	// DefaultEndOfDataTimeout (10 minutes, RFC 5321 §4.5.3.2.6). When it
+	// expires the outcome is uncertain: Send reports DeliveryError.Uncertain.
+	EndOfDataTimeout time.Duration
+
+	// Retry is the retry policy for temporary failures.
+	Retry RetryPolicy
+
+	// RateLimit is the most messages per second (attempts, retries
+	// included) this transport starts, with bursts of one. Zero means no
+	// limit.
+	RateLimit float64
+
+	// Dial opens the TCP connection. Nil means a net.Dialer. It must honour
+	// ctx, which carries ConnectTimeout.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// RetryPolicy says how Send retries a temporary failure: a 4xx reply, a
+// failed connection, or a connection lost before the final dot. Send never
+// retries a permanent failure, a partial one (only bcc copies refused), an
+// uncertain end of data, or an error wrapping postroom.ErrTransportUnusable.
+// The wait before retry n (from 1) is a random duration in
+// [0, min(Cap, Base·2^(n-1))] ("full jitter").
+type RetryPolicy struct {
+	// Attempts is the most tries per message, the first included. Zero means
+	// DefaultRetryAttempts (3); 1 means no retry.
+	Attempts int
+	// Base is the backoff's first ceiling. Zero means DefaultRetryBase.
+	Base time.Duration
+	// Cap is the backoff's largest ceiling. Zero means DefaultRetryCap.
+	Cap time.Duration
+}
+
+// Errors of the SMTP transport. All but ErrClosed come wrapped, together
+// with postroom.ErrTransportUnusable, in the error that Send returns, so that
+// a Mailer stops the call instead of failing every recipient alike; branch
+// on them with errors.Is.
+var (
+	// ErrClosed: Send was called after Close.
+	ErrClosed = errors.New("transport: SMTP transport closed")
+	// ErrTLSUnavailable: TLS is StartTLSRequired but the server does not
+	// offer STARTTLS.
+	ErrTLSUnavailable = errors.New("transport: server does not offer STARTTLS")
+	// ErrInsecureAuth: AUTH would send credentials over a connection without
+	// TLS and SMTPOptions.AllowInsecureAuth is false.
+	ErrInsecureAuth = errors.New("transport: refusing AUTH without TLS")
+	// ErrAuthUnavailable: Username is set but the server offers no AUTH, or
+	// not the chosen mechanism.
+	ErrAuthUnavailable = errors.New("transport: server does not offer the AUTH mechanism")
+)
+
+// SMTP is a postroom.Transport that delivers to one SMTP server (a relay, a
+// smarthost, a provider's submission port) over a pool of connections.
+//
+// Connections are dialed lazily (NewSMTP starts nothing), reused with RSET
+// between transactions (pipelined when the server offers PIPELINING),
+// checked with NOOP after HealthCheckAfter idle, and closed after
+// MaxMessagesPerConn transactions, after IdleTimeout idle, after a 421 and
+// after any network error. At most MaxConns are open at once.
+//
+// Send is safe for concurrent use; it honours ctx at every step, including
+// in the middle of a command (the connection's deadline is moved to the past
+// and the connection discarded). It reports failures as the Transport
+// contract says:
+//
+//   - nil: the server accepted the message (250 after the final dot) for
+//     every address, even if a later RSET or QUIT fails.
+//   - *postroom.PartialError: accepted for Envelope.To[0], refused for the
+//     bcc addresses it lists (with their own DeliveryErrors).
+//   - *postroom.DeliveryError with Permanent: a 5xx reply to MAIL, to the
+//     RCPT of Envelope.To[0], to DATA or after the final dot; or a message
+//     larger than the server's SIZE (552 5.3.4, found before sending it).
+//     Nobody got the message.
+//   - *postroom.DeliveryError with Uncertain: the final dot was sent and no
+//     valid reply came (connection lost, EndOfDataTimeout, ctx done). The
+//     server may have the message; it is never retried.
+//   - *postroom.DeliveryError, neither: a temporary failure after the retry
+//     policy ran out (4xx, with Code; or a network failure before the final
+//     dot, without). RCPT 452 and 552 ("too many recipients") are temporary.
+//   - an error wrapping postroom.ErrTransportUnusable: no later message can
+//     do better. AUTH refused with 535 (or any 5xx), a 5xx greeting or
+//     EHLO, STARTTLS required but not offered, a TLS handshake that fails
+//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed. When it
+//     carries a reply it is a DeliveryError that is neither Permanent nor
+//     Uncertain: the recipient was not refused. A postroom.Mailer then
+//     stops the call: this recipient is deferred (soft-bounce with the
+//     reply, or connection-failed), the recipients not yet handed over are
+//     deferred with reason connection-failed, and Mailer.Send returns the
+//     results together with the error.
+//
+// DeliveryError.Enhanced is set when the server advertises
+// ENHANCEDSTATUSCODES; Text is the reply text on one line, at most 512
+// bytes.
+//
+// Bytes on the wire: CRLF line ends only (bare CR or LF in Envelope.Data
+// are made CRLF), dot-stuffed; MAIL carries SIZE when offered, BODY=8BITMIME
+// only when offered and the message has 8-bit bytes, SMTPUTF8 only when
+// offered and an address needs it (an address that needs it on a server
+// that does not offer it fails with a Permanent DeliveryError 553 5.6.7).
+//
+// SMTP does not resolve MX records, queue, or sign messages: it hands every
+// message to one server, which does that. Close it when done.
+type SMTP struct {
+	opts    SMTPOptions
+	host    string
+	tlsConf *tls.Config
+	limiter *rate.Limiter
+	pool    pool
+}
+
+// NewSMTP validates opts and returns a transport. It dials nothing.
+func NewSMTP(opts SMTPOptions) (*SMTP, error) {
+	host, port, err := net.SplitHostPort(opts.Addr)
+	if err != nil || host == "" || port == "" {
+		return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.Addr %q is not host:port", opts.Addr)
+	}
+	if opts.TLS < StartTLSOpportunistic || opts.TLS > NoTLS {
+		return nil, fmt.Errorf("transport: NewSMTP: unknown TLSMode %d", opts.TLS)
+	}
+	switch opts.Auth {
+	case "", AuthPlain, AuthLogin, AuthCRAMMD5, AuthXOAUTH2:
+	default:
+		return nil, fmt.Errorf("transport: NewSMTP: unknown AuthMechanism %q", opts.Auth)
+	}
+	if opts.Username == "" && opts.Password != "" {
+		return nil, errors.New("transport: NewSMTP: SMTPOptions.Password without Username")
+	}
+	if opts.Username != "" && opts.TLS == NoTLS && !opts.AllowInsecureAuth {
+		return nil, fmt.Errorf("transport: NewSMTP: Username with NoTLS needs AllowInsecureAuth: %w", ErrInsecureAuth)
+	}
+	if opts.HELOName == "" {
+		opts.HELOName, err = os.Hostname()
+		if err != nil || opts.HELOName == "" {
+			opts.HELOName = "localhost"
+		}
+	}
+	if strings.ContainsAny(opts.HELOName, " \t\r\n") {
+		return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.HELOName %q has white space", opts.HELOName)
+	}
+	if strings.ContainsAny(opts.Username+opts.Password, "\r\n") {
+		return nil, errors.New("transport: NewSMTP: credentials hold CR or LF")
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"IdleTimeout", &opts.IdleTimeout, DefaultIdleTimeout},
+		{"ConnectTimeout", &opts.ConnectTimeout, DefaultConnectTimeout},
+		{"CommandTimeout", &opts.CommandTimeout, DefaultCommandTimeout},
+		{"DataTimeout", &opts.DataTimeout, DefaultDataTimeout},
+		{"EndOfDataTimeout", &opts.EndOfDataTimeout, DefaultEndOfDataTimeout},
+		{"Retry.Base", &opts.Retry.Base, DefaultRetryBase},
+		{"Retry.Cap", &opts.Retry.Cap, DefaultRetryCap},
+	} {
+		switch {
+		case *d.v < 0:
+			return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.%s is negative", d.name)
+		case *d.v == 0:
+			*d.v = d.def
+		}
+	}
+	if opts.HealthCheckAfter == 0 {
+		opts.HealthCheckAfter = DefaultHealthCheckAfter
+	}
+	switch {
+	case opts.MaxConns < 0:
+		return nil, errors.New("transport: NewSMTP: SMTPOptions.MaxConns is negative")
+	case opts.MaxConns == 0:
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.MaxMessagesPerConn == 0 {
+		opts.MaxMessagesPerConn = DefaultMaxMessagesPerConn
+	}
+	switch {
+	case opts.Retry.Attempts < 0:
+		return nil, errors.New("transport: NewSMTP: SMTPOptions.Retry.Attempts is negative")
+	case opts.Retry.Attempts == 0:
+		opts.Retry.Attempts = DefaultRetryAttempts
+	}
+	if opts.RateLimit < 0 {
+		return nil, errors.New("transport: NewSMTP: SMTPOptions.RateLimit is negative")
+	}
+	if opts.Dial == nil {
+		var d net.Dialer
+		opts.Dial = d.DialContext
+	}
+	t := &SMTP{opts: opts, host: host}
+	if opts.TLSConfig != nil {
+		t.tlsConf = opts.TLSConfig.Clone()
+		t.opts.TLSConfig = nil
+	} else {
+		t.tlsConf = &tls.Config{}
+	}
+	if t.tlsConf.ServerName == "" {
+		t.tlsConf.ServerName = host
+	}
+	if opts.RateLimit > 0 {
+		t.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), 1)
+	}
+	t.pool.init(t)
+	return t, nil
+}
+
+// Send delivers env to the server; see SMTP for what its error means. It
+// copies nothing from env: the bytes go straight from env.Data to the
+// connection before Send returns.
+func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
+	if err := t.pool.begin(); err != nil {
+		return err
+	}
+	defer t.pool.end()
+	if len(env.To) == 0 {
+		return &postroom.DeliveryError{Permanent: true, Enhanced: "5.5.1", Text: "envelope has no recipient"}
+	}
+	if err := checkAddr(env.From, true); err != nil {
+		return err
+	}
+	for _, a := range env.To {
+		if err := checkAddr(a, false); err != nil {
+			return err
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		if t.limiter != nil {
+			if err := t.limiter.Wait(ctx); err != nil {
+				return ctxError(ctx, err)
+			}
+		}
+		err := t.attempt(ctx, env)
+		if err == nil || !retryable(ctx, err) || attempt >= t.opts.Retry.Attempts {
+			return err
+		}
+		if werr := t.backoff(ctx, attempt); werr != nil {
+			return werr
+		}
+	}
+}
+
+// attempt makes one delivery attempt, redialing without counting when a
+// reused connection turns out to be dead before any reply.
+func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope) error {
+	for free := 0; ; free++ {
+		c, err := t.pool.get(ctx)
+		if err != nil {
+			return err
+		}
+		reused := c.uses > 0
+		err, keep, stale := c.transact(ctx, env)
+		t.pool.put(c, keep)
+		if stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
+			continue
+		}
+		return err
+	}
+}
+
+// backoff waits before retry n (from 1), or until ctx is done.
+func (t *SMTP) backoff(ctx context.Context, n int) error {
+	ceil := t.opts.Retry.Base << min(n-1, 30)
+	if ceil <= 0 || ceil > t.opts.Retry.Cap {
+		ceil = t.opts.Retry.Cap
+	}
+	timer := time.NewTimer(rand.N(ceil + 1))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return &postroom.DeliveryError{Err: ctx.Err()}
+	}
+}
+
+// retryable reports whether err is a temporary failure worth another try.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, postroom.ErrTransportUnusable) {
+		return false
+	}
+	var pe *postroom.PartialError
+	if errors.As(err, &pe) {
+		return false
+	}
+	var de *postroom.DeliveryError
+	if errors.As(err, &de) {
+		return !de.Permanent && !de.Uncertain
+	}
+	return true
+}
+
+// Close closes the idle connections (with QUIT), waits for the Sends in
+// progress to finish and closes their connections. Send after Close fails
+// with an error wrapping ErrClosed. Close is safe to call more than once and
+// concurrently with Send.
+func (t *SMTP) Close() error {
+	t.pool.close()
+	return nil
+}
+
+// checkAddr refuses an address that cannot go into MAIL or RCPT as is. The
+// reverse path may be empty (the null sender, "<>").
+func checkAddr(a string, reversePath bool) error {
+	if strings.ContainsAny(a, "\r\n<>") || (a == "" && !reversePath) {
+		return &postroom.DeliveryError{Permanent: true, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
+	}
+	return nil
+}
+
+// ctxError is the error for an operation that failed while ctx was done:
+// one wrapping ctx's error, so that callers see canceled or timeout.
+func ctxError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &postroom.DeliveryError{Err: fmt.Errorf("%w (%v)", ctx.Err(), err)}
+	}
+	return &postroom.DeliveryError{Err: err}
+}

@@ -1,0 +1,165 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/postroom/postroom"
+)
+
+// pool holds an SMTP transport's connections. A connection belongs to
+// whoever took it out of idle (under mu): a Send, the idle timer, or close.
+type pool struct {
+	t     *SMTP
+	slots chan struct{} // one token per open connection: at most MaxConns
+	wake  chan struct{} // a connection became idle; buffered MaxConns
+	done  chan struct{} // closed by close
+
+	mu      sync.Mutex
+	idle    []*smtpConn // most recently used last
+	closed  bool
+	busy    sync.WaitGroup // Sends in progress
+	closing sync.WaitGroup // idle timers closing their connection
+}
+
+func (p *pool) init(t *SMTP) {
+	p.t = t
+	p.slots = make(chan struct{}, t.opts.MaxConns)
+	p.wake = make(chan struct{}, t.opts.MaxConns)
+	p.done = make(chan struct{})
+}
+
+var errClosed = fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)
+
+// begin registers a Send, or fails after close.
+func (p *pool) begin() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	p.busy.Add(1)
+	return nil
+}
+
+func (p *pool) end() { p.busy.Done() }
+
+// get returns an idle connection (checked with NOOP if it has been idle a
+// while) or a new one once a slot is free.
+func (p *pool) get(ctx context.Context) (*smtpConn, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, errClosed
+		}
+		var c *smtpConn
+		if n := len(p.idle); n > 0 {
+			c = p.idle[n-1]
+			p.idle = p.idle[:n-1]
+		}
+		p.mu.Unlock()
+		if c != nil {
+			c.idleTimer.Stop()
+			if hc := p.t.opts.HealthCheckAfter; hc > 0 && time.Since(c.idleSince) > hc {
+				if err := c.noop(ctx, p.t); err != nil {
+					p.discard(c, false)
+					if ctx.Err() != nil {
+						return nil, ctxError(ctx, err)
+					}
+					continue
+				}
+			}
+			return c, nil
+		}
+		select {
+		case p.slots <- struct{}{}:
+			c, err := p.t.dial(ctx)
+			if err != nil {
+				<-p.slots
+				return nil, err
+			}
+			return c, nil
+		case <-p.wake:
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, &postroom.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
+		}
+	}
+}
+
+// put gives c back: idle if keep and it may serve more transactions,
+// otherwise closed (with QUIT when it is still in a known state).
+func (p *pool) put(c *smtpConn, keep bool) {
+	if keep && (p.t.opts.MaxMessagesPerConn < 0 || c.uses < p.t.opts.MaxMessagesPerConn) {
+		p.mu.Lock()
+		if !p.closed {
+			c.idleSince = time.Now()
+			c.idleTimer = time.AfterFunc(p.t.opts.IdleTimeout, func() { p.expire(c) })
+			p.idle = append(p.idle, c)
+			p.mu.Unlock()
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+			return
+		}
+		p.mu.Unlock()
+	}
+	p.discard(c, keep)
+}
+
+// expire closes c after IdleTimeout, unless a Send or close took it first.
+func (p *pool) expire(c *smtpConn) {
+	p.mu.Lock()
+	i := -1
+	for j, ic := range p.idle {
+		if ic == c {
+			i = j
+			break
+		}
+	}
+	if i < 0 || p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.idle = append(p.idle[:i], p.idle[i+1:]...)
+	p.closing.Add(1)
+	p.mu.Unlock()
+	defer p.closing.Done()
+	p.discard(c, true)
+}
+
+// discard closes c, with QUIT when polite, and frees its slot.
+func (p *pool) discard(c *smtpConn, polite bool) {
+	if polite {
+		c.quit(p.t)
+	}
+	c.close()
+	<-p.slots
+}
+
+// close refuses new Sends, closes the idle connections, and waits for the
+// Sends in progress (their connections are closed as they are put back).
+func (p *pool) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.busy.Wait()
+		p.closing.Wait()
+		return
+	}
+	p.closed = true
+	close(p.done)
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.idleTimer.Stop()
+		p.discard(c, true)
+	}
+	p.busy.Wait()
+	p.closing.Wait()
+}

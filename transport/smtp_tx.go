@@ -1,0 +1,330 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/textproto"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/postroom/postroom"
+)
+
+// transact runs one mail transaction on c. keep says whether c may serve
+// another; stale says the connection failed before the server answered
+// anything in this transaction, so nothing can have been delivered and
+// another connection may be tried at once.
+func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (err error, keep, stale bool) {
+	stop := context.AfterFunc(ctx, c.abort)
+	defer func() {
+		if !stop() {
+			keep = false
+			if err != nil {
+				err = withCtx(ctx, err)
+			}
+		}
+	}()
+	return c.run(env)
+}
+
+func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
+	o := c.opts
+	data := env.Data
+	if c.maxSize > 0 && int64(len(data)) > c.maxSize {
+		return &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
+			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.maxSize)}, true, false
+	}
+	needUTF8 := !isASCII(env.From)
+	for _, a := range env.To {
+		needUTF8 = needUTF8 || !isASCII(a)
+	}
+	if needUTF8 && !c.utf8 {
+		return &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
+			Text: "non-ASCII address and the server does not offer SMTPUTF8"}, true, false
+	}
+	c.uses++
+	w := c.bw
+	c.deadline(o.CommandTimeout)
+	rset := c.dirty
+	c.dirty = true
+	if rset {
+		w.WriteString("RSET\r\n")
+	}
+	w.WriteString("MAIL FROM:<")
+	w.WriteString(env.From)
+	w.WriteString(">")
+	if c.sizeOffered {
+		w.WriteString(" SIZE=")
+		w.WriteString(strconv.Itoa(len(data)))
+	}
+	if c.eightBitMIME && has8Bit(data) {
+		w.WriteString(" BODY=8BITMIME")
+	}
+	if needUTF8 {
+		w.WriteString(" SMTPUTF8")
+	}
+	w.WriteString("\r\n")
+	// Without PIPELINING every command waits for its reply; with it, all go
+	// at once, DATA too when there is a single recipient: the server then
+	// refuses DATA itself if that RCPT failed (RFC 2920 §3.1). With bcc
+	// addresses DATA waits, so that a refused Envelope.To[0] never meets a
+	// 354.
+	pipeData := c.pipelining && len(env.To) == 1
+	replied := false
+	read := func() (int, string, error) {
+		code, msg, err := c.c.Text.ReadResponse(0)
+		if err == nil {
+			replied = true
+		}
+		return code, msg, err
+	}
+	netFail := func(err error) (error, bool, bool) {
+		return &postroom.DeliveryError{Err: err}, false, !replied && !isProtocolError(err)
+	}
+	if c.pipelining {
+		for _, a := range env.To {
+			w.WriteString("RCPT TO:<")
+			w.WriteString(a)
+			w.WriteString(">\r\n")
+		}
+		if pipeData {
+			w.WriteString("DATA\r\n")
+		}
+	}
+	if err := c.flush(); err != nil {
+		return netFail(err)
+	}
+	if rset {
+		code, msg, err := read()
+		if err != nil {
+			return netFail(err)
+		}
+		if code/100 != 2 {
+			// A server that refuses RSET is in no state to go on with.
+			de := replyError(code, msg, c.enhanced)
+			de.Permanent = false
+			return de, false, false
+		}
+	}
+	code, msg, err := read()
+	if err != nil {
+		return netFail(err)
+	}
+	var mailErr *postroom.DeliveryError
+	if code/100 != 2 {
+		mailErr = replyError(code, msg, c.enhanced)
+		if !c.pipelining {
+			return mailErr, code != 421 && code/100 != 1 && code/100 != 3, false
+		}
+	}
+	var first *postroom.DeliveryError
+	var refused []postroom.RefusedRecipient
+	for i, a := range env.To {
+		if !c.pipelining {
+			if first != nil {
+				break
+			}
+			c.deadline(o.CommandTimeout)
+			w.WriteString("RCPT TO:<")
+			w.WriteString(a)
+			w.WriteString(">\r\n")
+			if err := c.flush(); err != nil {
+				return netFail(err)
+			}
+		}
+		code, msg, err := read()
+		if err != nil {
+			return netFail(err)
+		}
+		if code/100 == 2 {
+			continue
+		}
+		de := replyError(code, msg, c.enhanced)
+		if code == 452 || code == 552 {
+			de.Permanent = false // too many recipients (RFC 5321 §4.5.3.1.10)
+		}
+		if i == 0 {
+			first = de
+		} else {
+			refused = append(refused, postroom.RefusedRecipient{Address: a, Err: de})
+		}
+	}
+	if pipeData {
+		code, msg, err := read()
+		if err != nil {
+			return netFail(err)
+		}
+		if code == 354 {
+			if mailErr != nil || first != nil {
+				// The server wants the message although MAIL or the only
+				// RCPT failed: cut the connection before any of it.
+				return firstErr(mailErr, first), false, false
+			}
+		} else if mailErr == nil && first == nil {
+			return dataError(code, msg, c.enhanced)
+		}
+	}
+	if mailErr != nil || first != nil {
+		e := firstErr(mailErr, first)
+		return e, e.Code != 421, false
+	}
+	if !pipeData {
+		c.deadline(o.CommandTimeout)
+		w.WriteString("DATA\r\n")
+		if err := c.flush(); err != nil {
+			return netFail(err)
+		}
+		code, msg, err := read()
+		if err != nil {
+			return netFail(err)
+		}
+		if code != 354 {
+			return dataError(code, msg, c.enhanced)
+		}
+	}
+
+	c.deadline(o.DataTimeout)
+	if err := writeData(w, data); err != nil {
+		return &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}, false, false
+	}
+	if err := c.flush(); err != nil {
+		return &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}, false, false
+	}
+	// The final dot is on its way: from here on, no reply means the server
+	// may have the message.
+	c.deadline(o.EndOfDataTimeout)
+	code, msg, err = read()
+	if err != nil {
+		return &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}, false, false
+	}
+	switch code / 100 {
+	case 2:
+		c.deadline(o.CommandTimeout)
+		if len(refused) > 0 {
+			return &postroom.PartialError{Refused: refused}, true, false
+		}
+		return nil, true, false
+	case 4, 5:
+		de := replyError(code, msg, c.enhanced)
+		return de, code != 421, false
+	}
+	de := replyError(code, msg, c.enhanced)
+	de.Uncertain = true
+	return de, false, false
+}
+
+// dataError is the error for a refused DATA command.
+func dataError(code int, msg string, enhanced bool) (error, bool, bool) {
+	de := replyError(code, msg, enhanced)
+	if code/100 != 4 && code/100 != 5 {
+		de.Permanent = false
+		return de, false, false
+	}
+	return de, code != 421, false
+}
+
+func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func isProtocolError(err error) bool {
+	var pe textproto.ProtocolError
+	return errors.As(err, &pe)
+}
+
+// withCtx makes err, from an operation cut short by a done ctx, wrap
+// ctx's error, keeping whether the outcome is uncertain.
+func withCtx(ctx context.Context, err error) error {
+	var de *postroom.DeliveryError
+	if errors.As(err, &de) && de.Code == 0 {
+		return &postroom.DeliveryError{Uncertain: de.Uncertain, Permanent: de.Permanent, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
+	}
+	return err
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// has8Bit reports whether b has a byte over 127, eight bytes at a time.
+func has8Bit(b []byte) bool {
+	const hi = 0x8080808080808080
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&hi != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	crlf    = []byte("\r\n")
+	lfDot   = []byte("\n.")
+	dotCRLF = []byte(".\r\n")
+)
+
+// writeData writes data as the text of DATA: dot-stuffed (RFC 5321
+// §4.5.2), with CRLF line ends, ending in CRLF and the final ".\r\n".
+// Data that is CRLF only, as a postroom.Envelope's is, goes out in large
+// runs between the lines that start with a dot, found with bytes.Index;
+// anything else is normalized first.
+func writeData(w *bufio.Writer, data []byte) error {
+	if n := bytes.Count(data, crlf); bytes.Count(data, crlf[1:]) != n || bytes.Count(data, crlf[:1]) != n {
+		data = normalizeCRLF(data)
+	}
+	if len(data) > 0 && data[0] == '.' {
+		w.WriteByte('.')
+	}
+	for len(data) > 0 {
+		i := bytes.Index(data, lfDot)
+		if i < 0 {
+			w.Write(data)
+			break
+		}
+		w.Write(data[:i+1])
+		w.WriteByte('.')
+		data = data[i+1:]
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, crlf) {
+		w.Write(crlf)
+	}
+	_, err := w.Write(dotCRLF)
+	return err
+}
+
+// normalizeCRLF returns a copy of b with every bare CR or LF made CRLF.
+func normalizeCRLF(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/32)
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\r':
+			out = append(out, '\r', '\n')
+			if i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+		case '\n':
+			out = append(out, '\r', '\n')
+		default:
+			out = append(out, b[i])
+		}
+	}
+	return out
+}
