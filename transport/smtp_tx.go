@@ -82,7 +82,13 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 		}
 		return code, msg, err
 	}
+	var mailErr, first *postroom.DeliveryError
 	netFail := func(err error) (error, bool, bool) {
+		if e := firstErr(mailErr, first); e != nil {
+			// An earlier reply in the pipeline (such as 421, after which
+			// the server closed) says more than the lost connection.
+			return e, false, false
+		}
 		return &postroom.DeliveryError{Err: err}, false, !replied && !isProtocolError(err)
 	}
 	if c.pipelining {
@@ -114,14 +120,12 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 	if err != nil {
 		return netFail(err)
 	}
-	var mailErr *postroom.DeliveryError
 	if code/100 != 2 {
 		mailErr = replyError(code, msg, c.enhanced)
 		if !c.pipelining {
 			return mailErr, code != 421 && code/100 != 1 && code/100 != 3, false
 		}
 	}
-	var first *postroom.DeliveryError
 	var refused []postroom.RefusedRecipient
 	for i, a := range env.To {
 		if !c.pipelining {

@@ -185,6 +185,13 @@ func (s *Server) Conns() int {
 	return s.conns
 }
 
+// OpenConns is the number of connections open now.
+func (s *Server) OpenConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
 // MaxOpenConns is the most connections that were open at once.
 func (s *Server) MaxOpenConns() int {
 	s.mu.Lock()

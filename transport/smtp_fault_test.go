@@ -1,0 +1,407 @@
+package transport_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/transport"
+)
+
+// rcpt is the address of recipient i in the fault tests' calls.
+func rcpt(i int) string { return fmt.Sprintf("r%02d@example.org", i) }
+
+// newCall is a message.send call to n recipients rcpt(0)... with a text
+// that needs dot-stuffing.
+func newCall(n int, bcc string) *postroom.Call {
+	c := &postroom.Call{Message: postroom.Message{
+		FromEmail: "sender@example.org", Subject: "hello",
+		Text: "hello\n.a line with a dot\n.\nend", BCC: bcc,
+	}}
+	for i := range n {
+		c.Recipients = append(c.Recipients, postroom.Recipient{Email: rcpt(i)})
+	}
+	return c
+}
+
+// at scripts f for stage, for addr ("" for any) on attempt 1 only when
+// first is set.
+func at(stage smtptest.Stage, addr string, first bool, f smtptest.Fault) func(smtptest.Command) smtptest.Fault {
+	return func(c smtptest.Command) smtptest.Fault {
+		if c.Stage == stage && (addr == "" || c.Addr == addr) && (!first || c.Attempt == 1) {
+			return f
+		}
+		return smtptest.Fault{}
+	}
+}
+
+// each combines scripts: the first non-zero fault wins.
+func each(fs ...func(smtptest.Command) smtptest.Fault) func(smtptest.Command) smtptest.Fault {
+	return func(c smtptest.Command) smtptest.Fault {
+		for _, f := range fs {
+			if r := f(c); r != (smtptest.Fault{}) {
+				return r
+			}
+		}
+		return smtptest.Fault{}
+	}
+}
+
+// want is an expected result: Status, and a prefix of Reason.
+type want struct{ status, reason string }
+
+// checkLedger asserts that results agree with what the server holds: a
+// sent recipient's message was accepted exactly once, a rejected or
+// deferred one's never, and the messages the server kept after cutting the
+// connection past the final dot are exactly the unknown ones.
+func checkLedger(t *testing.T, srv *smtptest.Server, results []postroom.Result) {
+	t.Helper()
+	accepted, cut := map[string]int{}, map[string]int{}
+	for _, m := range srv.Messages() {
+		if m.Cut {
+			cut[m.To[0]]++
+		} else {
+			accepted[m.To[0]]++
+		}
+	}
+	status := map[string]string{}
+	for _, r := range results {
+		status[r.Email] = r.Status
+		a, c := accepted[r.Email], cut[r.Email]
+		switch r.Status {
+		case postroom.StatusSent:
+			if a != 1 || c != 0 {
+				t.Errorf("%s sent, but the server accepted it %d times and kept it cut %d times", r.Email, a, c)
+			}
+		case postroom.StatusUnknown:
+			if a+c > 1 {
+				t.Errorf("%s unknown, but the server holds it %d times", r.Email, a+c)
+			}
+		default:
+			if a+c != 0 {
+				t.Errorf("%s %s, but the server holds it %d times", r.Email, r.Status, a+c)
+			}
+		}
+	}
+	for addr := range cut {
+		if status[addr] != postroom.StatusUnknown {
+			t.Errorf("the connection was cut after the dot for %s, reported %q, want unknown", addr, status[addr])
+		}
+	}
+}
+
+func checkResults(t *testing.T, results []postroom.Result, wants []want) {
+	t.Helper()
+	for i, r := range results {
+		w := wants[min(i, len(wants)-1)]
+		if r.Status != w.status || !strings.HasPrefix(r.Reason, w.reason) {
+			t.Errorf("recipient %d (%s): %s %q, want %s %q…", i, r.Email, r.Status, r.Reason, w.status, w.reason)
+		}
+	}
+}
+
+func TestSMTPFaultsThroughMailer(t *testing.T) {
+	const short = 300 * time.Millisecond
+	hang := smtptest.Fault{Delay: 3 * time.Second}
+	big := base64.StdEncoding.EncodeToString(make([]byte, 10<<20)) // beyond loopback buffers
+	tests := []struct {
+		name        string
+		srv         smtptest.Options
+		tr          transport.SMTPOptions
+		n           int
+		bcc         string
+		attachment  string
+		concurrency int
+		wants       []want
+		wantErr     error // errors.Is on Mailer.Send's error
+		wantCut     int
+	}{
+		{
+			name:  "greeting 421",
+			srv:   smtptest.Options{Faults: at(smtptest.Greeting, "", false, smtptest.Fault{Code: 421, Text: "busy"})},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, "soft-bounce: 421"}},
+		},
+		{
+			name:    "greeting 554 stops the call",
+			srv:     smtptest.Options{Faults: at(smtptest.Greeting, "", false, smtptest.Fault{Code: 554, Text: "no service"})},
+			n:       3,
+			wants:   []want{{postroom.StatusDeferred, ""}},
+			wantErr: postroom.ErrTransportUnusable,
+		},
+		{
+			name:    "TLS handshake fails verification",
+			srv:     smtptest.Options{TLS: smtptest.TLSStartTLS},
+			tr:      transport.SMTPOptions{TLS: transport.StartTLSRequired, TLSConfig: &tls.Config{}},
+			n:       3,
+			wants:   []want{{postroom.StatusDeferred, "connection-failed"}},
+			wantErr: postroom.ErrTransportUnusable,
+		},
+		{
+			name:    "STARTTLS required but not offered",
+			tr:      transport.SMTPOptions{TLS: transport.StartTLSRequired},
+			n:       3,
+			wants:   []want{{postroom.StatusDeferred, "connection-failed"}},
+			wantErr: transport.ErrTLSUnavailable,
+		},
+		{
+			name:    "AUTH 535 stops the call",
+			srv:     smtptest.Options{Users: map[string]string{"u": "right"}},
+			tr:      transport.SMTPOptions{Username: "u", Password: "wrong", AllowInsecureAuth: true},
+			n:       20,
+			wants:   []want{{postroom.StatusDeferred, ""}},
+			wantErr: postroom.ErrTransportUnusable,
+		},
+		{
+			name:  "AUTH 454 is temporary",
+			srv:   smtptest.Options{Users: map[string]string{"u": "p"}, Faults: at(smtptest.Auth, "", false, smtptest.Fault{Code: 454, Enhanced: "4.7.0", Text: "try later"})},
+			tr:    transport.SMTPOptions{Username: "u", Password: "p", AllowInsecureAuth: true},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, "soft-bounce: 454 4.7.0 try later"}},
+		},
+		{
+			name:    "AUTH refused in plaintext",
+			srv:     smtptest.Options{Users: map[string]string{"u": "p"}},
+			tr:      transport.SMTPOptions{Username: "u", Password: "p"},
+			n:       2,
+			wants:   []want{{postroom.StatusDeferred, "connection-failed"}},
+			wantErr: transport.ErrInsecureAuth,
+		},
+		{
+			name:  "MAIL 451",
+			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", false, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"})},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, "soft-bounce: 451 4.3.0 later"}},
+		},
+		{
+			name:  "MAIL 550",
+			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", false, smtptest.Fault{Code: 550, Enhanced: "5.7.1", Text: "sender refused"})},
+			n:     2,
+			wants: []want{{postroom.StatusRejected, "hard-bounce: 550 5.7.1 sender refused"}},
+		},
+		{
+			name: "RCPT per address",
+			srv: smtptest.Options{Faults: each(
+				at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Code: 450, Enhanced: "4.2.1"}),
+				at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Code: 451}),
+				at(smtptest.Rcpt, rcpt(2), false, smtptest.Fault{Code: 452, Enhanced: "4.5.3", Text: "too many recipients"}),
+				at(smtptest.Rcpt, rcpt(3), false, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}),
+				at(smtptest.Rcpt, rcpt(4), false, smtptest.Fault{Code: 552, Enhanced: "5.5.3", Text: "too many recipients"}),
+			)},
+			n: 6,
+			wants: []want{
+				{postroom.StatusDeferred, "soft-bounce: 450 4.2.1"},
+				{postroom.StatusDeferred, "soft-bounce: 451"},
+				{postroom.StatusDeferred, "soft-bounce: 452 4.5.3 too many recipients"},
+				{postroom.StatusRejected, "hard-bounce: 550 5.1.1 no such user"},
+				{postroom.StatusDeferred, "soft-bounce: 552 5.5.3 too many recipients"},
+				{postroom.StatusSent, ""},
+			},
+		},
+		{
+			name:  "bcc RCPT 550",
+			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, "bcc2@example.net", false, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "unknown"})},
+			n:     3,
+			bcc:   "bcc1@example.net, bcc2@example.net",
+			wants: []want{{postroom.StatusSent, "bcc-rejected: bcc2@example.net (550 5.1.1 unknown)"}},
+		},
+		{
+			name:  "recipient refused, bcc accepted: nobody gets it",
+			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Code: 550})},
+			n:     3,
+			bcc:   "bcc1@example.net",
+			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusRejected, "hard-bounce: 550"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:  "RCPT 421 then disconnect, next recipient redials",
+			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Code: 421, Close: true})},
+			n:     3,
+			wants: []want{{postroom.StatusDeferred, "soft-bounce: 421"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:  "DATA 554",
+			srv:   smtptest.Options{Faults: at(smtptest.Data, rcpt(1), false, smtptest.Fault{Code: 554, Text: "no"})},
+			n:     3,
+			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusRejected, "hard-bounce: 554"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:  "drop mid-DATA is temporary",
+			srv:   smtptest.Options{Faults: at(smtptest.Body, rcpt(1), false, smtptest.Fault{Drop: true})},
+			n:     3,
+			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusDeferred, "connection-failed"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:       "drop mid-DATA of a large message",
+			srv:        smtptest.Options{DiscardData: true, Faults: at(smtptest.Body, rcpt(0), false, smtptest.Fault{Drop: true, AfterBytes: 1 << 20})},
+			n:          2,
+			attachment: big,
+			wants:      []want{{postroom.StatusDeferred, "connection-failed"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:    "drop after the dot is unknown",
+			srv:     smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(1), false, smtptest.Fault{Drop: true})},
+			tr:      transport.SMTPOptions{Retry: transport.RetryPolicy{Attempts: 3, Base: time.Millisecond}},
+			n:       3,
+			wants:   []want{{postroom.StatusSent, ""}, {postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
+			wantCut: 1,
+		},
+		{
+			name:  "451 after the dot",
+			srv:   smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Code: 451, Enhanced: "4.3.0"})},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, "soft-bounce: 451 4.3.0"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:  "554 after the dot",
+			srv:   smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "content refused"})},
+			n:     2,
+			wants: []want{{postroom.StatusRejected, "hard-bounce: 554 5.6.0 content refused"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:        "250 then the RSET drops: redial, nothing lost",
+			srv:         smtptest.Options{Faults: at(smtptest.Reset, "", true, smtptest.Fault{Drop: true})},
+			n:           3,
+			concurrency: 1,
+			wants:       []want{{postroom.StatusSent, ""}},
+		},
+		{
+			name:  "slow greeting past ConnectTimeout",
+			srv:   smtptest.Options{Faults: at(smtptest.Greeting, "", false, hang)},
+			tr:    transport.SMTPOptions{ConnectTimeout: short},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, "timeout"}},
+		},
+		{
+			name:  "slow MAIL past CommandTimeout",
+			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", false, hang)},
+			tr:    transport.SMTPOptions{CommandTimeout: short},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, "timeout"}},
+		},
+		{
+			name:       "slow reading past DataTimeout",
+			srv:        smtptest.Options{DiscardData: true, Faults: at(smtptest.Body, rcpt(0), false, hang)},
+			tr:         transport.SMTPOptions{DataTimeout: short},
+			n:          1,
+			attachment: big,
+			wants:      []want{{postroom.StatusDeferred, "timeout"}},
+		},
+		{
+			name:  "slow reply after the dot past EndOfDataTimeout",
+			srv:   smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, hang)},
+			tr:    transport.SMTPOptions{EndOfDataTimeout: short, Retry: transport.RetryPolicy{Attempts: 3, Base: time.Millisecond}},
+			n:     2,
+			wants: []want{{postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:  "malformed reply to MAIL",
+			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", true, smtptest.Fault{Raw: "hello there"})},
+			n:     1,
+			wants: []want{{postroom.StatusDeferred, "connection-failed"}},
+		},
+		{
+			name:  "reply code out of range to RCPT",
+			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Raw: "650 what"})},
+			n:     2,
+			wants: []want{{postroom.StatusDeferred, ""}, {postroom.StatusSent, ""}},
+		},
+		{
+			name:    "malformed reply after the dot is unknown",
+			srv:     smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Raw: "2x0 ok"})},
+			n:       2,
+			wants:   []want{{postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
+			wantCut: 1,
+		},
+		{
+			name:  "retry passes a first-attempt 451",
+			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, "", true, smtptest.Fault{Code: 451})},
+			tr:    transport.SMTPOptions{Retry: transport.RetryPolicy{Attempts: 2, Base: time.Millisecond}},
+			n:     3,
+			wants: []want{{postroom.StatusSent, ""}},
+		},
+		{
+			name:  "SIZE too small: rejected before DATA",
+			srv:   smtptest.Options{MaxMessageBytes: 200, Faults: at(smtptest.Mail, "", false, smtptest.Fault{Code: 421, Text: "MAIL must not be sent"})},
+			n:     2,
+			wants: []want{{postroom.StatusRejected, "hard-bounce: 552 5.3.4"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := smtptest.NewServer(t, tt.srv)
+			tr := newSMTP(t, srv, tt.tr)
+			m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: tt.concurrency})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := newCall(tt.n, tt.bcc)
+			if tt.attachment != "" {
+				call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", ContentType: "application/octet-stream", Content: tt.attachment}}
+			}
+			results, err := m.Send(t.Context(), call)
+			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Send: %v, want %v", err, tt.wantErr)
+			}
+			if len(results) != tt.n {
+				t.Fatalf("%d results, want %d", len(results), tt.n)
+			}
+			checkResults(t, results, tt.wants)
+			checkLedger(t, srv, results)
+			cut := 0
+			for _, msg := range srv.Messages() {
+				if msg.Cut {
+					cut++
+				}
+			}
+			if cut != tt.wantCut {
+				t.Errorf("server cut %d connections after the dot, want %d", cut, tt.wantCut)
+			}
+		})
+	}
+}
+
+// TestSMTPCanceledMidBatch cancels the call while the server is answering
+// recipient 3's RCPT: the first three are sent, the rest deferred
+// (canceled), and nothing more reaches the server.
+func TestSMTPCanceledMidBatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var canceledAt atomic.Int32
+	srv := smtptest.NewServer(t, smtptest.Options{Faults: func(c smtptest.Command) smtptest.Fault {
+		if c.Stage == smtptest.Rcpt && c.Addr == rcpt(3) {
+			canceledAt.Store(int32(c.Conn))
+			cancel()
+			return smtptest.Fault{Delay: 2 * time.Second}
+		}
+		return smtptest.Fault{}
+	}})
+	tr := newSMTP(t, srv, transport.SMTPOptions{})
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	results, err := m.Send(ctx, newCall(10, ""))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Send: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Send took %v after the cancel, want it prompt", d)
+	}
+	checkResults(t, results, []want{
+		{postroom.StatusSent, ""}, {postroom.StatusSent, ""}, {postroom.StatusSent, ""},
+		{postroom.StatusDeferred, "canceled"},
+	})
+	checkLedger(t, srv, results)
+	if n := len(srv.Messages()); n != 3 {
+		t.Errorf("server holds %d messages, want 3", n)
+	}
+}
