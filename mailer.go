@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -104,6 +105,10 @@ type Mailer struct {
 	t      Transport
 	opts   Options
 	queued bool
+	// workers pools the render workers' buffers across calls. It is the
+	// one thing a Mailer changes after New, and it is invisible: a buffer
+	// holds nothing from one recipient to the next.
+	workers sync.Pool
 }
 
 // New returns a Mailer that delivers through t. It validates opts and fills
@@ -211,10 +216,6 @@ type job struct {
 	bcc        []string
 	ids        cipher.Block // send ids: AES of (nonce, index), unique within the call
 	nonce      uint64
-
-	// Per recipient, from the sequential first pass.
-	addrs   []string // normalized address, "" when invalid
-	invalid []string // Result reason when the recipient is invalid before rendering
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -321,7 +322,6 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	if n := j.skel.staticSize(); n > m.opts.MaxMessageBytes {
 		return nil, &ValidationError{Field: "message", Reason: fmt.Sprintf("images and attachments alone make %d bytes, over the %d-byte message limit", n, m.opts.MaxMessageBytes)}
 	}
-	j.checkRecipients()
 	return j, nil
 }
 
@@ -428,45 +428,50 @@ func checkCIDs(html templateSource, images []Image) []error {
 	return errs
 }
 
-// checkRecipients is the first pass over the recipients, in order: address
-// checks and duplicates, which depend on the recipients before.
-func (j *job) checkRecipients() {
+// checkRecipients is the first pass over the recipients, in order, as
+// duplicates depend on the recipients before: it fills in the results of
+// the recipients that are invalid whatever their params. It keeps nothing
+// per recipient but the index of addresses seen, which the workers do not
+// need.
+func (j *job) checkRecipients(results []Result) {
 	rs := j.call.Recipients
-	j.addrs = make([]string, len(rs))
-	j.invalid = make([]string, len(rs))
-	first := make(map[string]int, len(rs))
+	first := make(map[string]int32, len(rs))
+	invalid := func(i int, reason string) {
+		results[i] = Result{Email: rs[i].Email, Status: StatusInvalid, Reason: reason}
+	}
 	for i := range rs {
 		r := &rs[i]
 		addr, err := parseAddress(strings.TrimSpace(r.Email))
 		if err != nil {
-			j.invalid[i] = ReasonInvalidEmail + ": " + strings.TrimPrefix(err.Error(), errBadAddress.Error()+": ")
+			invalid(i, ReasonInvalidEmail+": "+strings.TrimPrefix(err.Error(), errBadAddress.Error()+": "))
 			continue
 		}
 		if hasLineBreak(r.Name) {
-			j.invalid[i] = ReasonHeaderInjection + ": name"
+			invalid(i, ReasonHeaderInjection+": name")
 			continue
 		}
 		if reason := checkName(r.Name); reason != "" {
-			j.invalid[i] = ReasonInvalidEmail + ": name " + reason
+			invalid(i, ReasonInvalidEmail+": name "+reason)
 			continue
 		}
 		key := strings.ToLower(addr)
 		if k, dup := first[key]; dup {
-			j.invalid[i] = fmt.Sprintf("%s: same address as recipients[%d]", ReasonDuplicate, k)
+			invalid(i, fmt.Sprintf("%s: same address as recipients[%d]", ReasonDuplicate, k))
 			continue
 		}
-		first[key] = i
-		j.addrs[i] = addr
+		first[key] = int32(i)
 	}
 }
 
-// worker is one render goroutine's reusable state.
+// worker is one render goroutine's reusable state. Mailer.workers keeps
+// them between calls, so that their buffers are grown once, not per call.
 type worker struct {
-	rb  renderBuffers
-	msg []byte
-	to  []string
-	v   mimeVarying
-	env Envelope
+	rb      renderBuffers
+	msg     []byte
+	to      []string
+	v       mimeVarying
+	env     Envelope
+	in, out [aes.BlockSize]byte // send id scratch
 }
 
 // run renders and hands over every recipient with bounded concurrency:
@@ -475,6 +480,7 @@ type worker struct {
 func (j *job) run(ctx context.Context) ([]Result, error) {
 	n := len(j.call.Recipients)
 	results := make([]Result, n)
+	j.checkRecipients(results)
 	var next atomic.Int64
 	var stop atomic.Pointer[error] // set when the transport is unusable
 	var panicked atomic.Pointer[any]
@@ -488,7 +494,11 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 					stop.CompareAndSwap(nil, ptr(error(fmt.Errorf("postroom: worker panicked: %v", p))))
 				}
 			}()
-			w := &worker{}
+			w, _ := j.m.workers.Get().(*worker)
+			if w == nil {
+				w = new(worker)
+			}
+			defer j.m.workers.Put(w)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
@@ -496,15 +506,18 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 				}
 				r := &j.call.Recipients[i]
 				switch {
+				case results[i].Status != "":
+					// Found invalid by checkRecipients.
 				case ctx.Err() != nil:
 					results[i] = Result{Email: r.Email, Status: StatusDeferred, Reason: contextReason(ctx.Err())}
 				case stop.Load() != nil:
 					results[i] = Result{Email: r.Email, Status: StatusDeferred, Reason: ReasonConnectionFailed + ": not attempted: " + (*stop.Load()).Error()}
 				default:
-					var err error
-					results[i], err = j.one(ctx, i, w)
+					res, err := j.one(ctx, i, w)
+					results[i] = res
 					if errors.Is(err, ErrTransportUnusable) {
-						stop.CompareAndSwap(nil, &err)
+						stopErr := err
+						stop.CompareAndSwap(nil, &stopErr)
 					}
 				}
 			}
@@ -534,17 +547,14 @@ func ptr[T any](v T) *T { return &v }
 func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	r := &j.call.Recipients[i]
 	res := Result{Email: r.Email}
-	if reason := j.invalid[i]; reason != "" {
-		res.Status, res.Reason = StatusInvalid, reason
-		return res, nil
-	}
+	addr, _ := parseAddress(strings.TrimSpace(r.Email)) // checked by checkRecipients
 	if err := j.tpl.render(&w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams); err != nil {
 		res.Status, res.Reason = StatusInvalid, err.Error()
 		return res, nil
 	}
-	id := j.sendID(i)
+	id := j.sendID(i, w)
 	w.v = mimeVarying{
-		ToName: r.Name, ToAddr: j.addrs[i],
+		ToName: r.Name, ToAddr: addr,
 		Subject:      string(w.rb.subject),
 		MessageID:    "<" + id + "@" + j.fromDomain + ">",
 		HeaderValues: w.rb.headerVals,
@@ -560,7 +570,7 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 		res.Status, res.Reason = StatusInvalid, fmt.Sprintf("%s: %d bytes, over %d", ReasonMessageTooLarge, len(w.msg), j.m.opts.MaxMessageBytes)
 		return res, nil
 	}
-	w.to = append(append(w.to[:0], j.addrs[i]), j.bcc...)
+	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
 	res.SendID = id
 	err = j.m.t.Send(ctx, &w.env)
@@ -571,12 +581,11 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 // sendID is recipient i's send id: the AES encryption of (nonce, i) under a
 // key drawn for the call, so ids are unique within a call (AES is a
 // permutation), unpredictable, and need no lock.
-func (j *job) sendID(i int) string {
-	var in, out [16]byte
-	binary.BigEndian.PutUint64(in[:8], j.nonce)
-	binary.BigEndian.PutUint64(in[8:], uint64(i))
-	j.ids.Encrypt(out[:], in[:])
-	return hex.EncodeToString(out[:])
+func (j *job) sendID(i int, w *worker) string {
+	binary.BigEndian.PutUint64(w.in[:8], j.nonce)
+	binary.BigEndian.PutUint64(w.in[8:], uint64(i))
+	j.ids.Encrypt(w.out[:], w.in[:])
+	return hex.EncodeToString(w.out[:])
 }
 
 // classify maps a Transport's error to a Result status and reason.

@@ -69,7 +69,10 @@ func parseAddress(s string) (string, error) {
 	if err := checkHostname(ascii); err != nil {
 		return "", err
 	}
-	addr := local + "@" + ascii
+	addr := s // most addresses are already in the form we return
+	if ascii != domain {
+		addr = local + "@" + ascii
+	}
 	if len(addr) > maxPath {
 		return "", fmt.Errorf("%w: longer than %d octets", errBadAddress, maxPath)
 	}
@@ -82,11 +85,10 @@ func checkHostname(d string) error {
 	if len(d) > maxDomain {
 		return fmt.Errorf("%w: domain longer than %d octets", errBadAddress, maxDomain)
 	}
-	labels := strings.Split(d, ".")
-	if len(labels) < 2 {
+	if !strings.Contains(d, ".") {
 		return fmt.Errorf("%w: domain %q has no dot", errBadAddress, d)
 	}
-	for _, l := range labels {
+	for l := range strings.SplitSeq(d, ".") {
 		if l == "" || len(l) > maxLabel {
 			return fmt.Errorf("%w: domain label of %d octets", errBadAddress, len(l))
 		}
