@@ -74,7 +74,14 @@
 //     date. They are registered per template, never globally. {{log}} goes
 //     to Options.Logger at debug level, never to the host's logger.
 //   - Unknown helpers and partials are refused when the call is validated,
-//     with the part and position of the problem.
+//     with the part and position of the problem. So is a helper's name
+//     alone where the helper needs arguments: a param named like a helper
+//     is written {{this.title}} (handlebars gives helpers precedence, and
+//     raymond fails on {{title}} at render time).
+//   - The rendered html is compared byte for byte with raymond's own
+//     evaluator by a differential fuzz test; the two deliberate differences
+//     are the sorted each over objects and the unescaped subject, text and
+//     header values.
 //
 // # Messages
 //

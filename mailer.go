@@ -486,6 +486,7 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	var panicked atomic.Pointer[any]
 	workers := min(j.m.opts.Concurrency, n)
 	var g errgroup.Group
+	g.SetLimit(workers)
 	for range workers {
 		g.Go(func() error {
 			defer func() {
