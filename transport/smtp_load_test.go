@@ -1,0 +1,115 @@
+package transport_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/transport"
+)
+
+// workloadPath is the shared benchmark workload, beside the repository.
+var workloadPath = filepath.Join("..", "..", "shared", "workloads", "transactional.json")
+
+// workloadCall returns the shared workload's call with n recipients, as the
+// workload's README says: recipient i takes sample i mod 16's name and
+// params and the address user%06d@example.org.
+func workloadCall(t testing.TB, n int) *postroom.Call {
+	t.Helper()
+	b, err := os.ReadFile(workloadPath)
+	if err != nil {
+		t.Fatalf("reading the workload: %v", err)
+	}
+	var call postroom.Call
+	if err := json.Unmarshal(b, &call); err != nil {
+		t.Fatalf("decoding the workload: %v", err)
+	}
+	samples := call.Recipients
+	call.Recipients = make([]postroom.Recipient, n)
+	for i := range call.Recipients {
+		s := samples[i%len(samples)]
+		call.Recipients[i] = postroom.Recipient{Email: workloadAddr(i), Name: s.Name, Params: s.Params}
+	}
+	return &call
+}
+
+func workloadAddr(i int) string { return fmt.Sprintf("user%06d@example.org", i) }
+
+// loadFault is the load test's fault mix, by recipient index: 1% RCPT 550,
+// 1% RCPT 451 on the first attempt, 0.5% connection dropped mid-DATA on the
+// first attempt, 0.1% connection dropped after the final dot.
+func loadFault(i int) (smtptest.Stage, smtptest.Fault, want) {
+	switch {
+	case i%100 == 7:
+		return smtptest.Rcpt, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}, want{postroom.StatusRejected, "hard-bounce: 550 5.1.1"}
+	case i%100 == 13:
+		return smtptest.Rcpt, smtptest.Fault{Code: 451, Enhanced: "4.3.0"}, want{postroom.StatusSent, ""}
+	case i%200 == 21:
+		return smtptest.Body, smtptest.Fault{Drop: true}, want{postroom.StatusSent, ""}
+	case i%1000 == 42:
+		return smtptest.EndOfData, smtptest.Fault{Drop: true}, want{postroom.StatusUnknown, "connection-lost-after-data"}
+	}
+	return 0, smtptest.Fault{}, want{postroom.StatusSent, ""}
+}
+
+// TestSMTPLoad sends the shared workload through a Mailer and the SMTP
+// transport to the test server with the fault mix of loadFault: every
+// recipient is accounted for as the mix says, none lost, none duplicated,
+// and connections never exceed MaxConns. It sends 25,000 recipients, or
+// 2,500 with -short or under the race detector.
+func TestSMTPLoad(t *testing.T) {
+	n := 25_000
+	if testing.Short() || raceEnabled {
+		n = 2_500
+	}
+	const maxConns = 8
+	addrIndex := make(map[string]int, n)
+	for i := range n {
+		addrIndex[workloadAddr(i)] = i
+	}
+	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true, Faults: func(c smtptest.Command) smtptest.Fault {
+		i, ok := addrIndex[c.Addr]
+		if !ok || c.Attempt != 1 {
+			return smtptest.Fault{}
+		}
+		if stage, f, _ := loadFault(i); stage == c.Stage {
+			return f
+		}
+		return smtptest.Fault{}
+	}})
+	tr := newSMTP(t, srv, transport.SMTPOptions{MaxConns: maxConns, Retry: transport.RetryPolicy{Attempts: 2, Base: time.Millisecond}})
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	results, err := m.Send(t.Context(), workloadCall(t, n))
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	elapsed := time.Since(start)
+	if len(results) != n {
+		t.Fatalf("%d results, want %d", len(results), n)
+	}
+	counts := map[string]int{}
+	for i, r := range results {
+		counts[r.Status]++
+		if r.Email != workloadAddr(i) {
+			t.Fatalf("result %d is for %s", i, r.Email)
+		}
+		if _, _, w := loadFault(i); r.Status != w.status || len(r.Reason) < len(w.reason) || r.Reason[:len(w.reason)] != w.reason {
+			t.Errorf("recipient %d: %s %q, want %s %q…", i, r.Status, r.Reason, w.status, w.reason)
+		}
+	}
+	checkLedger(t, srv, results)
+	if got := srv.MaxOpenConns(); got > maxConns {
+		t.Errorf("%d connections open at once, want at most %d", got, maxConns)
+	}
+	t.Logf("%d recipients in %v (%.0f/s): %v; %d connections, at most %d at once",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), counts, srv.Conns(), srv.MaxOpenConns())
+}
