@@ -1,0 +1,237 @@
+// Package mailtest reads a message back as a reader of mail would, for
+// tests of what postroom writes: Parse checks the line rules (CheckLines),
+// reads the header with net/mail, walks the multipart tree with
+// mime/multipart and decodes every leaf's quoted-printable or base64 body.
+//
+// It imports nothing from the module, so that every package's tests, the
+// root's internal ones included, can use it. It checks the wire form only:
+// whether the parts are the right ones is for the caller to assert.
+//
+// The functions are safe for concurrent use; a Message is a plain value
+// owned by the caller.
+package mailtest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net/mail"
+	"strings"
+	"testing"
+)
+
+// MaxLine is the longest line CheckLines allows, in octets without the
+// CRLF (RFC 5322 section 2.1.1).
+const MaxLine = 998
+
+// The line rules, one sentinel each, found in a *LineError with errors.Is.
+var (
+	// ErrNoCRLF: the message does not end in CRLF.
+	ErrNoCRLF = errors.New("mailtest: the message does not end in CRLF")
+	// ErrBareCRLF: a CR not followed by LF, or an LF not preceded by CR.
+	ErrBareCRLF = errors.New("mailtest: bare CR or LF")
+	// ErrLongLine: a line over MaxLine octets.
+	ErrLongLine = errors.New("mailtest: line over 998 octets")
+	// ErrNot7Bit: an octet over 127, or NUL (RFC 2045 section 2.7).
+	ErrNot7Bit = errors.New("mailtest: octet not 7-bit")
+)
+
+// LineError is a broken line rule: Err is one of ErrNoCRLF, ErrBareCRLF,
+// ErrLongLine and ErrNot7Bit, Line the 1-based number of the line (0 for
+// ErrNoCRLF, which is about the whole message). The zero value is not a
+// meaningful error.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+// Error describes the rule broken and where.
+func (e *LineError) Error() string {
+	if e.Line == 0 {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// CheckLines checks that data is lines that each end in CRLF, with no bare
+// CR or LF, of at most MaxLine octets of 7-bit data other than NUL. It
+// returns nil, or a *LineError for the first line that breaks a rule (an
+// empty data is a message that does not end in CRLF).
+func CheckLines(data []byte) error {
+	line := 0
+	for rest := data; len(rest) > 0; {
+		line++
+		i := bytes.Index(rest, []byte("\r\n"))
+		if i < 0 {
+			i = len(rest) // the last line, without its CRLF: checked below
+		}
+		content := rest[:i]
+		rest = rest[min(i+2, len(rest)):]
+		if bytes.ContainsAny(content, "\r\n") {
+			return &LineError{Line: line, Err: ErrBareCRLF}
+		}
+		if len(content) > MaxLine {
+			return &LineError{Line: line, Err: ErrLongLine}
+		}
+		for _, c := range content {
+			if c >= 0x80 || c == 0 {
+				return &LineError{Line: line, Err: ErrNot7Bit}
+			}
+		}
+	}
+	if !bytes.HasSuffix(data, []byte("\r\n")) {
+		return &LineError{Err: ErrNoCRLF}
+	}
+	return nil
+}
+
+// Message is a message read back by Parse. The zero value has no header
+// and no parts.
+type Message struct {
+	// Header is the top-level header as net/mail reads it.
+	Header mail.Header
+	// Keys are the top-level field names in the order they appear.
+	Keys []string
+	// Parts are the leaves (non-multipart parts) in the order they appear.
+	Parts []Part
+	// Multiparts are the multipart parts in the order they begin, the
+	// message itself first when it is one; their Body and Raw are nil.
+	Multiparts []Part
+	// Tree is the shape of the message, such as
+	// "mixed(alternative(text/plain,text/html),application/pdf)": a
+	// multipart as its subtype with its children in parentheses, a leaf as
+	// its media type.
+	Tree string
+}
+
+// Part is one part of a Message. The zero value is an empty part at the
+// root.
+type Part struct {
+	// Path is the media types from the message down to this part, joined
+	// by ">", such as "multipart/alternative>text/html".
+	Path string
+	// Header is the part's header (the message's, for a message of one part).
+	Header mail.Header
+	// Body is the content, decoded per Content-Transfer-Encoding.
+	Body []byte
+	// Raw is the content as encoded in the message.
+	Raw []byte
+}
+
+// Type is the part's media type: the last element of Path.
+func (p Part) Type() string {
+	return p.Path[strings.LastIndexByte(p.Path, '>')+1:]
+}
+
+// Parse reads data back as a reader of mail would and fails tb on the way
+// if the lines break a rule of CheckLines, net/mail or mime/multipart cannot
+// read it, a Content-Type does not parse or a leaf is encoded otherwise than
+// quoted-printable or base64. The Message shares no memory with data.
+func Parse(tb testing.TB, data []byte) *Message {
+	tb.Helper()
+	if err := CheckLines(data); err != nil {
+		tb.Fatalf("mailtest: %v", err)
+	}
+	msg, err := mail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		tb.Fatalf("mailtest: net/mail cannot read the message: %v", err)
+	}
+	m := &Message{Header: msg.Header}
+	head, _, _ := bytes.Cut(data, []byte("\r\n\r\n"))
+	for _, line := range strings.Split(string(head), "\r\n") {
+		if line != "" && line[0] != ' ' && line[0] != '\t' {
+			name, _, _ := strings.Cut(line, ":")
+			m.Keys = append(m.Keys, name)
+		}
+	}
+	m.Tree = m.walk(tb, "", msg.Header, msg.Body)
+	return m
+}
+
+// walk reads one part into m and returns its shape.
+func (m *Message) walk(tb testing.TB, path string, h mail.Header, body io.Reader) string {
+	tb.Helper()
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		tb.Fatalf("mailtest: %s: Content-Type %q: %v", path, h.Get("Content-Type"), err)
+	}
+	if path != "" {
+		path += ">"
+	}
+	path += mt
+	if sub, ok := strings.CutPrefix(mt, "multipart/"); ok {
+		m.Multiparts = append(m.Multiparts, Part{Path: path, Header: h})
+		r := multipart.NewReader(body, params["boundary"])
+		var kids []string
+		for {
+			p, err := r.NextRawPart()
+			if errors.Is(err, io.EOF) {
+				return sub + "(" + strings.Join(kids, ",") + ")"
+			}
+			if err != nil {
+				tb.Fatalf("mailtest: %s: %v", path, err)
+			}
+			kids = append(kids, m.walk(tb, path, mail.Header(p.Header), p))
+		}
+	}
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		tb.Fatalf("mailtest: %s: reading the body: %v", path, err)
+	}
+	var dec io.Reader
+	switch cte := strings.ToLower(h.Get("Content-Transfer-Encoding")); cte {
+	case "quoted-printable":
+		dec = quotedprintable.NewReader(bytes.NewReader(raw))
+	case "base64":
+		dec = base64.NewDecoder(base64.StdEncoding, bytes.NewReader(raw))
+	default:
+		tb.Fatalf("mailtest: %s: Content-Transfer-Encoding %q, want quoted-printable or base64", path, cte)
+	}
+	b, err := io.ReadAll(dec)
+	if err != nil {
+		tb.Fatalf("mailtest: %s: decoding the body: %v", path, err)
+	}
+	m.Parts = append(m.Parts, Part{Path: path, Header: h, Body: b, Raw: raw})
+	return mt
+}
+
+// Find returns the leaf whose Path is path, the first if there are
+// several, or fails tb listing the paths there are.
+func (m *Message) Find(tb testing.TB, path string) Part {
+	tb.Helper()
+	for _, p := range m.Parts {
+		if p.Path == path {
+			return p
+		}
+	}
+	tb.Fatalf("mailtest: no part %s in %v", path, m.Paths())
+	return Part{}
+}
+
+// Paths returns the Path of every leaf, in order, in a new slice.
+func (m *Message) Paths() []string {
+	s := make([]string, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		s = append(s, p.Path)
+	}
+	return s
+}
+
+// DecodeHeader returns the header value v with its RFC 2047 encoded words
+// decoded, or fails tb if one does not decode.
+func DecodeHeader(tb testing.TB, v string) string {
+	tb.Helper()
+	s, err := new(mime.WordDecoder).DecodeHeader(v)
+	if err != nil {
+		tb.Fatalf("mailtest: decoding header %q: %v", v, err)
+	}
+	return s
+}

@@ -1,0 +1,114 @@
+// Package workload locates and reads the shared benchmark workload, the
+// message.send call body that postroom's tests and benchmarks use as their
+// common input. The workload is not part of the repository: it sits beside
+// it, at ../shared/workloads/transactional.json from the repository root
+// (FromRoot), and its README defines how a call of N recipients is made
+// from its 16 sample recipients (see Address).
+//
+// The package imports nothing from the module, so that every package of it,
+// the root's internal tests included, can use it. It does not decode the
+// workload: callers unmarshal Read's bytes into what they need, or use the
+// benchmarks package's Workload for whole calls.
+//
+// Every function here only reads files and is safe for concurrent use.
+package workload
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Module is the module whose repository the workload sits beside: Root
+// looks for the go.mod that declares it.
+const Module = "github.com/postroom/postroom"
+
+// FromRoot is the workload's path relative to the repository root,
+// slash-separated.
+const FromRoot = "../shared/workloads/transactional.json"
+
+// ErrNoRoot is returned, wrapped, by Root, PathFrom and Path when no
+// directory at or above the starting one has a go.mod declaring Module.
+var ErrNoRoot = errors.New("workload: no go.mod of " + Module + " at or above the directory")
+
+// Root returns the repository root at or above dir: the first directory,
+// dir itself included, whose go.mod declares Module. The result is
+// absolute. It fails with ErrNoRoot when there is none.
+func Root(dir string) (string, error) {
+	start, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workload: %w", err)
+	}
+	dir = start
+	for {
+		if modulePath(filepath.Join(dir, "go.mod")) == Module {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%w %s", ErrNoRoot, start)
+		}
+		dir = parent
+	}
+}
+
+// PathFrom returns the workload's path as found from dir: Root(dir) joined
+// with FromRoot. The file itself is not opened.
+func PathFrom(dir string) (string, error) {
+	root, err := Root(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(FromRoot)), nil
+}
+
+// Path returns the workload's path as found from the current directory,
+// which for a test is its package's directory. The file itself is not
+// opened.
+func Path() (string, error) {
+	return PathFrom(".")
+}
+
+// Read returns the workload's bytes, as found by Path. It fails tb, with a
+// message saying where the workload was looked for, when the repository
+// root or the file cannot be found or read. The bytes are new and owned by
+// the caller.
+func Read(tb testing.TB) []byte {
+	tb.Helper()
+	path, err := Path()
+	if err != nil {
+		tb.Fatalf("locating the shared workload (%s beside the repository root): %v", FromRoot, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("reading the shared workload (%s from the repository root): %v", FromRoot, err)
+	}
+	return data
+}
+
+// Address returns the address of recipient i of a call made from the
+// workload, as its README defines it: user%06d@example.org formatted with i.
+func Address(i int) string {
+	return fmt.Sprintf("user%06d@example.org", i)
+}
+
+// modulePath is the module line of a go.mod file, or "" when the file
+// cannot be read or has none.
+func modulePath(gomod string) string {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
