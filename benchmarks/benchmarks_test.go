@@ -3,51 +3,35 @@ package benchmarks
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/transport"
 )
-
-// workloadPath is the shared workload, relative to this package's directory.
-var workloadPath = filepath.Join("..", "..", "shared", "workloads", "transactional.json")
 
 // pipelineSizes are the call sizes of BenchmarkPipeline.
 var pipelineSizes = []int{1000, 25000}
 
-func loadWorkload(tb testing.TB) *Workload {
-	tb.Helper()
-	w, err := Load(workloadPath)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return w
-}
-
 func BenchmarkRender(b *testing.B) {
-	w := loadWorkload(b)
+	w := Shared(b)
 	b.Run("raymond", func(b *testing.B) { RenderRaymond(b, w) })
 	b.Run("postroom", func(b *testing.B) { RenderPostroom(b, w) })
 }
 
 func BenchmarkMIME(b *testing.B) {
-	w := loadWorkload(b)
+	w := Shared(b)
 	b.Run("gomail", func(b *testing.B) { MIMEGoMail(b, w) })
 	b.Run("postroom", func(b *testing.B) { MIMEPostroom(b, w) })
 }
 
 func BenchmarkPipeline(b *testing.B) {
-	w := loadWorkload(b)
+	w := Shared(b)
 	for _, side := range []struct {
 		name string
 		run  func(*testing.B, *Workload, int)
@@ -61,11 +45,12 @@ func BenchmarkPipeline(b *testing.B) {
 }
 
 func BenchmarkMemmove(b *testing.B) {
-	Memmove(b, loadWorkload(b))
+	Memmove(b, Shared(b))
 }
 
 func TestFindWorkload(t *testing.T) {
-	want, err := filepath.Abs(workloadPath)
+	// This package is one level below the repository root.
+	want, err := filepath.Abs(filepath.Join("..", filepath.FromSlash(WorkloadFromRoot)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +79,7 @@ func TestFindWorkload(t *testing.T) {
 }
 
 func TestWorkloadCall(t *testing.T) {
-	w := loadWorkload(t)
+	w := Shared(t)
 	if w.Samples() != 16 {
 		t.Fatalf("the workload has %d samples, want 16", w.Samples())
 	}
@@ -107,7 +92,7 @@ func TestWorkloadCall(t *testing.T) {
 			}
 			for i, r := range call.Recipients {
 				s := w.Base.Recipients[i%16]
-				if want := fmt.Sprintf("user%06d@example.org", i); r.Email != want {
+				if want := fmt.Sprintf("user%06d@example.org", i); r.Email != want || r.Email != workload.Address(i) {
 					t.Errorf("recipient %d: email %q, want %q", i, r.Email, want)
 				}
 				if r.Name != s.Name || r.Params["first_name"] != s.Params["first_name"] {
@@ -125,7 +110,7 @@ func TestWorkloadCall(t *testing.T) {
 // call that MIMEPostroom sends, hand over one message per recipient, and the
 // html part decodes to the same bytes on both sides.
 func TestSameWork(t *testing.T) {
-	w := loadWorkload(t)
+	w := Shared(t)
 	const n = 40
 	static, err := w.StaticCall(n)
 	if err != nil {
@@ -213,62 +198,16 @@ func head(b []byte) []byte {
 	return b[:min(len(b), 200)]
 }
 
-// htmlPart returns the decoded text/html part of a message.
+// htmlPart returns the decoded text/html part of a message, read back with
+// mailtest.Parse (which checks the line rules on both sides).
 func htmlPart(t *testing.T, data []byte) []byte {
 	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("reading the message: %v", err)
-	}
-	body, ok := findHTML(t, textprotoHeader(msg.Header), msg.Body)
-	if !ok {
-		t.Fatal("the message has no text/html part")
-	}
-	return body
-}
-
-type textprotoHeader map[string][]string
-
-func (h textprotoHeader) get(k string) string {
-	return mail.Header(h).Get(k)
-}
-
-func findHTML(t *testing.T, h textprotoHeader, body io.Reader) ([]byte, bool) {
-	t.Helper()
-	mt, params, err := mime.ParseMediaType(h.get("Content-Type"))
-	if err != nil {
-		t.Fatalf("Content-Type %q: %v", h.get("Content-Type"), err)
-	}
-	if strings.HasPrefix(mt, "multipart/") {
-		r := multipart.NewReader(body, params["boundary"])
-		for {
-			p, err := r.NextRawPart()
-			if err == io.EOF {
-				return nil, false
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b, ok := findHTML(t, textprotoHeader(p.Header), p); ok {
-				return b, true
-			}
+	m := mailtest.Parse(t, data)
+	for _, p := range m.Parts {
+		if p.Type() == "text/html" {
+			return p.Body
 		}
 	}
-	if mt != "text/html" {
-		return nil, false
-	}
-	var dec io.Reader
-	switch cte := strings.ToLower(h.get("Content-Transfer-Encoding")); cte {
-	case "quoted-printable":
-		dec = quotedprintable.NewReader(body)
-	case "base64":
-		dec = base64.NewDecoder(base64.StdEncoding, body)
-	default:
-		t.Fatalf("html part encoded %q", cte)
-	}
-	b, err := io.ReadAll(dec)
-	if err != nil {
-		t.Fatalf("decoding the html part: %v", err)
-	}
-	return b, true
+	t.Fatalf("the message has no text/html part: %v", m.Paths())
+	return nil
 }

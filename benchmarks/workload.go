@@ -1,71 +1,39 @@
 package benchmarks
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/program"
+	"github.com/postroom/postroom/internal/workload"
 )
 
 // ModulePath is the module whose repository the workload sits beside:
 // FindRoot looks for the go.mod that declares it.
-const ModulePath = "github.com/postroom/postroom"
+const ModulePath = workload.Module
 
 // WorkloadFromRoot is the shared workload's path relative to the repository
 // root, slash-separated.
-const WorkloadFromRoot = "../shared/workloads/transactional.json"
+const WorkloadFromRoot = workload.FromRoot
 
 // FindWorkload returns the path of the shared workload: it walks up from
 // dir to the repository root (the directory whose go.mod declares
 // ModulePath) and joins WorkloadFromRoot. It returns an error when no such
-// root is found above dir. The file itself is not opened.
+// root is found above dir. The file itself is not opened. It only reads
+// files and is safe for concurrent use.
 func FindWorkload(dir string) (string, error) {
-	root, err := FindRoot(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, filepath.FromSlash(WorkloadFromRoot)), nil
+	return workload.PathFrom(dir)
 }
 
 // FindRoot returns the repository root at or above dir: the first directory
 // whose go.mod declares ModulePath. It only reads files and is safe for
 // concurrent use.
 func FindRoot(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if modulePath(filepath.Join(dir, "go.mod")) == ModulePath {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("benchmarks: no go.mod of %s at or above the working directory", ModulePath)
-		}
-		dir = parent
-	}
-}
-
-// modulePath is the module line of a go.mod file, or "".
-func modulePath(gomod string) string {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
+	return workload.Root(dir)
 }
 
 // Workload is the shared benchmark workload: a message.send call body with
@@ -89,12 +57,33 @@ func Load(path string) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("benchmarks: reading the workload: %w", err)
 	}
+	return decode(b, path)
+}
+
+// Shared returns a new Workload, owned by the caller, read from the shared
+// workload beside the repository found from the current directory (for a
+// test, its package's directory). It fails tb when the file cannot be
+// found, read or decoded or has no sample recipient. Tests anywhere in the
+// module use it to make calls from the workload:
+//
+//	call := benchmarks.Shared(t).Call(16)
+func Shared(tb testing.TB) *Workload {
+	tb.Helper()
+	w, err := decode(workload.Read(tb), workload.FromRoot)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// decode decodes the workload b, read from name.
+func decode(b []byte, name string) (*Workload, error) {
 	w := &Workload{}
 	if err := json.Unmarshal(b, &w.Base); err != nil {
-		return nil, fmt.Errorf("benchmarks: decoding the workload %s: %w", path, err)
+		return nil, fmt.Errorf("benchmarks: decoding the workload %s: %w", name, err)
 	}
 	if len(w.Base.Recipients) == 0 {
-		return nil, fmt.Errorf("benchmarks: the workload %s has no sample recipients", path)
+		return nil, fmt.Errorf("benchmarks: the workload %s has no sample recipients", name)
 	}
 	return w, nil
 }
@@ -106,7 +95,7 @@ func (w *Workload) Samples() int { return len(w.Base.Recipients) }
 // of sample i mod Samples() and the address user%06d@example.org.
 func (w *Workload) Recipient(i int) postroom.Recipient {
 	s := w.Base.Recipients[i%len(w.Base.Recipients)]
-	return postroom.Recipient{Email: fmt.Sprintf("user%06d@example.org", i), Name: s.Name, Params: s.Params}
+	return postroom.Recipient{Email: workload.Address(i), Name: s.Name, Params: s.Params}
 }
 
 // Call returns the workload's call with n recipients (see Recipient). The
