@@ -19,6 +19,9 @@ import (
 	"github.com/aymerick/raymond"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -53,7 +56,7 @@ func smallCall(recipients ...string) *postroom.Call {
 }
 
 func TestSendWorkload(t *testing.T) {
-	call := workloadCall(t, 16)
+	call := benchmarks.Shared(t).Call(16)
 	call.Message.BCC = "audit@shop.example.com, Archive <archive@shop.example.com>"
 	mem := transport.NewMemory()
 	m := newMailer(t, mem, postroom.Options{})
@@ -85,16 +88,16 @@ func TestSendWorkload(t *testing.T) {
 		if env.From != "orders@shop.example.com" || strings.Join(env.To, " ") != r.Email+" audit@shop.example.com archive@shop.example.com" {
 			t.Fatalf("envelope from %q to %q", env.From, env.To)
 		}
-		p := parseMessage(t, env.Data)
+		p := mailtest.Parse(t, env.Data)
 		wantKeys := "From To Subject Date Message-ID MIME-Version X-Campaign-ID X-Entity-Ref-ID List-Unsubscribe Content-Type"
-		if got := strings.Join(p.keys, " "); got != wantKeys {
+		if got := strings.Join(p.Keys, " "); got != wantKeys {
 			t.Fatalf("header fields %q, want %q", got, wantKeys)
 		}
-		if p.header.Get("Bcc") != "" || bytes.Contains(env.Data, []byte("audit@")) || bytes.Contains(env.Data, []byte("archive@")) {
+		if p.Header.Get("Bcc") != "" || bytes.Contains(env.Data, []byte("audit@")) || bytes.Contains(env.Data, []byte("archive@")) {
 			t.Fatalf("a bcc address appears in the message")
 		}
-		from, _ := p.header.AddressList("From")
-		to, _ := p.header.AddressList("To")
+		from, _ := p.Header.AddressList("From")
+		to, _ := p.Header.AddressList("To")
 		if len(from) != 1 || from[0].Name != "Example Shop" || from[0].Address != "orders@shop.example.com" {
 			t.Fatalf("From = %v", from)
 		}
@@ -103,17 +106,17 @@ func TestSendWorkload(t *testing.T) {
 		}
 		first := r.Params["first_name"].(string)
 		wantSubject := fmt.Sprintf("Your order #%s is confirmed, %s", r.Params["order_id"], first)
-		if got := decodeHeader(t, p.header.Get("Subject")); got != wantSubject {
+		if got := mailtest.DecodeHeader(t, p.Header.Get("Subject")); got != wantSubject {
 			t.Fatalf("Subject %q, want %q (no HTML escaping)", got, wantSubject)
 		}
-		if got := p.header.Get("Message-ID"); got != "<"+res.SendID+"@shop.example.com>" {
+		if got := p.Header.Get("Message-ID"); got != "<"+res.SendID+"@shop.example.com>" {
 			t.Fatalf("Message-ID %q", got)
 		}
-		if _, err := p.header.Date(); err != nil {
+		if _, err := p.Header.Date(); err != nil {
 			t.Fatalf("Date: %v", err)
 		}
-		if p.header.Get("MIME-Version") != "1.0" || p.header.Get("X-Campaign-ID") != "order-confirmation-2024" {
-			t.Fatalf("headers %v", p.header)
+		if p.Header.Get("MIME-Version") != "1.0" || p.Header.Get("X-Campaign-ID") != "order-confirmation-2024" {
+			t.Fatalf("headers %v", p.Header)
 		}
 		wantPaths := []string{
 			"multipart/mixed>multipart/alternative>text/plain",
@@ -122,8 +125,8 @@ func TestSendWorkload(t *testing.T) {
 			"multipart/mixed>multipart/alternative>multipart/related>image/png",
 			"multipart/mixed>application/pdf",
 		}
-		if got := strings.Join(p.paths(), " "); got != strings.Join(wantPaths, " ") {
-			t.Fatalf("tree %v, want %v", p.paths(), wantPaths)
+		if got := strings.Join(p.Paths(), " "); got != strings.Join(wantPaths, " ") {
+			t.Fatalf("tree %v, want %v", p.Paths(), wantPaths)
 		}
 		params := maps.Clone(call.GlobalParams)
 		maps.Copy(params, r.Params)
@@ -132,22 +135,22 @@ func TestSendWorkload(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Text bodies travel with CRLF line breaks (RFC 2045 §6.7).
-		if got := string(p.parts[1].body); got != strings.ReplaceAll(wantHTML, "\n", "\r\n") {
+		if got := string(p.Parts[1].Body); got != strings.ReplaceAll(wantHTML, "\n", "\r\n") {
 			t.Fatalf("recipient %d: html differs from raymond's rendering", i)
 		}
-		text := string(p.parts[0].body)
+		text := string(p.Parts[0].Body)
 		if !strings.Contains(text, "Hi "+first+",") || strings.Contains(text, "&apos;") || strings.Contains(text, "&amp;") {
 			t.Fatalf("text body not rendered as is: %.80q", text)
 		}
 		for j, img := range [][]byte{logo, banner} {
-			pt := p.parts[2+j]
-			if pt.header.Get("Content-ID") != "<"+call.Message.Images[j].CID+">" || !strings.HasPrefix(pt.header.Get("Content-Disposition"), "inline") || !bytes.Equal(pt.body, img) {
-				t.Fatalf("image %d: Content-ID %q, disposition %q, %d bytes", j, pt.header.Get("Content-ID"), pt.header.Get("Content-Disposition"), len(pt.body))
+			pt := p.Parts[2+j]
+			if pt.Header.Get("Content-ID") != "<"+call.Message.Images[j].CID+">" || !strings.HasPrefix(pt.Header.Get("Content-Disposition"), "inline") || !bytes.Equal(pt.Body, img) {
+				t.Fatalf("image %d: Content-ID %q, disposition %q, %d bytes", j, pt.Header.Get("Content-ID"), pt.Header.Get("Content-Disposition"), len(pt.Body))
 			}
 		}
-		att := p.parts[4]
-		if !bytes.Equal(att.body, pdf) || !strings.Contains(att.header.Get("Content-Disposition"), "invoice.pdf") {
-			t.Fatalf("attachment: %d bytes, disposition %q", len(att.body), att.header.Get("Content-Disposition"))
+		att := p.Parts[4]
+		if !bytes.Equal(att.Body, pdf) || !strings.Contains(att.Header.Get("Content-Disposition"), "invoice.pdf") {
+			t.Fatalf("attachment: %d bytes, disposition %q", len(att.Body), att.Header.Get("Content-Disposition"))
 		}
 	}
 }
@@ -162,7 +165,7 @@ func mustB64(t testing.TB, s string) []byte {
 }
 
 // onlyPart sends one recipient of call and returns the message parsed.
-func sendOne(t *testing.T, m *postroom.Mailer, call *postroom.Call) (postroom.Result, *parsed) {
+func sendOne(t *testing.T, m *postroom.Mailer, call *postroom.Call) (postroom.Result, *mailtest.Message) {
 	t.Helper()
 	mem := transport.NewMemory()
 	m2 := m
@@ -180,7 +183,7 @@ func sendOne(t *testing.T, m *postroom.Mailer, call *postroom.Call) (postroom.Re
 	if !ok {
 		t.Fatalf("no message recorded")
 	}
-	return results[0], parseMessage(t, env.Data)
+	return results[0], mailtest.Parse(t, env.Data)
 }
 
 func TestMIMETree(t *testing.T) {
@@ -210,7 +213,7 @@ func TestMIMETree(t *testing.T) {
 			if p == nil {
 				t.Fatalf("result %+v", res)
 			}
-			if got := strings.Join(p.paths(), " "); got != tt.want {
+			if got := strings.Join(p.Paths(), " "); got != tt.want {
 				t.Fatalf("tree %q, want %q", got, tt.want)
 			}
 		})
@@ -228,19 +231,19 @@ func TestEscaping(t *testing.T) {
 	if p == nil {
 		t.Fatalf("result %+v", res)
 	}
-	if got := decodeHeader(t, p.header.Get("Subject")); got != "For Tom & Jerry <3" {
+	if got := mailtest.DecodeHeader(t, p.Header.Get("Subject")); got != "For Tom & Jerry <3" {
 		t.Errorf("Subject %q", got)
 	}
-	if got := p.header.Get("List-Unsubscribe"); got != "<https://x.example/u?a=1&b=2>" {
+	if got := p.Header.Get("List-Unsubscribe"); got != "<https://x.example/u?a=1&b=2>" {
 		t.Errorf("List-Unsubscribe %q", got)
 	}
-	if got := decodeHeader(t, p.header.Get("X-Who")); got != "Tom & Jerry <3" {
+	if got := mailtest.DecodeHeader(t, p.Header.Get("X-Who")); got != "Tom & Jerry <3" {
 		t.Errorf("X-Who %q", got)
 	}
-	if got := string(p.find(t, "multipart/alternative>text/plain").body); got != "Text Tom & Jerry <3 / Tom & Jerry <3" {
+	if got := string(p.Find(t, "multipart/alternative>text/plain").Body); got != "Text Tom & Jerry <3 / Tom & Jerry <3" {
 		t.Errorf("text %q", got)
 	}
-	if got := string(p.find(t, "multipart/alternative>text/html").body); got != "<p>Tom &amp; Jerry &lt;3</p><p>Tom & Jerry <3</p>" {
+	if got := string(p.Find(t, "multipart/alternative>text/html").Body); got != "<p>Tom &amp; Jerry &lt;3</p><p>Tom & Jerry <3</p>" {
 		t.Errorf("html %q", got)
 	}
 }
@@ -257,7 +260,7 @@ func TestParams(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	want := "own-a global-b {{b}}{{#each x}} 3 2.5 [] alpha=2;mid=3;zeta=1;"
-	if got := string(p.parts[0].body); got != want {
+	if got := string(p.Parts[0].Body); got != want {
 		t.Fatalf("text %q, want %q", got, want)
 	}
 }
@@ -483,15 +486,15 @@ func TestSendTemplate(t *testing.T) {
 		t.Fatalf("SendTemplate = %v, %v", results, err)
 	}
 	env, _ := mem.Envelope(results[0].SendID)
-	p := parseMessage(t, env.Data)
-	if got := string(p.find(t, "multipart/alternative>text/html").body); got != "<h1>Welcome Ann</h1>" {
+	p := mailtest.Parse(t, env.Data)
+	if got := string(p.Find(t, "multipart/alternative>text/html").Body); got != "<h1>Welcome Ann</h1>" {
 		t.Fatalf("html %q", got)
 	}
-	if rt, _ := p.header.AddressList("Reply-To"); len(rt) != 1 || rt[0].Name != "Help Desk" || rt[0].Address != "help@shop.example.com" {
+	if rt, _ := p.Header.AddressList("Reply-To"); len(rt) != 1 || rt[0].Name != "Help Desk" || rt[0].Address != "help@shop.example.com" {
 		t.Fatalf("Reply-To %v", rt)
 	}
-	if strings.Join(p.keys[:4], " ") != "From To Reply-To Subject" {
-		t.Fatalf("header order %v", p.keys)
+	if strings.Join(p.Keys[:4], " ") != "From To Reply-To Subject" {
+		t.Fatalf("header order %v", p.Keys)
 	}
 
 	t.Run("another account's template", func(t *testing.T) {
@@ -579,7 +582,7 @@ func TestRecipientLimits(t *testing.T) {
 	call.Message.HTML = ""
 	call.Recipients = make([]postroom.Recipient, 25000)
 	for i := range call.Recipients {
-		call.Recipients[i] = postroom.Recipient{Email: fmt.Sprintf("user%06d@example.org", i)}
+		call.Recipients[i] = postroom.Recipient{Email: workload.Address(i)}
 	}
 	results, err := m.Send(t.Context(), call)
 	if err != nil || len(results) != 25000 || sent.Load() != 25000 {
@@ -737,7 +740,7 @@ func waitGoroutines(t *testing.T, before int) {
 
 func TestNoGoroutineOutlivesSend(t *testing.T) {
 	before := runtime.NumGoroutine()
-	call := workloadCall(t, 200)
+	call := benchmarks.Shared(t).Call(200)
 	if _, err := newMailer(t, transport.NewMemory(), postroom.Options{}).Send(t.Context(), call); err != nil {
 		t.Fatal(err)
 	}
@@ -762,7 +765,7 @@ func TestDeterministic(t *testing.T) {
 	for k := range outputs {
 		mem := transport.NewMemory()
 		m := newMailer(t, mem, postroom.Options{Rand: &fixedRand{}, Now: func() time.Time { return now }})
-		if _, err := m.Send(t.Context(), workloadCall(t, 16)); err != nil {
+		if _, err := m.Send(t.Context(), benchmarks.Shared(t).Call(16)); err != nil {
 			t.Fatal(err)
 		}
 		outputs[k] = mem.Envelopes()
@@ -824,7 +827,7 @@ func TestConcurrentCalls(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			results, err := m.Send(t.Context(), workloadCall(t, 20))
+			results, err := m.Send(t.Context(), benchmarks.Shared(t).Call(20))
 			if err != nil || len(results) != 20 {
 				t.Errorf("Send = %d results, %v", len(results), err)
 			}
@@ -910,13 +913,13 @@ func TestInjection(t *testing.T) {
 				}
 				// Neutralised: the message went out; no header was added.
 				env := mem.Envelopes()[0]
-				p := parseMessage(t, env.Data)
-				if p.header.Get("X-Evil") != "" || slices.Contains(p.keys, "X-Evil") {
-					t.Fatalf("an X-Evil header reached the message: %v", p.keys)
+				p := mailtest.Parse(t, env.Data)
+				if p.Header.Get("X-Evil") != "" || slices.Contains(p.Keys, "X-Evil") {
+					t.Fatalf("an X-Evil header reached the message: %v", p.Keys)
 				}
-				for _, pt := range p.parts {
-					if pt.header.Get("X-Evil") != "" {
-						t.Fatalf("an X-Evil header reached part %s", pt.path)
+				for _, pt := range p.Parts {
+					if pt.Header.Get("X-Evil") != "" {
+						t.Fatalf("an X-Evil header reached part %s", pt.Path)
 					}
 				}
 			})

@@ -10,8 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
 	"os"
@@ -21,6 +19,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/workload"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/mime")
@@ -41,7 +42,8 @@ type mimeLeaf struct {
 	body      []byte // decoded per Content-Transfer-Encoding
 }
 
-// mimeParsed is a message parsed back with net/mail and mime/multipart.
+// mimeParsed is a message parsed back with mailtest (net/mail and
+// mime/multipart), with what the MIME tests look at besides.
 type mimeParsed struct {
 	header mail.Header
 	names  []string // top-level field names in order
@@ -50,20 +52,20 @@ type mimeParsed struct {
 	leaves []mimeLeaf
 }
 
-// mimeParse parses data as a message, checks its lines (CRLF only, at most
-// 998 octets, 7-bit) and walks its tree.
+// mimeParse parses data as a message with mailtest.Parse, which checks its
+// lines (CRLF only, at most 998 octets, 7-bit, no NUL), and checks what
+// postroom's MIME promises besides: no Content-Transfer-Encoding on a
+// multipart, multipart/related of type text/html, boundaries of =_, a
+// letter and 24 hex characters, leaf encodings spelt in lower case, base64
+// in lines of 76 characters.
 func mimeParse(t *testing.T, data []byte) *mimeParsed {
 	t.Helper()
-	mimeCheckLines(t, data)
-	msg, err := mail.ReadMessage(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("net/mail cannot read the message: %v", err)
-	}
-	p := &mimeParsed{header: msg.Header, raw: map[string]string{}}
+	m := mailtest.Parse(t, data)
+	p := &mimeParsed{header: m.Header, names: m.Keys, raw: map[string]string{}, shape: m.Tree}
 	head, _, _ := bytes.Cut(data, []byte("\r\n\r\n"))
+	var last string
 	for _, l := range strings.Split(string(head), "\r\n") {
 		if l[0] == ' ' || l[0] == '\t' {
-			last := p.names[len(p.names)-1]
 			p.raw[last] += "\r\n" + l
 			continue
 		}
@@ -71,22 +73,16 @@ func mimeParse(t *testing.T, data []byte) *mimeParsed {
 		if !ok {
 			t.Fatalf("header line without a colon: %q", l)
 		}
-		p.names = append(p.names, name)
+		last = name
 		p.raw[name] = value
 	}
-	p.shape = p.walk(t, textproto.MIMEHeader(msg.Header), msg.Body, "")
-	return p
-}
-
-// walk parses one part and returns its shape.
-func (p *mimeParsed) walk(t *testing.T, h textproto.MIMEHeader, body io.Reader, parent string) string {
-	t.Helper()
-	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err != nil {
-		t.Fatalf("Content-Type %q: %v", h.Get("Content-Type"), err)
-	}
-	if sub, ok := strings.CutPrefix(mt, "multipart/"); ok {
-		if cte := h.Get("Content-Transfer-Encoding"); cte != "" {
+	for _, mp := range m.Multiparts {
+		mt, params, err := mime.ParseMediaType(mp.Header.Get("Content-Type"))
+		if err != nil {
+			t.Fatalf("Content-Type %q: %v", mp.Header.Get("Content-Type"), err)
+		}
+		sub := strings.TrimPrefix(mt, "multipart/")
+		if cte := mp.Header.Get("Content-Transfer-Encoding"); cte != "" {
 			t.Errorf("multipart/%s has Content-Transfer-Encoding %q", sub, cte)
 		}
 		if sub == "related" && params["type"] != "text/html" {
@@ -95,44 +91,32 @@ func (p *mimeParsed) walk(t *testing.T, h textproto.MIMEHeader, body io.Reader, 
 		if b := params["boundary"]; !strings.HasPrefix(b, "=_") || len(b) != 27 {
 			t.Errorf("boundary %q is not =_, a letter and 24 hex characters", b)
 		}
-		r := multipart.NewReader(body, params["boundary"])
-		var kids []string
-		for {
-			part, err := r.NextRawPart()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("reading a part of %s: %v", mt, err)
-			}
-			kids = append(kids, p.walk(t, part.Header, part, mt))
+	}
+	for _, part := range m.Parts {
+		mt, params, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
+		if err != nil {
+			t.Fatalf("Content-Type %q: %v", part.Header.Get("Content-Type"), err)
 		}
-		return sub + "(" + strings.Join(kids, ",") + ")"
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		t.Fatalf("reading %s: %v", mt, err)
-	}
-	leaf := mimeLeaf{header: h, mediaType: mt, params: params, parent: parent}
-	switch cte := h.Get("Content-Transfer-Encoding"); cte {
-	case "quoted-printable":
-		leaf.body, err = io.ReadAll(quotedprintable.NewReader(bytes.NewReader(raw)))
-	case "base64":
-		lines := strings.Split(string(raw), "\r\n")
-		for i, l := range lines {
-			if len(l) != 76 && (i < len(lines)-1 || len(l) > 76) {
-				t.Errorf("%s: base64 line %d of %d is %d characters", mt, i, len(lines), len(l))
-			}
+		leaf := mimeLeaf{header: textproto.MIMEHeader(part.Header), mediaType: mt, params: params, body: part.Body}
+		if i := strings.LastIndexByte(part.Path, '>'); i >= 0 {
+			parent := part.Path[:i]
+			leaf.parent = parent[strings.LastIndexByte(parent, '>')+1:]
 		}
-		leaf.body, err = base64.StdEncoding.DecodeString(strings.Join(lines, ""))
-	default:
-		t.Fatalf("%s: Content-Transfer-Encoding %q", mt, cte)
+		switch cte := part.Header.Get("Content-Transfer-Encoding"); cte {
+		case "quoted-printable":
+		case "base64":
+			lines := strings.Split(string(part.Raw), "\r\n")
+			for i, l := range lines {
+				if len(l) != 76 && (i < len(lines)-1 || len(l) > 76) {
+					t.Errorf("%s: base64 line %d of %d is %d characters", mt, i, len(lines), len(l))
+				}
+			}
+		default:
+			t.Fatalf("%s: Content-Transfer-Encoding %q", mt, cte)
+		}
+		p.leaves = append(p.leaves, leaf)
 	}
-	if err != nil {
-		t.Fatalf("decoding %s: %v", mt, err)
-	}
-	p.leaves = append(p.leaves, leaf)
-	return mt
+	return p
 }
 
 // leaf returns the only leaf of media type mt.
@@ -148,32 +132,6 @@ func (p *mimeParsed) leaf(t *testing.T, mt string) mimeLeaf {
 		t.Fatalf("%d parts of type %s, want 1 (tree %s)", len(found), mt, p.shape)
 	}
 	return found[0]
-}
-
-// mimeCheckLines checks that data is CRLF-terminated lines of at most 998
-// octets of 7-bit data, with no bare CR or LF.
-func mimeCheckLines(t *testing.T, data []byte) {
-	t.Helper()
-	if !bytes.HasSuffix(data, []byte("\r\n")) {
-		t.Fatalf("message does not end with CRLF: ...%q", data[max(0, len(data)-20):])
-	}
-	for n, l := range bytes.SplitAfter(data, []byte("\r\n")) {
-		if len(l) == 0 {
-			continue
-		}
-		body := bytes.TrimSuffix(l, []byte("\r\n"))
-		if len(body) > 998 {
-			t.Fatalf("line %d is %d octets", n, len(body))
-		}
-		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
-			t.Fatalf("line %d has a bare CR or LF: %q", n, body)
-		}
-		for _, c := range body {
-			if c >= 0x80 || c == 0 {
-				t.Fatalf("line %d has octet %#x: %q", n, c, body)
-			}
-		}
-	}
 }
 
 // mimeTestLayout is a layout with the given parts, one static and one
@@ -489,12 +447,8 @@ func TestMIMEContentTypeParams(t *testing.T) {
 // (bodies unrendered: the layer does not care).
 func mimeWorkload(t testing.TB) (*mimeLayout, *mimeVarying) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "shared", "workloads", "transactional.json"))
-	if err != nil {
-		t.Fatalf("reading the workload: %v", err)
-	}
 	var call Call
-	if err := json.Unmarshal(data, &call); err != nil {
+	if err := json.Unmarshal(workload.Read(t), &call); err != nil {
 		t.Fatalf("decoding the workload: %v", err)
 	}
 	m := call.Message
@@ -643,7 +597,7 @@ func TestMIMEConcurrent(t *testing.T) {
 	}
 	varying := func(i int) *mimeVarying {
 		w := *v
-		w.ToAddr = fmt.Sprintf("user%06d@example.org", i)
+		w.ToAddr = workload.Address(i)
 		w.Subject = fmt.Sprintf("Order %d für Zoë", i)
 		w.HeaderValues = []string{fmt.Sprint(i)}
 		return &w
