@@ -9,19 +9,14 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/benchmarks"
 )
 
-// benchCall is the shared workload with n recipients, as its README says.
+// benchCall is the body of the shared workload's call with n recipients,
+// as its README says.
 func benchCall(b *testing.B, n int) []byte {
 	b.Helper()
-	call := workload(b)
-	samples := call.Recipients
-	call.Recipients = make([]postroom.Recipient, n)
-	for i := range call.Recipients {
-		s := samples[i%len(samples)]
-		call.Recipients[i] = postroom.Recipient{Email: fmt.Sprintf("user%06d@example.org", i), Name: s.Name, Params: s.Params}
-	}
-	return marshal(b, call)
+	return marshal(b, benchmarks.Shared(b).Call(n))
 }
 
 // BenchmarkSend is one message.send call of the shared workload through

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/workload"
 )
 
 func TestCheckShape(t *testing.T) {
@@ -64,9 +64,7 @@ func TestCheckShape(t *testing.T) {
 // unknown fields refused, decodes it into a Call; and a body that
 // encoding/json refuses for an unknown field is refused by checkShape too.
 func FuzzCheckShape(f *testing.F) {
-	if data, err := os.ReadFile(workloadPath); err == nil {
-		f.Add(data)
-	}
+	f.Add(workload.Read(f))
 	for _, s := range []string{
 		`{}`, `null`, `{"message":{"htmll":1}}`, `{"recipients":[{"email":"a","params":{"x":[1]}}]}`,
 		`{"global_params":{"a":1e400}}`, `{"message":{"headers":[{"name":"a"}],"images":[{}]}}`,

@@ -10,30 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/workload"
 )
-
-// workloadPath is the shared benchmark workload, relative to this package.
-var workloadPath = filepath.Join("..", "..", "..", "shared", "workloads", "transactional.json")
-
-// workload returns the shared transactional call body, decoded.
-func workload(t testing.TB) *postroom.Call {
-	t.Helper()
-	data, err := os.ReadFile(workloadPath)
-	if err != nil {
-		t.Fatalf("reading the workload: %v", err)
-	}
-	var call postroom.Call
-	if err := json.Unmarshal(data, &call); err != nil {
-		t.Fatalf("decoding the workload: %v", err)
-	}
-	return &call
-}
 
 // syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
 type syncBuffer struct {
@@ -196,7 +178,7 @@ func smallCall(n int) *postroom.Call {
 	}
 	for i := range call.Recipients {
 		call.Recipients[i] = postroom.Recipient{
-			Email:  fmt.Sprintf("user%06d@example.org", i),
+			Email:  workload.Address(i),
 			Name:   fmt.Sprintf("User %d", i),
 			Params: map[string]any{"name": fmt.Sprintf("User %d", i), "n": i},
 		}

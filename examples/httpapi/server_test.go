@@ -3,13 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net"
 	"net/http"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +15,8 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/mailtest"
 )
 
 var sendIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -49,47 +47,22 @@ func writeTemplates(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// readEML reads the outbox file of one result and returns its parsed
-// message and the decoded text of its text/plain and text/html parts.
-func readEML(t *testing.T, outbox string, r postroom.Result) (*mail.Message, map[string]string) {
+// readEML reads the outbox file of one result back with mailtest.Parse
+// (which checks its lines) and returns it and the decoded text of its
+// text/plain and text/html parts.
+func readEML(t *testing.T, outbox string, r postroom.Result) (*mailtest.Message, map[string]string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(outbox, r.SendID+".eml"))
 	if err != nil {
 		t.Fatalf("%s: %v", r.Email, err)
 	}
-	msg, err := mail.ReadMessage(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: parsing the message: %v", r.Email, err)
-	}
+	msg := mailtest.Parse(t, data)
 	parts := map[string]string{}
-	var walk func(contentType string, body io.Reader)
-	walk = func(contentType string, body io.Reader) {
-		mt, params, err := mime.ParseMediaType(contentType)
-		if err != nil {
-			t.Fatalf("%s: Content-Type %q: %v", r.Email, contentType, err)
-		}
-		if strings.HasPrefix(mt, "multipart/") {
-			mr := multipart.NewReader(body, params["boundary"])
-			for {
-				p, err := mr.NextPart() // decodes quoted-printable
-				if errors.Is(err, io.EOF) {
-					return
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", r.Email, err)
-				}
-				walk(p.Header.Get("Content-Type"), p)
-			}
-		}
-		if strings.HasPrefix(mt, "text/") {
-			b, err := io.ReadAll(body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parts[mt] = string(b)
+	for _, p := range msg.Parts {
+		if mt := p.Type(); strings.HasPrefix(mt, "text/") {
+			parts[mt] = string(p.Body)
 		}
 	}
-	walk(msg.Header.Get("Content-Type"), msg.Body)
 	return msg, parts
 }
 
@@ -97,7 +70,7 @@ func readEML(t *testing.T, outbox string, r postroom.Result) (*mail.Message, map
 // reads every message back.
 func TestEndpoints(t *testing.T) {
 	outbox := t.TempDir()
-	bench := workload(t)
+	bench := benchmarks.Shared(t).Call(16)
 	url, log := startConfig(t, config{
 		Outbox: outbox,
 		Keys:   writeKeys(t, map[string][]string{bench.AccountID: {"old-key", bench.Key}}),
@@ -107,7 +80,7 @@ func TestEndpoints(t *testing.T) {
 		}),
 	})
 
-	stored := workload(t)
+	stored := benchmarks.Shared(t).Call(16)
 	stored.Message.HTML, stored.Message.Text = "", ""
 	stored.Message.Images, stored.Message.Attachments = nil, nil
 	stored.Message.HTMLTemplateID, stored.Message.TextTemplateID = "order.html", "order.txt"
