@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -359,12 +360,8 @@ func writeFile(t *testing.T, name, data string) {
 // a realistic template source.
 func workloadHTML(b *testing.B) string {
 	b.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "workloads", "transactional.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	var call postroom.Call
-	if err := json.Unmarshal(raw, &call); err != nil {
+	if err := json.Unmarshal(workload.Read(b), &call); err != nil {
 		b.Fatal(err)
 	}
 	return call.Message.HTML

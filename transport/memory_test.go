@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/transport"
 	"github.com/postroom/postroom/transport/transporttest"
 )
@@ -245,12 +244,8 @@ func ExampleMemory_fail() {
 // base64 at 76 columns, CRLF line endings.
 func workloadEnvelope(b *testing.B) *postroom.Envelope {
 	b.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "workloads", "transactional.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	var call postroom.Call
-	if err := json.Unmarshal(raw, &call); err != nil {
+	if err := json.Unmarshal(workload.Read(b), &call); err != nil {
 		b.Fatal(err)
 	}
 	var data strings.Builder

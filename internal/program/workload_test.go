@@ -2,18 +2,20 @@ package program
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aymerick/raymond"
+
+	"github.com/postroom/postroom/internal/workload"
 )
 
-// workloadPath is the shared benchmark workload, relative to this package's
-// directory.
-var workloadPath = filepath.Join("..", "..", "..", "shared", "workloads", "transactional.json")
+// workloadPath is the shared benchmark workload's path, or "" when the
+// repository root is not found (the fuzz seeds then leave the workload out;
+// loadWorkload fails the test).
+var workloadPath, _ = workload.Path()
 
-type workload struct {
+// workloadCall is the part of the workload's call that the program renders.
+type workloadCall struct {
 	GlobalParams map[string]any `json:"global_params"`
 	Message      struct {
 		Subject string `json:"subject"`
@@ -26,14 +28,10 @@ type workload struct {
 	} `json:"recipients"`
 }
 
-func loadWorkload(tb testing.TB) *workload {
+func loadWorkload(tb testing.TB) *workloadCall {
 	tb.Helper()
-	b, err := os.ReadFile(workloadPath)
-	if err != nil {
-		tb.Fatalf("reading the workload: %v", err)
-	}
-	var w workload
-	if err := json.Unmarshal(b, &w); err != nil {
+	var w workloadCall
+	if err := json.Unmarshal(workload.Read(tb), &w); err != nil {
 		tb.Fatal(err)
 	}
 	if len(w.Recipients) != 16 {

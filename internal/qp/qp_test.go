@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"mime/quotedprintable"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/postroom/postroom/internal/workload"
 )
 
 // canonical is src with every lone LF turned into CRLF: what decoding
@@ -110,17 +110,13 @@ func TestAppendKeepsDst(t *testing.T) {
 // workloadHTML reads the html body of the shared benchmark workload.
 func workloadHTML(tb testing.TB) []byte {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "workloads", "transactional.json"))
-	if err != nil {
-		tb.Fatalf("reading the workload: %v", err)
-	}
 	var call struct {
 		Message struct {
 			HTML string `json:"html"`
 			Text string `json:"text"`
 		} `json:"message"`
 	}
-	if err := json.Unmarshal(data, &call); err != nil {
+	if err := json.Unmarshal(workload.Read(tb), &call); err != nil {
 		tb.Fatalf("decoding the workload: %v", err)
 	}
 	return []byte(call.Message.HTML)
