@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"net/http"
-	"net/mail"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/smtptest"
 )
 
@@ -69,10 +69,7 @@ func TestSMTP(t *testing.T) {
 				if m.From != tc.call.Message.FromEmail || !slices.Equal(m.To, wantTo) {
 					t.Errorf("%s: envelope from %q to %q; want %q to %q", rcpt.Email, m.From, m.To, tc.call.Message.FromEmail, wantTo)
 				}
-				msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-				if err != nil {
-					t.Fatalf("%s: %v", rcpt.Email, err)
-				}
+				msg := mailtest.Parse(t, m.Data)
 				if to, err := msg.Header.AddressList("To"); err != nil || len(to) != 1 || to[0].Address != rcpt.Email {
 					t.Errorf("%s: To %v (%v)", rcpt.Email, to, err)
 				}
