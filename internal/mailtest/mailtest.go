@@ -31,20 +31,21 @@ const MaxLine = 998
 
 // The line rules, one sentinel each, found in a *LineError with errors.Is.
 var (
-	// ErrNoCRLF: the message does not end in CRLF.
+	// ErrNoCRLF means the message does not end in CRLF.
 	ErrNoCRLF = errors.New("mailtest: the message does not end in CRLF")
-	// ErrBareCRLF: a CR not followed by LF, or an LF not preceded by CR.
+	// ErrBareCRLF means a CR not followed by LF, or an LF not preceded by
+	// CR.
 	ErrBareCRLF = errors.New("mailtest: bare CR or LF")
-	// ErrLongLine: a line over MaxLine octets.
+	// ErrLongLine means a line over MaxLine octets.
 	ErrLongLine = errors.New("mailtest: line over 998 octets")
-	// ErrNot7Bit: an octet over 127, or NUL (RFC 2045 section 2.7).
+	// ErrNot7Bit means an octet over 127, or NUL (RFC 2045 section 2.7).
 	ErrNot7Bit = errors.New("mailtest: octet not 7-bit")
 )
 
 // LineError is a broken line rule: Err is one of ErrNoCRLF, ErrBareCRLF,
 // ErrLongLine and ErrNot7Bit, Line the 1-based number of the line (0 for
 // ErrNoCRLF, which is about the whole message). The zero value is not a
-// meaningful error.
+// meaningful error; a LineError is a plain value, safe to share once made.
 type LineError struct {
 	Line int
 	Err  error
@@ -93,8 +94,10 @@ func CheckLines(data []byte) error {
 	return nil
 }
 
-// Message is a message read back by Parse. The zero value has no header
-// and no parts.
+// Message is a message read back by Parse, owned by the caller and sharing
+// no memory with the data parsed. The zero value has no header and no
+// parts. A Message is safe for concurrent reads; nothing in it changes
+// after Parse.
 type Message struct {
 	// Header is the top-level header as net/mail reads it.
 	Header mail.Header
@@ -112,8 +115,8 @@ type Message struct {
 	Tree string
 }
 
-// Part is one part of a Message. The zero value is an empty part at the
-// root.
+// Part is one part of a Message. The zero value is an empty part with no
+// Path. Like its Message, it is read-only after Parse.
 type Part struct {
 	// Path is the media types from the message down to this part, joined
 	// by ">", such as "multipart/alternative>text/html".
