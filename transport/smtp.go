@@ -154,10 +154,9 @@ type RetryPolicy struct {
 	Cap time.Duration
 }
 
-// Errors of the SMTP transport. All but ErrClosed come wrapped, together
-// with postroom.ErrTransportUnusable, in the error that Send returns, so that
-// a Mailer stops the call instead of failing every recipient alike; branch
-// on them with errors.Is.
+// Errors of the SMTP transport. Send returns them wrapped together with
+// postroom.ErrTransportUnusable, so that a Mailer stops the call instead of
+// failing every recipient alike; branch on them with errors.Is.
 var (
 	// ErrClosed: Send was called after Close.
 	ErrClosed = errors.New("transport: SMTP transport closed")
@@ -369,7 +368,7 @@ func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope) error {
 			return err
 		}
 		reused := c.uses > 0
-		err, keep, stale := c.transact(ctx, env)
+		keep, stale, err := c.transact(ctx, env)
 		t.pool.put(c, keep)
 		if stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
 			continue

@@ -23,9 +23,9 @@ import (
 // (its owner, see pool).
 type smtpConn struct {
 	opts *SMTPOptions
-	raw net.Conn // the TCP connection, whose deadlines govern TLS too
-	c   *gomail.Client
-	bw  *bufio.Writer // over c.Text.W, for commands and message text
+	raw  net.Conn // the TCP connection, whose deadlines govern TLS too
+	c    *gomail.Client
+	bw   *bufio.Writer // over c.Text.W, for commands and message text
 
 	tls                bool
 	pipelining         bool
@@ -144,18 +144,8 @@ func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
 		return sessionError(ctx, "EHLO", err, true)
 	}
 	if o.TLS == StartTLSOpportunistic || o.TLS == StartTLSRequired {
-		if ok, _ := cl.Extension("STARTTLS"); ok {
-			c.deadline(o.ConnectTimeout)
-			if err := cl.StartTLS(t.tlsConf); err != nil {
-				var perr *tls.CertificateVerificationError
-				if errors.As(err, &perr) || isTLSError(err) {
-					return tlsError(ctx, err)
-				}
-				return sessionError(ctx, "STARTTLS", err, o.TLS == StartTLSRequired)
-			}
-			c.tls = true
-		} else if o.TLS == StartTLSRequired {
-			return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrTLSUnavailable, postroom.ErrTransportUnusable)}
+		if err := t.startTLS(ctx, c); err != nil {
+			return err
 		}
 	}
 	c.deadline(o.CommandTimeout)
@@ -174,6 +164,32 @@ func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
 	}
 	c.bw = bufio.NewWriterSize(cl.Text.W, 64<<10)
 	return nil
+}
+
+// startTLS upgrades the session with STARTTLS when offered. A server that
+// refuses the command leaves the session in plaintext, which opportunistic
+// TLS accepts (RFC 3207 §4); a failed handshake is never downgraded.
+func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
+	o := &t.opts
+	if ok, _ := c.c.Extension("STARTTLS"); !ok {
+		if o.TLS == StartTLSRequired {
+			return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrTLSUnavailable, postroom.ErrTransportUnusable)}
+		}
+		return nil
+	}
+	c.deadline(o.ConnectTimeout)
+	err := c.c.StartTLS(t.tlsConf)
+	var te *textproto.Error
+	switch {
+	case err == nil:
+		c.tls = true
+		return nil
+	case isTLSError(err):
+		return tlsError(ctx, err)
+	case o.TLS == StartTLSOpportunistic && errors.As(err, &te):
+		return nil
+	}
+	return sessionError(ctx, "STARTTLS", err, o.TLS == StartTLSRequired)
 }
 
 // auth runs AUTH with go-mail's mechanisms, never over plaintext unless

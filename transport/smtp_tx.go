@@ -18,7 +18,7 @@ import (
 // another; stale says the connection failed before the server answered
 // anything in this transaction, so nothing can have been delivered and
 // another connection may be tried at once.
-func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (err error, keep, stale bool) {
+func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (keep, stale bool, err error) {
 	stop := context.AfterFunc(ctx, c.abort)
 	defer func() {
 		if !stop() {
@@ -31,20 +31,20 @@ func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (err er
 	return c.run(env)
 }
 
-func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
+func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	o := c.opts
 	data := env.Data
 	if c.maxSize > 0 && int64(len(data)) > c.maxSize {
-		return &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
-			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.maxSize)}, true, false
+		return true, false, &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
+			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.maxSize)}
 	}
 	needUTF8 := !isASCII(env.From)
 	for _, a := range env.To {
 		needUTF8 = needUTF8 || !isASCII(a)
 	}
 	if needUTF8 && !c.utf8 {
-		return &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
-			Text: "non-ASCII address and the server does not offer SMTPUTF8"}, true, false
+		return true, false, &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
+			Text: "non-ASCII address and the server does not offer SMTPUTF8"}
 	}
 	c.uses++
 	w := c.bw
@@ -83,13 +83,13 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 		return code, msg, err
 	}
 	var mailErr, first *postroom.DeliveryError
-	netFail := func(err error) (error, bool, bool) {
+	netFail := func(err error) (bool, bool, error) {
 		if e := firstErr(mailErr, first); e != nil {
 			// An earlier reply in the pipeline (such as 421, after which
 			// the server closed) says more than the lost connection.
-			return e, false, false
+			return false, false, e
 		}
-		return &postroom.DeliveryError{Err: err}, false, !replied && !isProtocolError(err)
+		return false, !replied && !isProtocolError(err), &postroom.DeliveryError{Err: err}
 	}
 	if c.pipelining {
 		for _, a := range env.To {
@@ -113,7 +113,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 			// A server that refuses RSET is in no state to go on with.
 			de := replyError(code, msg, c.enhanced)
 			de.Permanent = false
-			return de, false, false
+			return false, false, de
 		}
 	}
 	code, msg, err := read()
@@ -123,7 +123,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 	if code/100 != 2 {
 		mailErr = replyError(code, msg, c.enhanced)
 		if !c.pipelining {
-			return mailErr, code != 421 && code/100 != 1 && code/100 != 3, false
+			return code != 421 && code/100 != 1 && code/100 != 3, false, mailErr
 		}
 	}
 	var refused []postroom.RefusedRecipient
@@ -166,7 +166,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 			if mailErr != nil || first != nil {
 				// The server wants the message although MAIL or the only
 				// RCPT failed: cut the connection before any of it.
-				return firstErr(mailErr, first), false, false
+				return false, false, firstErr(mailErr, first)
 			}
 		} else if mailErr == nil && first == nil {
 			return dataError(code, msg, c.enhanced)
@@ -174,7 +174,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 	}
 	if mailErr != nil || first != nil {
 		e := firstErr(mailErr, first)
-		return e, e.Code != 421, false
+		return e.Code != 421, false, e
 	}
 	if !pipeData {
 		c.deadline(o.CommandTimeout)
@@ -193,42 +193,42 @@ func (c *smtpConn) run(env *postroom.Envelope) (err error, keep, stale bool) {
 
 	c.deadline(o.DataTimeout)
 	if err := writeData(w, data); err != nil {
-		return &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}, false, false
+		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
 	}
 	if err := c.flush(); err != nil {
-		return &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}, false, false
+		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
 	}
 	// The final dot is on its way: from here on, no reply means the server
 	// may have the message.
 	c.deadline(o.EndOfDataTimeout)
 	code, msg, err = read()
 	if err != nil {
-		return &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}, false, false
+		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}
 	}
 	switch code / 100 {
 	case 2:
 		c.deadline(o.CommandTimeout)
 		if len(refused) > 0 {
-			return &postroom.PartialError{Refused: refused}, true, false
+			return true, false, &postroom.PartialError{Refused: refused}
 		}
-		return nil, true, false
+		return true, false, nil
 	case 4, 5:
 		de := replyError(code, msg, c.enhanced)
-		return de, code != 421, false
+		return code != 421, false, de
 	}
 	de := replyError(code, msg, c.enhanced)
 	de.Uncertain = true
-	return de, false, false
+	return false, false, de
 }
 
 // dataError is the error for a refused DATA command.
-func dataError(code int, msg string, enhanced bool) (error, bool, bool) {
+func dataError(code int, msg string, enhanced bool) (keep, stale bool, err error) {
 	de := replyError(code, msg, enhanced)
 	if code/100 != 4 && code/100 != 5 {
 		de.Permanent = false
-		return de, false, false
+		return false, false, de
 	}
-	return de, code != 421, false
+	return code != 421, false, de
 }
 
 func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
