@@ -16,7 +16,9 @@ import (
 	gomailsmtp "github.com/wneessen/go-mail/smtp"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/benchmarks"
 	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -43,7 +45,7 @@ func workloadEnvelopes(b *testing.B) []postroom.Envelope {
 	if err != nil {
 		b.Fatal(err)
 	}
-	results, err := m.Send(b.Context(), workloadCall(b, 16))
+	results, err := m.Send(b.Context(), benchmarks.Shared(b).Call(16))
 	if err != nil || len(envs) != 16 {
 		b.Fatalf("building the workload's messages: %v (%d of 16; %v)", err, len(envs), results)
 	}
@@ -150,7 +152,7 @@ type goMailWork struct {
 
 func goMailWorkload(b *testing.B) *goMailWork {
 	b.Helper()
-	call := workloadCall(b, 16)
+	call := benchmarks.Shared(b).Call(16)
 	w := &goMailWork{call: call}
 	render := func(tpl string, params map[string]any) string {
 		s, err := raymond.Render(tpl, params)
@@ -190,7 +192,7 @@ func (w *goMailWork) msg(i int) (*gomail.Msg, error) {
 	if err := msg.FromFormat(m.FromName, m.FromEmail); err != nil {
 		return nil, err
 	}
-	if err := msg.AddToFormat(w.call.Recipients[s].Name, workloadAddr(i)); err != nil {
+	if err := msg.AddToFormat(w.call.Recipients[s].Name, workload.Address(i)); err != nil {
 		return nil, err
 	}
 	msg.Subject(w.subjects[s])

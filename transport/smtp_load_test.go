@@ -1,44 +1,15 @@
 package transport_test
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/benchmarks"
 	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/transport"
 )
-
-// workloadPath is the shared benchmark workload, beside the repository.
-var workloadPath = filepath.Join("..", "..", "shared", "workloads", "transactional.json")
-
-// workloadCall returns the shared workload's call with n recipients, as the
-// workload's README says: recipient i takes sample i mod 16's name and
-// params and the address user%06d@example.org.
-func workloadCall(t testing.TB, n int) *postroom.Call {
-	t.Helper()
-	b, err := os.ReadFile(workloadPath)
-	if err != nil {
-		t.Fatalf("reading the workload: %v", err)
-	}
-	var call postroom.Call
-	if err := json.Unmarshal(b, &call); err != nil {
-		t.Fatalf("decoding the workload: %v", err)
-	}
-	samples := call.Recipients
-	call.Recipients = make([]postroom.Recipient, n)
-	for i := range call.Recipients {
-		s := samples[i%len(samples)]
-		call.Recipients[i] = postroom.Recipient{Email: workloadAddr(i), Name: s.Name, Params: s.Params}
-	}
-	return &call
-}
-
-func workloadAddr(i int) string { return fmt.Sprintf("user%06d@example.org", i) }
 
 // loadFault is the load test's fault mix, by recipient index: 1% RCPT 550,
 // 1% RCPT 451 on the first attempt, 0.5% connection dropped mid-DATA on the
@@ -70,7 +41,7 @@ func TestSMTPLoad(t *testing.T) {
 	const maxConns = 8
 	addrIndex := make(map[string]int, n)
 	for i := range n {
-		addrIndex[workloadAddr(i)] = i
+		addrIndex[workload.Address(i)] = i
 	}
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true, Faults: func(c smtptest.Command) smtptest.Fault {
 		i, ok := addrIndex[c.Addr]
@@ -88,7 +59,7 @@ func TestSMTPLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	results, err := m.Send(t.Context(), workloadCall(t, n))
+	results, err := m.Send(t.Context(), benchmarks.Shared(t).Call(n))
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -99,7 +70,7 @@ func TestSMTPLoad(t *testing.T) {
 	counts := map[string]int{}
 	for i, r := range results {
 		counts[r.Status]++
-		if r.Email != workloadAddr(i) {
+		if r.Email != workload.Address(i) {
 			t.Fatalf("result %d is for %s", i, r.Email)
 		}
 		if _, _, w := loadFault(i); r.Status != w.status || len(r.Reason) < len(w.reason) || r.Reason[:len(w.reason)] != w.reason {
