@@ -158,3 +158,26 @@ func (e *PartialError) Unwrap() []error {
 	}
 	return errs
 }
+
+// ValidationErrors returns the *ValidationError values err consists of:
+// err itself, or the parts of an errors.Join at any depth, in order. It
+// returns nil when err is nil or holds any other error, such as a template
+// store that failed to read: a problem that is not the caller's to fix.
+func ValidationErrors(err error) []*ValidationError {
+	if ve, ok := err.(*ValidationError); ok {
+		return []*ValidationError{ve}
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var ves []*ValidationError
+	for _, e := range joined.Unwrap() {
+		part := ValidationErrors(e)
+		if part == nil {
+			return nil
+		}
+		ves = append(ves, part...)
+	}
+	return ves
+}

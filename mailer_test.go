@@ -331,19 +331,9 @@ func TestRecipientChecks(t *testing.T) {
 // validationFields returns the Field of every ValidationError in err.
 func validationFields(err error) []string {
 	var fields []string
-	var walk func(error)
-	walk = func(err error) {
-		if ve, ok := err.(*postroom.ValidationError); ok {
-			fields = append(fields, ve.Field)
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-		}
+	for _, ve := range postroom.ValidationErrors(err) {
+		fields = append(fields, ve.Field)
 	}
-	walk(err)
 	return fields
 }
 

@@ -56,7 +56,13 @@ func BenchmarkDecodeCall(b *testing.B) {
 		name   string
 		decode func([]byte, *postroom.Call) error
 	}{
-		{"checkShape+Unmarshal", decodeCall},
+		{"DecodeCall", func(data []byte, c *postroom.Call) error {
+			got, err := postroom.DecodeCall(data)
+			if err == nil {
+				*c = *got
+			}
+			return err
+		}},
 		{"Unmarshal", func(data []byte, c *postroom.Call) error { return json.Unmarshal(data, c) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -53,8 +52,6 @@ type apiError struct {
 	Fields []string `json:"fields,omitempty"`
 }
 
-var callType = reflect.TypeFor[postroom.Call]()
-
 // endpoint serves one operation: Mailer.Send or Mailer.SendTemplate.
 func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroom.Result, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -88,18 +85,18 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			writeError(w, http.StatusBadRequest, &apiError{Code: "invalid_json", Message: "the body was cut short"})
 			return
 		}
-		var call postroom.Call
-		if err := decodeCall(body, &call); err != nil {
-			e := &apiError{Code: "invalid_json", Message: "the body is not a valid call: " + err.Error()}
-			if se := (*shapeError)(nil); errors.As(err, &se) {
-				e.Field, e.Message = se.Path, se.Path+": "+se.Reason
+		call, err := postroom.DecodeCall(body)
+		if err != nil {
+			e := &apiError{Code: "invalid_json", Message: "the body is not a valid call: " + strings.TrimPrefix(err.Error(), "postroom: ")}
+			if ve := (*postroom.ValidationError)(nil); errors.As(err, &ve) {
+				e.Field, e.Message = ve.Field, ve.Field+": "+ve.Reason
 			}
 			writeError(w, http.StatusBadRequest, e)
 			return
 		}
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
 
-		results, err := send(ctx, &call)
+		results, err := send(ctx, call)
 		switch {
 		case err == nil:
 		case r.Context().Err() != nil:
@@ -128,15 +125,6 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 	}
 }
 
-// decodeCall decodes a call body, refusing unknown and repeated fields and
-// values of the wrong type, with the field named.
-func decodeCall(body []byte, call *postroom.Call) error {
-	if err := checkShape(body, callType); err != nil {
-		return err
-	}
-	return json.Unmarshal(body, call)
-}
-
 // isJSON reports whether a Content-Type is application/json, with no
 // charset or charset=utf-8 (RFC 8259 §8.1: JSON is UTF-8).
 func isJSON(contentType string) bool {
@@ -159,7 +147,7 @@ func callError(err error) (int, *apiError) {
 	case errors.Is(err, postroom.ErrTooManyRecipients):
 		return http.StatusBadRequest, &apiError{Code: "too_many_recipients", Message: strings.TrimPrefix(err.Error(), "postroom: "), Field: "recipients"}
 	}
-	ves := validationErrors(err)
+	ves := postroom.ValidationErrors(err)
 	if ves == nil {
 		return http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"}
 	}
@@ -185,29 +173,6 @@ func callError(err error) (int, *apiError) {
 		}
 	}
 	return http.StatusBadRequest, e
-}
-
-// validationErrors returns the ValidationErrors err is made of (one, or
-// several joined with errors.Join, at any depth), or nil if any part of err
-// is something else: a template store that fails to read is the server's
-// fault, not the caller's, even next to a ValidationError.
-func validationErrors(err error) []*postroom.ValidationError {
-	if ve, ok := err.(*postroom.ValidationError); ok {
-		return []*postroom.ValidationError{ve}
-	}
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return nil
-	}
-	var ves []*postroom.ValidationError
-	for _, e := range joined.Unwrap() {
-		part := validationErrors(e)
-		if part == nil {
-			return nil
-		}
-		ves = append(ves, part...)
-	}
-	return ves
 }
 
 func countStatuses(results []postroom.Result) map[string]int {

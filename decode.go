@@ -1,4 +1,4 @@
-package main
+package postroom
 
 import (
 	"bytes"
@@ -12,29 +12,43 @@ import (
 	"sync"
 )
 
-// shapeError reports a call body that is valid JSON but does not have the
-// shape of a postroom.Call: an unknown or repeated field, or a value of the
-// wrong JSON type. Path names the field as the spec spells it, such as
-// "message.htmll" or "recipients[3].email".
-type shapeError struct {
-	Path   string
-	Reason string
+// ErrInvalidJSON is wrapped by every error of DecodeCall: the body is not
+// JSON, or not shaped like a Call.
+var ErrInvalidJSON = errors.New("postroom: invalid call body")
+
+var callType = reflect.TypeFor[Call]()
+
+// DecodeCall decodes a message.send or message.send_template call body, as
+// an HTTP handler receives it, more strictly than json.Unmarshal: every
+// object key must be a field of the spec, spelled exactly (json.Unmarshal
+// would take "Subject" for "subject"), at most once (json.Unmarshal keeps
+// the last of repeated keys: two parsers that disagree on which value counts
+// are how requests get smuggled past checks), and objects, arrays and
+// strings must be where the spec has them. params and global_params take any
+// JSON object.
+//
+// A body of the wrong shape gives a *ValidationError whose Field names the
+// offending field ("message.htmll", "recipients[3].email"); a body that is
+// not JSON gives its syntax error. Both wrap ErrInvalidJSON.
+func DecodeCall(data []byte) (*Call, error) {
+	if err := checkShape(data, callType); err != nil {
+		if errors.Is(err, ErrInvalidJSON) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+	}
+	var call Call
+	if err := json.Unmarshal(data, &call); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+	}
+	return &call, nil
 }
 
-func (e *shapeError) Error() string { return e.Path + ": " + e.Reason }
-
 // checkShape reads one JSON value from data and checks it against the JSON
-// fields of t, recursively: every object key must be a field of the struct
-// it fills, spelled exactly as its json tag, at most once; objects, arrays
-// and strings must be where the struct has structs, slices and strings.
-// Maps and interface values (params, global_params) may hold anything.
-// A top-level null is refused: a call body is an object.
-//
-// encoding/json would accept keys in any case ("Subject") and keep the last
-// of repeated keys; a reference server should not, since two parsers that
-// disagree on which value counts are how requests get smuggled past checks.
-//
-// It returns a *shapeError, a *json.SyntaxError, or io.ErrUnexpectedEOF.
+// fields of t, recursively. Maps and interface values (params,
+// global_params) may hold anything; a top-level value that is not an object
+// is refused. It returns a *ValidationError, a *json.SyntaxError, or
+// io.ErrUnexpectedEOF.
 func checkShape(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	w := walker{dec: dec}
@@ -43,7 +57,7 @@ func checkShape(data []byte, t reflect.Type) error {
 	case err != nil:
 		return err
 	case tok != json.Delim('{'):
-		return &shapeError{Path: "(body)", Reason: "must be a JSON object"}
+		return &ValidationError{Field: "(body)", Reason: "must be a JSON object", Err: ErrInvalidJSON}
 	}
 	if err := w.object(structFields(t)); err != nil {
 		return err
@@ -90,7 +104,7 @@ func (w *walker) fail(reason string) error {
 	if b.Len() == 0 {
 		b.WriteString("(body)")
 	}
-	return &shapeError{Path: b.String(), Reason: reason}
+	return &ValidationError{Field: b.String(), Reason: reason, Err: ErrInvalidJSON}
 }
 
 // value checks the next value against t.
@@ -139,7 +153,7 @@ func (w *walker) value(t reflect.Type) error {
 		_, err := w.token() // ]
 		return err
 	}
-	return fmt.Errorf("checkShape: unsupported Go type %s", t)
+	return fmt.Errorf("postroom: DecodeCall: unsupported Go type %s", t)
 }
 
 // object checks the members of an object whose '{' has been read.
@@ -196,7 +210,7 @@ func structFields(t reflect.Type) *fieldSet {
 			name = f.Name
 		}
 		if len(fs.types) == 64 {
-			panic("checkShape: struct " + t.String() + " has more than 64 JSON fields")
+			panic("postroom: DecodeCall: struct " + t.String() + " has more than 64 JSON fields")
 		}
 		fs.index[name] = len(fs.types)
 		fs.types = append(fs.types, f.Type)

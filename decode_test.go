@@ -1,17 +1,18 @@
-package main
+package postroom_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/workload"
 )
 
-func TestCheckShape(t *testing.T) {
+func TestDecodeCall(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		body string
@@ -32,15 +33,15 @@ func TestCheckShape(t *testing.T) {
 		{"top-level string", `"call"`, "(body)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkShape([]byte(tc.body), callType)
-			var se *shapeError
+			_, err := postroom.DecodeCall([]byte(tc.body))
+			var ve *postroom.ValidationError
 			switch {
 			case tc.path == "" && err != nil:
-				t.Errorf("checkShape: %v; want nil", err)
-			case tc.path != "" && !errors.As(err, &se):
-				t.Errorf("checkShape: %v; want a shapeError at %s", err, tc.path)
-			case tc.path != "" && se.Path != tc.path:
-				t.Errorf("path %q; want %q", se.Path, tc.path)
+				t.Errorf("DecodeCall: %v; want nil", err)
+			case tc.path != "" && (!errors.As(err, &ve) || !errors.Is(err, postroom.ErrInvalidJSON)):
+				t.Errorf("DecodeCall: %v; want a ValidationError at %s wrapping ErrInvalidJSON", err, tc.path)
+			case tc.path != "" && ve.Field != tc.path:
+				t.Errorf("path %q; want %q", ve.Field, tc.path)
 			}
 		})
 	}
@@ -53,17 +54,19 @@ func TestCheckShape(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var syn *json.SyntaxError
-			if err := checkShape([]byte(tc.body), callType); !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
-				t.Errorf("checkShape: %v; want a syntax error", err)
+			_, err := postroom.DecodeCall([]byte(tc.body))
+			if !errors.Is(err, postroom.ErrInvalidJSON) || !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("DecodeCall: %v; want a syntax error wrapping ErrInvalidJSON", err)
 			}
 		})
 	}
 }
 
-// FuzzCheckShape: checkShape accepts a body only if encoding/json, with
-// unknown fields refused, decodes it into a Call; and a body that
-// encoding/json refuses for an unknown field is refused by checkShape too.
-func FuzzCheckShape(f *testing.F) {
+// FuzzDecodeCall: DecodeCall accepts a body only if encoding/json, with
+// unknown fields refused, decodes it into a Call, to the same Call; and a
+// body that encoding/json decodes is refused by DecodeCall only for its shape
+// (a repeated or miscased key), never as malformed JSON.
+func FuzzDecodeCall(f *testing.F) {
 	f.Add(workload.Read(f))
 	for _, s := range []string{
 		`{}`, `null`, `{"message":{"htmll":1}}`, `{"recipients":[{"email":"a","params":{"x":[1]}}]}`,
@@ -73,7 +76,7 @@ func FuzzCheckShape(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		shapeErr := checkShape(data, callType)
+		got, shapeErr := postroom.DecodeCall(data)
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		var call postroom.Call
@@ -85,11 +88,14 @@ func FuzzCheckShape(f *testing.F) {
 		if shapeErr == nil && jsonErr != nil && !errors.As(jsonErr, &typeErr) {
 			// A number too large for float64 in params is the one type
 			// error checkShape leaves to encoding/json.
-			t.Fatalf("checkShape accepted %q, encoding/json refused it: %v", data, jsonErr)
+			t.Fatalf("DecodeCall accepted %q, encoding/json refused it: %v", data, jsonErr)
 		}
-		var se *shapeError
-		if jsonErr == nil && shapeErr != nil && !errors.As(shapeErr, &se) {
-			t.Fatalf("encoding/json decoded %q, checkShape found it malformed: %v", data, shapeErr)
+		if shapeErr == nil && jsonErr == nil && !reflect.DeepEqual(*got, call) {
+			t.Fatalf("DecodeCall and encoding/json decode %q differently", data)
+		}
+		var ve *postroom.ValidationError
+		if jsonErr == nil && shapeErr != nil && !errors.As(shapeErr, &ve) {
+			t.Fatalf("encoding/json decoded %q, DecodeCall found it malformed: %v", data, shapeErr)
 		}
 	})
 }
