@@ -6,7 +6,7 @@
 //	m, err := postroom.New(transport, postroom.Options{Auth: postroom.StaticKeys{"acct": {"secret"}}})
 //	...
 //	var call postroom.Call
-//	err = json.Unmarshal(body, &call)
+//	err = json.Unmarshal(body, &call) // or call, err := postroom.DecodeCall(body): strict
 //	results, err := m.Send(ctx, &call)
 //
 // A Mailer authenticates the call, validates all of it, compiles its
