@@ -216,6 +216,10 @@ type job struct {
 	bcc        []string
 	ids        cipher.Block // send ids: AES of (nonce, index), unique within the call
 	nonce      uint64
+	// normalized holds the address of the few recipients whose address for
+	// SMTP differs from their email with spaces trimmed (an IDN or
+	// upper-case domain). Written by checkRecipients, read-only after.
+	normalized map[int]string
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -430,21 +434,26 @@ func checkCIDs(html templateSource, images []Image) []error {
 
 // checkRecipients is the first pass over the recipients, in order, as
 // duplicates depend on the recipients before: it fills in the results of
-// the recipients that are invalid whatever their params. It keeps nothing
-// per recipient but the index of addresses seen, which the workers do not
-// need.
+// the recipients that are invalid whatever their params, and j.normalized.
+// Beyond that it keeps nothing per recipient but the index of addresses
+// seen, which the workers do not need.
 func (j *job) checkRecipients(results []Result) {
 	rs := j.call.Recipients
 	first := make(map[string]int32, len(rs))
+	j.normalized = map[int]string{}
 	invalid := func(i int, reason string) {
 		results[i] = Result{Email: rs[i].Email, Status: StatusInvalid, Reason: reason}
 	}
 	for i := range rs {
 		r := &rs[i]
-		addr, err := parseAddress(strings.TrimSpace(r.Email))
+		trimmed := strings.TrimSpace(r.Email)
+		addr, err := parseAddress(trimmed)
 		if err != nil {
 			invalid(i, ReasonInvalidEmail+": "+strings.TrimPrefix(err.Error(), errBadAddress.Error()+": "))
 			continue
+		}
+		if addr != trimmed {
+			j.normalized[i] = addr
 		}
 		if hasLineBreak(r.Name) {
 			invalid(i, ReasonHeaderInjection+": name")
@@ -548,7 +557,10 @@ func ptr[T any](v T) *T { return &v }
 func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	r := &j.call.Recipients[i]
 	res := Result{Email: r.Email}
-	addr, _ := parseAddress(strings.TrimSpace(r.Email)) // checked by checkRecipients
+	addr, ok := j.normalized[i]
+	if !ok {
+		addr = strings.TrimSpace(r.Email) // checked by checkRecipients
+	}
 	if err := j.tpl.render(&w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams); err != nil {
 		res.Status, res.Reason = StatusInvalid, err.Error()
 		return res, nil
