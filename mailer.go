@@ -22,82 +22,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Defaults of the Options limits.
-const (
-	DefaultMaxRecipients    = 25000
-	DefaultMaxMessageBytes  = 25 << 20
-	DefaultMaxBCC           = 100
-	DefaultMaxTemplateBytes = 512 << 10
-	DefaultMaxTemplateDepth = 32
-	DefaultMaxRenderBytes   = 8 << 20
-	DefaultMaxRenderSteps   = 1_000_000
-)
-
-// Options configures a Mailer. New copies it; changing an Options after New
-// has no effect on the Mailer.
-type Options struct {
-	// Auth checks every call's account_id and key. It is required: use
-	// StaticKeys, or NoAuth when the application authenticates callers itself.
-	Auth Authenticator
-
-	// Templates holds the stored templates of SendTemplate. Nil: SendTemplate
-	// fails with a ValidationError naming the template id fields.
-	Templates TemplateStore
-
-	// Concurrency is how many recipients are rendered and handed to the
-	// transport at once. Transport waits (network round trips) do not idle
-	// the CPU as long as it exceeds GOMAXPROCS. Zero means 4 × GOMAXPROCS,
-	// at least 8.
-	Concurrency int
-
-	// MaxRecipients is the most recipients a call may have; a call with more
-	// fails with ErrTooManyRecipients. Zero means 25,000 (the spec's limit).
-	MaxRecipients int
-
-	// MaxMessageBytes is the largest complete message the Mailer hands to the
-	// transport. A recipient whose message is larger is invalid with reason
-	// message-too-large; images and attachments that alone exceed it fail the
-	// call. Zero means 25 MiB.
-	MaxMessageBytes int
-
-	// MaxBCC is the most addresses message.bcc may hold. Zero means 100.
-	MaxBCC int
-
-	// MaxTemplateBytes is the largest template source (subject, html, text
-	// or a header value). Zero means 512 KiB.
-	MaxTemplateBytes int
-
-	// MaxTemplateDepth is the deepest nesting of template blocks. Zero means 32.
-	MaxTemplateDepth int
-
-	// MaxRenderBytes is the most bytes one template part may render to for
-	// one recipient; more makes the recipient invalid (render-error). Zero
-	// means 8 MiB.
-	MaxRenderBytes int
-
-	// MaxRenderSteps bounds the work of rendering one part for one recipient
-	// (nodes visited and loop iterations); more makes the recipient invalid
-	// (render-error). Zero means 1,000,000.
-	MaxRenderSteps int
-
-	// StrictParams makes a recipient invalid, with reason missing-param
-	// naming the params, when a placeholder has no value. When false, a
-	// missing param renders empty.
-	StrictParams bool
-
-	// Logger receives a debug record per call and the output of templates'
-	// {{log}}. Nil means no logging.
-	Logger *slog.Logger
-
-	// Now gives the Date of a call's messages. Nil means time.Now.
-	Now func() time.Time
-
-	// Rand is the source of send ids and MIME boundaries: 40 bytes per
-	// call, read under no lock from the calling goroutine. Nil means
-	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
-	Rand io.Reader
-}
-
 // Mailer sends calls: it authenticates and validates them, renders every
 // recipient's message and hands it to its Transport. A Mailer is immutable
 // and safe for concurrent use; each call's state lives in that call.
@@ -267,36 +191,11 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	if msg.ReplyToEmail != "" {
 		layout.ReplyToAddr, _ = parseAddress(strings.TrimSpace(msg.ReplyToEmail)) // checked in checkStructure
 	}
-	for i, img := range msg.Images {
-		field := fmt.Sprintf("message.images[%d]", i)
-		f, ferrs := decodeFile(field, "image", img.Name, img.ContentType, img.Content, m.opts.MaxMessageBytes)
-		if r := checkCID(img.CID); r != "" {
-			ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: r})
-		}
-		for _, prev := range msg.Images[:i] {
-			if prev.CID == img.CID {
-				ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: fmt.Sprintf("%q is used by an earlier image", img.CID)})
-				break
-			}
-		}
-		errs = append(errs, ferrs...)
-		f.CID = img.CID
-		layout.Images = append(layout.Images, f)
-	}
-	for i, a := range msg.Attachments {
-		f, ferrs := decodeFile(fmt.Sprintf("message.attachments[%d]", i), "attachment", a.Name, a.ContentType, a.Content, m.opts.MaxMessageBytes)
-		errs = append(errs, ferrs...)
-		layout.Attachments = append(layout.Attachments, f)
-	}
+	var ferrs []error
+	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
+	errs = append(errs, ferrs...)
 	errs = append(errs, checkCIDs(html, msg.Images)...)
-	for i, h := range msg.Headers {
-		if r := checkHeaderName(h.Name); r != "" {
-			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].name", i), Reason: r})
-		}
-		if hasLineBreak(h.Value) {
-			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "contains CR, LF or NUL"})
-		}
-	}
+	errs = append(errs, checkHeaders(msg.Headers)...)
 	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
 		errs = append(errs, err)
 	}
@@ -410,26 +309,6 @@ func (m *Mailer) lookupTemplates(ctx context.Context, call *Call) (html, text te
 	html = get("message.html_template_id", call.Message.HTMLTemplateID)
 	text = get("message.text_template_id", call.Message.TextTemplateID)
 	return html, text, errs
-}
-
-// checkCIDs checks that every static cid: reference of the html has an
-// image and that every image is referenced.
-func checkCIDs(html templateSource, images []Image) []error {
-	refs := findCIDRefs(html.src)
-	have := make(map[string]bool, len(images))
-	var errs []error
-	for i, img := range images {
-		have[img.CID] = true
-		if !refs.static[img.CID] && !refs.dynamic {
-			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.images[%d].cid", i), Reason: fmt.Sprintf("cid:%s is not referenced by the html", img.CID)})
-		}
-	}
-	for _, cid := range sortedKeys(refs.static) {
-		if !have[cid] {
-			errs = append(errs, &ValidationError{Field: html.field, Reason: fmt.Sprintf("cid:%s has no image in message.images", cid)})
-		}
-	}
-	return errs
 }
 
 // checkRecipients is the first pass over the recipients, in order, as

@@ -272,6 +272,66 @@ func decodeFile(field, kind, name, contentType, content string, maxBytes int) (m
 	return mimeFile{Name: name, ContentType: mime.FormatMediaType(mt, params), Data: data}, nil
 }
 
+// decodeFiles checks and decodes a message's images and attachments.
+func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimeFile, errs []error) {
+	for i, img := range msg.Images {
+		field := fmt.Sprintf("message.images[%d]", i)
+		f, ferrs := decodeFile(field, "image", img.Name, img.ContentType, img.Content, maxBytes)
+		if r := checkCID(img.CID); r != "" {
+			ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: r})
+		}
+		for _, prev := range msg.Images[:i] {
+			if prev.CID == img.CID {
+				ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: fmt.Sprintf("%q is used by an earlier image", img.CID)})
+				break
+			}
+		}
+		errs = append(errs, ferrs...)
+		f.CID = img.CID
+		images = append(images, f)
+	}
+	for i, a := range msg.Attachments {
+		f, ferrs := decodeFile(fmt.Sprintf("message.attachments[%d]", i), "attachment", a.Name, a.ContentType, a.Content, maxBytes)
+		errs = append(errs, ferrs...)
+		attachments = append(attachments, f)
+	}
+	return images, attachments, errs
+}
+
+// checkCIDs checks that every static cid: reference of the html has an
+// image and that every image is referenced.
+func checkCIDs(html templateSource, images []Image) []error {
+	refs := findCIDRefs(html.src)
+	have := make(map[string]bool, len(images))
+	var errs []error
+	for i, img := range images {
+		have[img.CID] = true
+		if !refs.static[img.CID] && !refs.dynamic {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.images[%d].cid", i), Reason: fmt.Sprintf("cid:%s is not referenced by the html", img.CID)})
+		}
+	}
+	for _, cid := range sortedKeys(refs.static) {
+		if !have[cid] {
+			errs = append(errs, &ValidationError{Field: html.field, Reason: fmt.Sprintf("cid:%s has no image in message.images", cid)})
+		}
+	}
+	return errs
+}
+
+// checkHeaders checks the custom headers' names and value templates.
+func checkHeaders(headers []Header) []error {
+	var errs []error
+	for i, h := range headers {
+		if r := checkHeaderName(h.Name); r != "" {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].name", i), Reason: r})
+		}
+		if hasLineBreak(h.Value) {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "contains CR, LF or NUL"})
+		}
+	}
+	return errs
+}
+
 // parseBCC parses message.bcc: a comma-separated address list, each address
 // checked for SMTP use. Duplicates are dropped.
 func parseBCC(s string, max int) ([]string, error) {

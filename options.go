@@ -1,0 +1,83 @@
+package postroom
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Defaults of the Options limits.
+const (
+	DefaultMaxRecipients    = 25000
+	DefaultMaxMessageBytes  = 25 << 20
+	DefaultMaxBCC           = 100
+	DefaultMaxTemplateBytes = 512 << 10
+	DefaultMaxTemplateDepth = 32
+	DefaultMaxRenderBytes   = 8 << 20
+	DefaultMaxRenderSteps   = 1_000_000
+)
+
+// Options configures a Mailer. New copies it; changing an Options after New
+// has no effect on the Mailer.
+type Options struct {
+	// Auth checks every call's account_id and key. It is required: use
+	// StaticKeys, or NoAuth when the application authenticates callers itself.
+	Auth Authenticator
+
+	// Templates holds the stored templates of SendTemplate. Nil: SendTemplate
+	// fails with a ValidationError naming the template id fields.
+	Templates TemplateStore
+
+	// Concurrency is how many recipients are rendered and handed to the
+	// transport at once. Transport waits (network round trips) do not idle
+	// the CPU as long as it exceeds GOMAXPROCS. Zero means 4 × GOMAXPROCS,
+	// at least 8.
+	Concurrency int
+
+	// MaxRecipients is the most recipients a call may have; a call with more
+	// fails with ErrTooManyRecipients. Zero means 25,000 (the spec's limit).
+	MaxRecipients int
+
+	// MaxMessageBytes is the largest complete message the Mailer hands to the
+	// transport. A recipient whose message is larger is invalid with reason
+	// message-too-large; images and attachments that alone exceed it fail the
+	// call. Zero means 25 MiB.
+	MaxMessageBytes int
+
+	// MaxBCC is the most addresses message.bcc may hold. Zero means 100.
+	MaxBCC int
+
+	// MaxTemplateBytes is the largest template source (subject, html, text
+	// or a header value). Zero means 512 KiB.
+	MaxTemplateBytes int
+
+	// MaxTemplateDepth is the deepest nesting of template blocks. Zero means 32.
+	MaxTemplateDepth int
+
+	// MaxRenderBytes is the most bytes one template part may render to for
+	// one recipient; more makes the recipient invalid (render-error). Zero
+	// means 8 MiB.
+	MaxRenderBytes int
+
+	// MaxRenderSteps bounds the work of rendering one part for one recipient
+	// (nodes visited and loop iterations); more makes the recipient invalid
+	// (render-error). Zero means 1,000,000.
+	MaxRenderSteps int
+
+	// StrictParams makes a recipient invalid, with reason missing-param
+	// naming the params, when a placeholder has no value. When false, a
+	// missing param renders empty.
+	StrictParams bool
+
+	// Logger receives a debug record per call and the output of templates'
+	// {{log}}. Nil means no logging.
+	Logger *slog.Logger
+
+	// Now gives the Date of a call's messages. Nil means time.Now.
+	Now func() time.Time
+
+	// Rand is the source of send ids and MIME boundaries: 40 bytes per
+	// call, read under no lock from the calling goroutine. Nil means
+	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
+	Rand io.Reader
+}
