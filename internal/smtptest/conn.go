@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -13,6 +14,7 @@ import (
 const (
 	modeCommand = iota // reading command lines
 	modeData           // reading message text, up to the final dot
+	modeChunk          // reading a BDAT chunk: chunkLeft bytes, raw
 	modeTLS            // TLS started: bytes pass through untouched
 )
 
@@ -20,7 +22,9 @@ const (
 // plaintext it reads the client's command lines one at a time so that it
 // can apply the faults go-smtp has no hook for (Data, Reset): it hands a
 // faulted command to go-smtp as NOOP and sends the scripted reply instead
-// of NOOP's. Under TLS it only counts and closes.
+// of NOOP's. It passes a BDAT chunk's bytes through in bulk, and takes
+// CHUNKING out of the EHLO reply unless Options.Chunking. Under TLS it only
+// counts and closes.
 type conn struct {
 	net.Conn
 	srv  *Server
@@ -31,8 +35,10 @@ type conn struct {
 	closeOnce sync.Once
 
 	// Read side, used by the goroutine go-smtp serves the connection on.
-	pending []byte
-	midLine bool
+	pending   []byte
+	midLine   bool
+	chunkLeft int64 // modeChunk: bytes of the chunk not yet read
+	skip      int64 // bytes of a refused BDAT chunk to throw away
 
 	// mu guards the state shared by the read and write sides.
 	mu         sync.Mutex
@@ -43,6 +49,7 @@ type conn struct {
 	closeAfter bool   // close after the next reply
 	delay      time.Duration
 	rcpts      []string // the transaction's accepted recipients, kept by the session
+	chunked    bool     // the last DATA or BDAT command was BDAT
 }
 
 func newConn(c net.Conn, srv *Server, num int) *conn {
@@ -55,7 +62,7 @@ func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		err = c.Conn.Close()
-		c.srv.connClosed()
+		c.srv.connClosed(c)
 	})
 	return err
 }
@@ -83,14 +90,34 @@ func (c *conn) sleep(d time.Duration) {
 }
 
 func (c *conn) Read(p []byte) (int, error) {
+	if len(c.pending) == 0 && c.skip > 0 {
+		n, err := io.CopyN(io.Discard, c.br, c.skip)
+		c.skip -= n
+		if err != nil {
+			return 0, err
+		}
+	}
 	c.mu.Lock()
 	mode := c.mode
 	c.mu.Unlock()
-	if mode == modeTLS {
+	switch {
+	case mode == modeTLS:
 		if c.br.Buffered() > 0 {
 			return c.br.Read(p)
 		}
 		return c.Conn.Read(p)
+	case mode == modeChunk && len(c.pending) == 0:
+		if int64(len(p)) > c.chunkLeft {
+			p = p[:c.chunkLeft]
+		}
+		n, err := c.br.Read(p)
+		c.chunkLeft -= int64(n)
+		if c.chunkLeft == 0 {
+			c.mu.Lock()
+			c.mode = modeCommand
+			c.mu.Unlock()
+		}
+		return n, err
 	}
 	if len(c.pending) == 0 {
 		line, err := c.br.ReadSlice('\n')
@@ -128,17 +155,23 @@ func (c *conn) command(line []byte) error {
 		return nil
 	}
 	var stage Stage
+	chunk := int64(-1) // BDAT's chunk size
 	cmd := bytes.ToUpper(bytes.TrimSpace(line))
 	switch string(cmd) {
 	case "DATA":
 		stage = Data
+		c.chunked = false
 	case "RSET":
 		stage = Reset
 	case "STARTTLS":
 		c.expectTLS = true
 		return nil
 	default:
-		return nil
+		if chunk = bdatSize(cmd); chunk < 0 {
+			return nil
+		}
+		stage = Data
+		c.chunked = true
 	}
 	addr := ""
 	if stage == Data && len(c.rcpts) > 0 {
@@ -157,10 +190,33 @@ func (c *conn) command(line []byte) error {
 		c.pending = []byte("NOOP\r\n")
 		c.replace = f.line()
 		c.closeAfter = f.Raw != "" || f.Close
-	case stage == Data:
+		c.skip = max(chunk, 0)
+	case chunk > 0:
+		c.mode = modeChunk
+		c.chunkLeft = chunk
+	case stage == Data && chunk < 0:
 		c.expect354 = true
 	}
 	return nil
+}
+
+// bdatSize returns the chunk size of cmd, an upper-case command line
+// without its CRLF, when it is a well-formed "BDAT <size> [LAST]";
+// otherwise -1, and go-smtp answers it (501) without reading a chunk.
+func bdatSize(cmd []byte) int64 {
+	rest, ok := bytes.CutPrefix(cmd, []byte("BDAT "))
+	if !ok {
+		return -1
+	}
+	f := bytes.Fields(rest)
+	if len(f) == 0 || len(f) > 2 || len(f) == 2 && string(f[1]) != "LAST" {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(f[0]), 10, 32)
+	if err != nil {
+		return -1
+	}
+	return int64(n)
 }
 
 func (c *conn) Write(p []byte) (int, error) {
@@ -168,6 +224,12 @@ func (c *conn) Write(p []byte) (int, error) {
 	if c.mode == modeTLS {
 		c.mu.Unlock()
 		return c.Conn.Write(p)
+	}
+	if !c.srv.opts.Chunking && string(p) == "250-CHUNKING\r\n" {
+		// go-smtp writes each line of its EHLO reply on its own, and
+		// CHUNKING is never the last (SIZE follows it).
+		c.mu.Unlock()
+		return len(p), nil
 	}
 	out := p
 	if c.replace != nil {
@@ -200,6 +262,13 @@ func (c *conn) Write(p []byte) (int, error) {
 		c.mu.Unlock()
 	}
 	return len(p), nil
+}
+
+// isChunked reports whether the transaction's message came with BDAT.
+func (c *conn) isChunked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.chunked
 }
 
 // setRcpts records the transaction's accepted recipients for the Data
@@ -235,15 +304,9 @@ func (l *listener) Accept() (net.Conn, error) {
 			return c, nil
 		}
 		l.srv.wg.Add(1)
-		l.srv.mu.Lock()
-		l.srv.greeters[c] = struct{}{}
-		l.srv.mu.Unlock()
 		go func() {
 			defer l.srv.wg.Done()
 			greetFault(c, f)
-			l.srv.mu.Lock()
-			delete(l.srv.greeters, c)
-			l.srv.mu.Unlock()
 		}()
 	}
 }

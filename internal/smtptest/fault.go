@@ -25,17 +25,22 @@ const (
 	Mail
 	// Rcpt is the reply to RCPT TO. Command.Addr is the address.
 	Rcpt
-	// Data is the reply to the DATA command (354). Faults here need a
-	// plaintext connection: they are applied below go-smtp, which always
-	// answers DATA itself.
+	// Data is the reply to the DATA command (354), or to each BDAT command
+	// (RFC 3030). For BDAT a scripted reply answers the command at once and
+	// its chunk is read and thrown away; Drop closes the connection before
+	// the chunk is read; Delay delays the reply to the command, which for
+	// BDAT LAST is the end-of-data reply. Faults here need a plaintext
+	// connection: they are applied below go-smtp, which always answers DATA
+	// and BDAT itself.
 	Data
-	// Body is the transfer of the message text, after 354. Drop resets the
-	// connection once Fault.AfterBytes bytes of it are read; Delay waits
-	// before reading any of it.
+	// Body is the transfer of the message text: after 354, or the BDAT
+	// chunks' bytes. Drop resets the connection once Fault.AfterBytes bytes
+	// of it are read; Delay waits before reading any of it.
 	Body
-	// EndOfData is the reply after the final dot. Drop closes the connection
-	// once the whole message is read, without a reply; the message stays in
-	// the ledger with Message.Cut set, as a real server may have queued it.
+	// EndOfData is the reply after the final dot, or to the BDAT LAST
+	// chunk. Drop closes the connection once the whole message is read,
+	// without a reply; the message stays in the ledger with Message.Cut
+	// set, as a real server may have queued it.
 	EndOfData
 	// Reset is the reply to RSET. Faults here need a plaintext connection.
 	Reset

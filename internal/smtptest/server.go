@@ -9,6 +9,7 @@
 package smtptest
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -59,16 +60,27 @@ type Options struct {
 	// DiscardData keeps only each message's size in the ledger, not its
 	// bytes, for load tests.
 	DiscardData bool
+	// Chunking offers CHUNKING (RFC 3030, BDAT) in the EHLO reply. When
+	// false (the zero value) the server does not list it, so that clients
+	// send DATA. go-smtp always lists it and the connection wrapper takes
+	// it out, which it can only do on a plaintext connection: under TLS
+	// (TLSImplicit, or after STARTTLS) CHUNKING is offered whatever this
+	// says. The faults apply to BDAT as to DATA; see Stage.
+	Chunking bool
 }
 
 // Message is one message the server accepted (or, with Cut, may have).
 type Message struct {
 	From string
 	To   []string
-	// Data is the message as received, without the final dot and with dot
-	// stuffing undone; nil with Options.DiscardData.
+	// Data is the message as received: after DATA without the final dot
+	// and with dot stuffing undone, after BDAT the chunks' bytes as sent;
+	// nil with Options.DiscardData.
 	Data []byte
 	Size int
+	// Chunked is set when the message came in BDAT chunks rather than
+	// after DATA.
+	Chunked bool
 	// Conn is the connection's number, from 1.
 	Conn int
 	// Cut is set when the server read the whole message and then closed the
@@ -90,7 +102,8 @@ type Server struct {
 	open     int
 	maxOpen  int
 	attempts map[attemptKey]int
-	greeters map[*conn]struct{} // connections answered by greetFault
+	live     map[*conn]struct{} // open connections
+	closing  bool
 	ledger   []Message
 }
 
@@ -102,7 +115,7 @@ type attemptKey struct {
 // NewServer starts a server on 127.0.0.1:0 and stops it in t.Cleanup.
 func NewServer(t testing.TB, opts Options) *Server {
 	t.Helper()
-	s := &Server{opts: opts, attempts: make(map[attemptKey]int), greeters: make(map[*conn]struct{})}
+	s := &Server{opts: opts, attempts: make(map[attemptKey]int), live: make(map[*conn]struct{})}
 	cert, err := newCertificate()
 	if err != nil {
 		t.Fatalf("smtptest: certificate: %v", err)
@@ -149,26 +162,26 @@ func (s *Server) ClientTLSConfig() *tls.Config {
 // server's goroutines. NewServer registers it with t.Cleanup; calling it
 // again does nothing.
 func (s *Server) Close() {
-	_ = s.srv.Close()
-	// go-smtp only closes the listeners Serve has registered, which it may
-	// not have done yet.
+	// go-smtp's Server.Close closes its connections from this goroutine
+	// while their own may be reading a BDAT chunk, a data race in go-smtp
+	// (Conn.Close against handleBdat). So the connections are closed below
+	// go-smtp, whose goroutines then end on their own, and Shutdown waits
+	// for them. The listener is closed here too: go-smtp only closes the
+	// listeners Serve has registered, which it may not have done yet.
 	_ = s.ln.Close()
 	s.mu.Lock()
-	greeters := slices.Collect(maps.Keys(s.greeters))
+	s.closing = true
+	live := slices.Collect(maps.Keys(s.live))
 	s.mu.Unlock()
-	for _, c := range greeters {
+	for _, c := range live {
 		_ = c.Close()
 	}
-	s.wg.Wait()
-	// go-smtp closes each connection as its goroutine ends.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		open := s.open
-		s.mu.Unlock()
-		if open == 0 {
-			return
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+		_ = s.srv.Close()
 	}
+	s.wg.Wait()
 }
 
 // Messages returns a copy of the ledger, in the order accepted.
@@ -199,18 +212,27 @@ func (s *Server) MaxOpenConns() int {
 	return s.maxOpen
 }
 
+// newConn wraps and counts an accepted connection; one accepted while
+// the server closes is closed at once.
 func (s *Server) newConn(nc net.Conn) *conn {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.conns++
 	s.open++
 	s.maxOpen = max(s.maxOpen, s.open)
-	return newConn(nc, s, s.conns)
+	c := newConn(nc, s, s.conns)
+	s.live[c] = struct{}{}
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		_ = c.Close()
+	}
+	return c
 }
 
-func (s *Server) connClosed() {
+func (s *Server) connClosed(c *conn) {
 	s.mu.Lock()
 	s.open--
+	delete(s.live, c)
 	s.mu.Unlock()
 }
 

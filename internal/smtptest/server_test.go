@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,4 +282,178 @@ func TestServerMaxOpenConns(t *testing.T) {
 	if got := s.Conns(); got != 3 {
 		t.Fatalf("Conns = %d, want 3", got)
 	}
+}
+
+func TestServerChunkingOffered(t *testing.T) {
+	for _, chunking := range []bool{false, true} {
+		t.Run(strconv.FormatBool(chunking), func(t *testing.T) {
+			s := NewServer(t, Options{Chunking: chunking})
+			c := dial(t, s)
+			if err := c.Hello("localhost"); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := c.Extension("CHUNKING"); got != chunking {
+				t.Errorf("CHUNKING offered: %v, want %v", got, chunking)
+			}
+			for _, ext := range []string{"PIPELINING", "8BITMIME", "SIZE"} {
+				if ok, _ := c.Extension(ext); !ok {
+					t.Errorf("%s not offered", ext)
+				}
+			}
+			// go-smtp's client knows no BDAT: it sends DATA.
+			if err := send(t, c, "f@example.org", "a@example.org"); err != nil {
+				t.Fatalf("send: %v", err)
+			}
+			msgs := s.Messages()
+			if len(msgs) != 1 || msgs[0].Chunked || string(msgs[0].Data) != testMsg {
+				t.Fatalf("ledger %+v, want one message sent with DATA", msgs)
+			}
+		})
+	}
+}
+
+// bdatClient speaks just enough SMTP to send BDAT chunks.
+type bdatClient struct {
+	t  *testing.T
+	nc net.Conn
+	tp *textproto.Conn
+}
+
+func dialBDAT(t *testing.T, s *Server) *bdatClient {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	c := &bdatClient{t: t, nc: nc, tp: textproto.NewConn(nc)}
+	if _, _, err := c.tp.ReadResponse(220); err != nil {
+		t.Fatalf("greeting: %v", err)
+	}
+	_, msg, err := c.cmd("EHLO localhost")
+	if err != nil || !strings.Contains(msg, "CHUNKING") {
+		t.Fatalf("EHLO: %q, %v; want CHUNKING offered", msg, err)
+	}
+	return c
+}
+
+// cmd sends line and reads the reply.
+func (c *bdatClient) cmd(line string) (int, string, error) {
+	c.t.Helper()
+	if err := c.tp.PrintfLine("%s", line); err != nil {
+		return 0, "", err
+	}
+	return c.tp.ReadResponse(0)
+}
+
+// send runs a transaction with data in the given chunks (the last one with
+// LAST) and returns the reply to the last BDAT.
+func (c *bdatClient) send(to string, chunks ...string) (int, error) {
+	c.t.Helper()
+	if code, _, err := c.cmd("MAIL FROM:<f@example.org>"); err != nil || code != 250 {
+		return code, err
+	}
+	if code, _, err := c.cmd("RCPT TO:<" + to + ">"); err != nil || code != 250 {
+		return code, err
+	}
+	for i, ch := range chunks {
+		last := ""
+		if i == len(chunks)-1 {
+			last = " LAST"
+		}
+		if _, err := io.WriteString(c.nc, "BDAT "+strconv.Itoa(len(ch))+last+"\r\n"+ch); err != nil {
+			return 0, err
+		}
+		code, _, err := c.tp.ReadResponse(0)
+		if err != nil || code != 250 || last != "" {
+			return code, err
+		}
+	}
+	return 0, errors.New("no chunks")
+}
+
+func TestServerBDAT(t *testing.T) {
+	const msg = ".leading dot\r\n..two\r\nBDAT 5 LAST\r\n.\r\n"
+	tests := []struct {
+		name     string
+		fault    func(Command) Fault
+		chunks   []string
+		wantCode int  // the reply to the last BDAT; 0 for no reply
+		wantMsgs int  // in the ledger
+		wantCut  bool // the ledger's message is Cut
+		wantNext bool // the connection serves another transaction
+	}{
+		{name: "one chunk", chunks: []string{msg}, wantCode: 250, wantMsgs: 1, wantNext: true},
+		{name: "three chunks", chunks: []string{msg[:3], msg[3:10], msg[10:]}, wantCode: 250, wantMsgs: 1, wantNext: true},
+		{
+			name:   "BDAT 554: the chunk is thrown away",
+			fault:  func(c Command) Fault { return onAttempt1(c, Data, Fault{Code: 554, Text: "no"}) },
+			chunks: []string{msg}, wantCode: 554, wantNext: true,
+		},
+		{
+			name:   "BDAT 421 then close",
+			fault:  func(c Command) Fault { return onAttempt1(c, Data, Fault{Code: 421, Close: true}) },
+			chunks: []string{msg}, wantCode: 421,
+		},
+		{
+			name:   "drop at BDAT",
+			fault:  func(c Command) Fault { return onAttempt1(c, Data, Fault{Drop: true}) },
+			chunks: []string{msg},
+		},
+		{
+			name:   "drop mid-chunk keeps nothing",
+			fault:  func(c Command) Fault { return onAttempt1(c, Body, Fault{Drop: true, AfterBytes: 10}) },
+			chunks: []string{msg},
+		},
+		{
+			name:   "451 to LAST",
+			fault:  func(c Command) Fault { return onAttempt1(c, EndOfData, Fault{Code: 451}) },
+			chunks: []string{msg}, wantCode: 451, wantNext: true,
+		},
+		{
+			name:   "drop after LAST keeps the message, cut",
+			fault:  func(c Command) Fault { return onAttempt1(c, EndOfData, Fault{Drop: true}) },
+			chunks: []string{msg}, wantMsgs: 1, wantCut: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewServer(t, Options{Chunking: true, Faults: tt.fault})
+			c := dialBDAT(t, s)
+			code, err := c.send("a@example.org", tt.chunks...)
+			if code != tt.wantCode || (tt.wantCode == 0) != (err != nil) {
+				t.Fatalf("send: %d, %v; want %d", code, err, tt.wantCode)
+			}
+			msgs := s.Messages()
+			if len(msgs) != tt.wantMsgs {
+				t.Fatalf("ledger has %d messages, want %d", len(msgs), tt.wantMsgs)
+			}
+			for _, m := range msgs {
+				if string(m.Data) != msg || m.Size != len(msg) || !m.Chunked || m.Cut != tt.wantCut {
+					t.Errorf("ledger %+v, want %q chunked, Cut %v", m, msg, tt.wantCut)
+				}
+			}
+			if !tt.wantNext {
+				return
+			}
+			if code, _, err := c.cmd("RSET"); err != nil || code != 250 {
+				t.Fatalf("RSET: %d, %v", code, err)
+			}
+			if code, err := c.send("b@example.org", "x\r\n"); err != nil || code != 250 {
+				t.Fatalf("next transaction: %d, %v", code, err)
+			}
+			if msgs := s.Messages(); len(msgs) != tt.wantMsgs+1 || string(msgs[len(msgs)-1].Data) != "x\r\n" {
+				t.Fatalf("ledger after the next transaction: %+v", msgs)
+			}
+		})
+	}
+}
+
+// onAttempt1 returns f for the first command at stage about
+// a@example.org, the zero Fault otherwise.
+func onAttempt1(c Command, stage Stage, f Fault) Fault {
+	if c.Stage == stage && c.Addr == "a@example.org" && c.Attempt == 1 {
+		return f
+	}
+	return Fault{}
 }

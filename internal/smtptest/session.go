@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -39,8 +41,12 @@ type session struct {
 	c      *smtp.Conn
 	fc     *conn
 	authed bool
-	from   string
-	rcpts  []string
+
+	// mu guards the transaction: go-smtp runs Data on a goroutine of its
+	// own for BDAT, and a client may send RSET while it reads.
+	mu    sync.Mutex
+	from  string
+	rcpts []string
 }
 
 // apply carries out f for a stage go-smtp hands to the session. A non-nil
@@ -63,7 +69,9 @@ func (s *session) apply(f Fault) error {
 }
 
 func (s *session) Reset() {
+	s.mu.Lock()
 	s.from, s.rcpts = "", nil
+	s.mu.Unlock()
 	s.fc.setRcpts(nil)
 }
 
@@ -76,7 +84,9 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 	if err := s.apply(s.s.fault(Mail, from, s.fc.num)); err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.from = from
+	s.mu.Unlock()
 	return nil
 }
 
@@ -84,13 +94,22 @@ func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if err := s.apply(s.s.fault(Rcpt, to, s.fc.num)); err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.rcpts = append(s.rcpts, to)
-	s.fc.setRcpts(s.rcpts)
+	rcpts := s.rcpts
+	s.mu.Unlock()
+	s.fc.setRcpts(rcpts)
 	return nil
 }
 
+// Data reads the message after DATA, or from the BDAT chunks (on a
+// goroutine of go-smtp's, until the LAST chunk), and applies the Body and
+// EndOfData faults.
 func (s *session) Data(r io.Reader) error {
-	first := s.rcpts[0]
+	s.mu.Lock()
+	m := Message{From: s.from, To: slices.Clone(s.rcpts), Conn: s.fc.num, Chunked: s.fc.isChunked()}
+	s.mu.Unlock()
+	first := m.To[0]
 	f := s.s.fault(Body, first, s.fc.num)
 	s.fc.sleep(f.Delay)
 	if f.Drop {
@@ -98,7 +117,6 @@ func (s *session) Data(r io.Reader) error {
 		s.fc.reset()
 		return errDropped
 	}
-	m := Message{From: s.from, To: append([]string(nil), s.rcpts...), Conn: s.fc.num}
 	if s.s.opts.DiscardData {
 		n, err := io.Copy(io.Discard, r)
 		if err != nil {
