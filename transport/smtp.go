@@ -119,11 +119,19 @@ type SMTPOptions struct {
 	// DataTimeout bounds writing one message's text. Zero means
 	// DefaultDataTimeout (5 minutes).
 	DataTimeout time.Duration
-	// EndOfDataTimeout bounds the wait for the reply after the final dot,
-	// while the server may be filtering or queueing. Zero means
-	// DefaultEndOfDataTimeout (10 minutes, RFC 5321 §4.5.3.2.6). When it
-	// expires the outcome is uncertain: Send reports DeliveryError.Uncertain.
+	// EndOfDataTimeout bounds the wait for the reply after the final dot
+	// (or to BDAT LAST), while the server may be filtering or queueing.
+	// Zero means DefaultEndOfDataTimeout (10 minutes, RFC 5321
+	// §4.5.3.2.6). When it expires the outcome is uncertain: Send reports
+	// DeliveryError.Uncertain.
 	EndOfDataTimeout time.Duration
+
+	// DisableChunking makes SMTP send every message with DATA even when
+	// the server offers CHUNKING. When false (the zero value) a server
+	// that offers CHUNKING gets the message with BDAT (RFC 3030): the
+	// bytes as they are, without dot-stuffing, which is cheaper on both
+	// sides.
+	DisableChunking bool
 
 	// Retry is the retry policy for temporary failures.
 	Retry RetryPolicy
@@ -139,7 +147,8 @@ type SMTPOptions struct {
 }
 
 // RetryPolicy says how Send retries a temporary failure: a 4xx reply, a
-// failed connection, or a connection lost before the final dot. Send never
+// failed connection, or a connection lost before the final dot (or before
+// the whole BDAT LAST chunk was written). Send never
 // retries a permanent failure, a partial one (only bcc copies refused), an
 // uncertain end of data, or an error wrapping postroom.ErrTransportUnusable.
 // The wait before retry n (from 1) is a random duration in
@@ -180,6 +189,15 @@ var (
 // MaxMessagesPerConn transactions, after IdleTimeout idle, after a 421 and
 // after any network error. At most MaxConns are open at once.
 //
+// The message goes with DATA, or, when the server offers CHUNKING (RFC
+// 3030; Postfix since 3.4, Exchange and Gmail do) and
+// SMTPOptions.DisableChunking is false, as one "BDAT <size> LAST" chunk
+// after the RCPT replies were read: a refused recipient stops the
+// transaction before any of the message is sent. The reply to BDAT LAST is
+// the end-of-data reply, and everything below said of "the final dot"
+// holds for it: a connection lost while the chunk is being written is
+// temporary, and no reply once all of it was written is Uncertain.
+//
 // Send is safe for concurrent use; it honours ctx at every step, including
 // in the middle of a command (the connection's deadline is moved to the past
 // and the connection discarded). It reports failures as the Transport
@@ -190,9 +208,9 @@ var (
 //   - *postroom.PartialError: accepted for Envelope.To[0], refused for the
 //     bcc addresses it lists (with their own DeliveryErrors).
 //   - *postroom.DeliveryError with Permanent: a 5xx reply to MAIL, to the
-//     RCPT of Envelope.To[0], to DATA or after the final dot; or a message
-//     larger than the server's SIZE (552 5.3.4, found before sending it).
-//     Nobody got the message.
+//     RCPT of Envelope.To[0], to DATA, after the final dot or to BDAT; or
+//     a message larger than the server's SIZE (552 5.3.4, found before
+//     sending it). Nobody got the message.
 //   - *postroom.DeliveryError with Uncertain: the final dot was sent and no
 //     valid reply came (connection lost, EndOfDataTimeout, ctx done). The
 //     server may have the message; it is never retried.
@@ -215,10 +233,12 @@ var (
 // bytes.
 //
 // Bytes on the wire: CRLF line ends only (bare CR or LF in Envelope.Data
-// are made CRLF), dot-stuffed; MAIL carries SIZE when offered, BODY=8BITMIME
-// only when offered and the message has 8-bit bytes, SMTPUTF8 only when
-// offered and an address needs it (an address that needs it on a server
-// that does not offer it fails with a Permanent DeliveryError 553 5.6.7).
+// are made CRLF, and a last line without one gets it), dot-stuffed after
+// DATA, as they are in a BDAT chunk; MAIL carries SIZE when offered,
+// BODY=8BITMIME only when offered and the message has 8-bit bytes,
+// SMTPUTF8 only when offered and an address needs it (an address that
+// needs it on a server that does not offer it fails with a Permanent
+// DeliveryError 553 5.6.7).
 //
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.

@@ -32,7 +32,9 @@ type smtpConn struct {
 	enhanced           bool
 	utf8, eightBitMIME bool
 	sizeOffered        bool
-	maxSize            int64 // SIZE's limit; 0 when none
+	maxSize            int64    // SIZE's limit; 0 when none
+	chunking           bool     // CHUNKING offered and not disabled: BDAT
+	num                [20]byte // scratch for numbers on the wire
 
 	uses      int // transactions started
 	dirty     bool
@@ -69,7 +71,7 @@ func (c *smtpConn) close() { _ = c.raw.Close() }
 func (c *smtpConn) quit(t *SMTP) {
 	c.deadline(min(t.opts.CommandTimeout, 2*time.Second))
 	if _, err := c.bw.WriteString("QUIT\r\n"); err == nil && c.flush() == nil {
-		_, _, _ = c.c.Text.ReadResponse(0)
+		_, _, _ = readReply(c.c.Text.R)
 	}
 }
 
@@ -91,7 +93,7 @@ func (c *smtpConn) noop(ctx context.Context, t *SMTP) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	code, _, err := c.c.Text.ReadResponse(0)
+	code, _, err := readReply(c.c.Text.R)
 	if err == nil && code/100 != 2 {
 		err = fmt.Errorf("NOOP: %d", code)
 	}
@@ -158,6 +160,8 @@ func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
 	c.enhanced, _ = cl.Extension("ENHANCEDSTATUSCODES")
 	c.utf8, _ = cl.Extension("SMTPUTF8")
 	c.eightBitMIME, _ = cl.Extension("8BITMIME")
+	c.chunking, _ = cl.Extension("CHUNKING")
+	c.chunking = c.chunking && !o.DisableChunking
 	if ok, v := cl.Extension("SIZE"); ok {
 		c.sizeOffered = true
 		c.maxSize, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)

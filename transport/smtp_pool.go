@@ -97,7 +97,11 @@ func (p *pool) put(c *smtpConn, keep bool) {
 		p.mu.Lock()
 		if !p.closed {
 			c.idleSince = time.Now()
-			c.idleTimer = time.AfterFunc(p.t.opts.IdleTimeout, func() { p.expire(c) })
+			if c.idleTimer == nil {
+				c.idleTimer = time.AfterFunc(p.t.opts.IdleTimeout, func() { p.expire(c) })
+			} else {
+				c.idleTimer.Reset(p.t.opts.IdleTimeout)
+			}
 			p.idle = append(p.idle, c)
 			p.mu.Unlock()
 			select {

@@ -59,7 +59,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	w.WriteString(">")
 	if c.sizeOffered {
 		w.WriteString(" SIZE=")
-		w.WriteString(strconv.Itoa(len(data)))
+		w.Write(strconv.AppendInt(c.num[:0], int64(len(data)), 10))
 	}
 	if c.eightBitMIME && has8Bit(data) {
 		w.WriteString(" BODY=8BITMIME")
@@ -72,11 +72,12 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	// at once, DATA too when there is a single recipient: the server then
 	// refuses DATA itself if that RCPT failed (RFC 2920 §3.1). With bcc
 	// addresses DATA waits, so that a refused Envelope.To[0] never meets a
-	// 354.
-	pipeData := c.pipelining && len(env.To) == 1
+	// 354. BDAT always waits for the RCPT replies: its chunk follows the
+	// command at once, and must not go out for a refused recipient.
+	pipeData := c.pipelining && len(env.To) == 1 && !c.chunking
 	replied := false
 	read := func() (int, string, error) {
-		code, msg, err := c.c.Text.ReadResponse(0)
+		code, msg, err := readReply(c.c.Text.R)
 		if err == nil {
 			replied = true
 		}
@@ -176,6 +177,9 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 		e := firstErr(mailErr, first)
 		return e.Code != 421, false, e
 	}
+	if c.chunking {
+		return c.bdat(data, refused)
+	}
 	if !pipeData {
 		c.deadline(o.CommandTimeout)
 		w.WriteString("DATA\r\n")
@@ -205,18 +209,55 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	if err != nil {
 		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}
 	}
+	return endOfData(code, msg, c.enhanced, refused)
+}
+
+// bdat sends data as one BDAT LAST chunk (RFC 3030) and reads the
+// end-of-data reply. RFC 3030 puts no limit on a chunk's size, and one
+// chunk is one round trip.
+func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
+	data = crlfOnly(data)
+	tail := len(data) > 0 && !bytes.HasSuffix(data, crlf)
+	n := len(data)
+	if tail {
+		n += len(crlf) // as DATA does, so that both send the same message
+	}
+	w := c.bw
+	c.deadline(c.opts.DataTimeout)
+	w.WriteString("BDAT ")
+	w.Write(strconv.AppendInt(c.num[:0], int64(n), 10))
+	w.WriteString(" LAST\r\n")
+	w.Write(data)
+	if tail {
+		w.Write(crlf)
+	}
+	if err := c.flush(); err != nil {
+		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
+	}
+	// The whole chunk is written: from here on, no reply means the server
+	// may have the message.
+	c.deadline(c.opts.EndOfDataTimeout)
+	code, msg, err := readReply(c.c.Text.R)
+	if err != nil {
+		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}
+	}
+	return endOfData(code, msg, c.enhanced, refused)
+}
+
+// endOfData is the outcome of the reply after the final dot or to BDAT
+// LAST.
+func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
 	switch code / 100 {
 	case 2:
-		c.deadline(o.CommandTimeout)
 		if len(refused) > 0 {
 			return true, false, &postroom.PartialError{Refused: refused}
 		}
 		return true, false, nil
 	case 4, 5:
-		de := replyError(code, msg, c.enhanced)
+		de := replyError(code, msg, enhanced)
 		return code != 421, false, de
 	}
-	de := replyError(code, msg, c.enhanced)
+	de := replyError(code, msg, enhanced)
 	de.Uncertain = true
 	return false, false, de
 }
@@ -291,9 +332,7 @@ var (
 // runs between the lines that start with a dot, found with bytes.Index;
 // anything else is normalized first.
 func writeData(w *bufio.Writer, data []byte) error {
-	if n := bytes.Count(data, crlf); bytes.Count(data, crlf[1:]) != n || bytes.Count(data, crlf[:1]) != n {
-		data = normalizeCRLF(data)
-	}
+	data = crlfOnly(data)
 	if len(data) > 0 && data[0] == '.' {
 		w.WriteByte('.')
 	}
@@ -312,6 +351,15 @@ func writeData(w *bufio.Writer, data []byte) error {
 	}
 	_, err := w.Write(dotCRLF)
 	return err
+}
+
+// crlfOnly returns data when its line ends are all CRLF, as a
+// postroom.Envelope's are, or else a normalized copy.
+func crlfOnly(data []byte) []byte {
+	if n := bytes.Count(data, crlf); bytes.Count(data, crlf[1:]) != n || bytes.Count(data, crlf[:1]) != n {
+		return normalizeCRLF(data)
+	}
+	return data
 }
 
 // normalizeCRLF returns a copy of b with every bare CR or LF made CRLF.
