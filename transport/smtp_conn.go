@@ -42,7 +42,8 @@ type smtpConn struct {
 	idleTimer *time.Timer
 
 	mu      sync.Mutex
-	aborted bool // ctx was done: the deadline stays in the past
+	aborted bool   // ctx was done: the deadline stays in the past
+	abortFn func() // abort, bound once rather than once per transaction
 }
 
 // deadline sets the connection's deadline d from now, unless a done ctx
@@ -84,7 +85,7 @@ func (c *smtpConn) flush() error {
 
 // noop checks an idle connection.
 func (c *smtpConn) noop(ctx context.Context, t *SMTP) error {
-	stop := context.AfterFunc(ctx, c.abort)
+	stop := context.AfterFunc(ctx, c.abortFn)
 	defer stop()
 	c.deadline(t.opts.CommandTimeout)
 	if _, err := c.bw.WriteString("NOOP\r\n"); err != nil {
@@ -112,7 +113,8 @@ func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 		return nil, ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err))
 	}
 	c := &smtpConn{raw: raw, opts: &t.opts}
-	stop := context.AfterFunc(ctx, c.abort)
+	c.abortFn = c.abort
+	stop := context.AfterFunc(ctx, c.abortFn)
 	err = t.setup(ctx, c)
 	if !stop() && err == nil {
 		err = ctxError(ctx, errors.New("session setup"))

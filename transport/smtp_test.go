@@ -89,8 +89,9 @@ func TestSMTPConformanceTLS(t *testing.T) {
 	}
 }
 
-// TestSMTPWire checks the bytes the server receives against the envelope:
-// dot-stuffing undone exactly, bare line ends made CRLF.
+// TestSMTPWire checks the bytes the server receives against the envelope,
+// after DATA (dot-stuffing undone exactly) and in a BDAT chunk (nothing
+// to undo): bare line ends made CRLF, a last line without one given it.
 func TestSMTPWire(t *testing.T) {
 	tests := []struct {
 		name string
@@ -103,25 +104,31 @@ func TestSMTPWire(t *testing.T) {
 		{"bare lf", "a\nb\n.c\n", "a\r\nb\r\n.c\r\n"},
 		{"bare cr", "a\rb\r\n", "a\r\nb\r\n"},
 		{"final dot line", "x\r\n.", "x\r\n.\r\n"},
+		{"empty", "", ""},
 	}
-	srv := smtptest.NewServer(t, smtptest.Options{})
-	tr := newSMTP(t, srv, transport.SMTPOptions{})
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env := &postroom.Envelope{From: "s@example.org", To: []string{fmt.Sprintf("r%d@example.org", i)}, Data: []byte(tt.data)}
-			if err := tr.Send(t.Context(), env); err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			var got []string
-			for _, m := range srv.Messages() {
-				if m.To[0] == env.To[0] {
-					got = append(got, string(m.Data))
+	for _, chunking := range []bool{false, true} {
+		srv := smtptest.NewServer(t, smtptest.Options{Chunking: chunking})
+		tr := newSMTP(t, srv, transport.SMTPOptions{})
+		for i, tt := range tests {
+			t.Run(fmt.Sprintf("chunking=%v/%s", chunking, tt.name), func(t *testing.T) {
+				env := &postroom.Envelope{From: "s@example.org", To: []string{fmt.Sprintf("r%d@example.org", i)}, Data: []byte(tt.data)}
+				if err := tr.Send(t.Context(), env); err != nil {
+					t.Fatalf("Send: %v", err)
 				}
-			}
-			if len(got) != 1 || got[0] != tt.want {
-				t.Fatalf("server got %q, want [%q]", got, tt.want)
-			}
-		})
+				var got []string
+				for _, m := range srv.Messages() {
+					if m.To[0] == env.To[0] {
+						got = append(got, string(m.Data))
+						if m.Chunked != chunking {
+							t.Errorf("Chunked %v, want %v", m.Chunked, chunking)
+						}
+					}
+				}
+				if len(got) != 1 || got[0] != tt.want {
+					t.Fatalf("server got %q, want [%q]", got, tt.want)
+				}
+			})
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // anything in this transaction, so nothing can have been delivered and
 // another connection may be tried at once.
 func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (keep, stale bool, err error) {
-	stop := context.AfterFunc(ctx, c.abort)
+	stop := context.AfterFunc(ctx, c.abortFn)
 	defer func() {
 		if !stop() {
 			keep = false

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math"
 	"net"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -156,14 +156,14 @@ func (c *conn) command(line []byte) error {
 	}
 	var stage Stage
 	chunk := int64(-1) // BDAT's chunk size
-	cmd := bytes.ToUpper(bytes.TrimSpace(line))
-	switch string(cmd) {
-	case "DATA":
+	cmd := bytes.TrimSpace(line)
+	switch {
+	case bytes.EqualFold(cmd, []byte("DATA")):
 		stage = Data
 		c.chunked = false
-	case "RSET":
+	case bytes.EqualFold(cmd, []byte("RSET")):
 		stage = Reset
-	case "STARTTLS":
+	case bytes.EqualFold(cmd, []byte("STARTTLS")):
 		c.expectTLS = true
 		return nil
 	default:
@@ -200,23 +200,28 @@ func (c *conn) command(line []byte) error {
 	return nil
 }
 
-// bdatSize returns the chunk size of cmd, an upper-case command line
-// without its CRLF, when it is a well-formed "BDAT <size> [LAST]";
+// bdatSize returns the chunk size of cmd, a command line without its
+// CRLF, when it is a well-formed "BDAT <size> [LAST]" (in any case);
 // otherwise -1, and go-smtp answers it (501) without reading a chunk.
 func bdatSize(cmd []byte) int64 {
-	rest, ok := bytes.CutPrefix(cmd, []byte("BDAT "))
-	if !ok {
+	if len(cmd) < 6 || !bytes.EqualFold(cmd[:5], []byte("BDAT ")) {
 		return -1
 	}
-	f := bytes.Fields(rest)
-	if len(f) == 0 || len(f) > 2 || len(f) == 2 && string(f[1]) != "LAST" {
+	size, last, _ := bytes.Cut(bytes.TrimSpace(cmd[5:]), []byte(" "))
+	if last = bytes.TrimSpace(last); len(last) > 0 && !bytes.EqualFold(last, []byte("LAST")) {
 		return -1
 	}
-	n, err := strconv.ParseUint(string(f[0]), 10, 32)
-	if err != nil {
+	var n int64
+	for _, d := range size {
+		if d < '0' || d > '9' || n > math.MaxUint32/10 {
+			return -1
+		}
+		n = n*10 + int64(d-'0')
+	}
+	if len(size) == 0 || n > math.MaxUint32 {
 		return -1
 	}
-	return int64(n)
+	return n
 }
 
 func (c *conn) Write(p []byte) (int, error) {

@@ -457,3 +457,29 @@ func onAttempt1(c Command, stage Stage, f Fault) Fault {
 	}
 	return Fault{}
 }
+
+func TestBDATSize(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want int64
+	}{
+		{"BDAT 5", 5},
+		{"bdat 5 last", 5},
+		{"BDAT  0  LAST", 0},
+		{"BDAT 4294967295 LAST", 4294967295},
+		{"BDAT 4294967296", -1},
+		{"BDAT", -1},
+		{"BDAT x", -1},
+		{"BDAT -5", -1},
+		{"BDAT 5 MORE", -1},
+		{"DATA", -1},
+		{"BDATA 5", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			if got := bdatSize([]byte(tt.cmd)); got != tt.want {
+				t.Errorf("bdatSize(%q) = %d, want %d", tt.cmd, got, tt.want)
+			}
+		})
+	}
+}
