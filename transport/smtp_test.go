@@ -103,6 +103,9 @@ func TestSMTPWire(t *testing.T) {
 		{"no final crlf", "a\r\nb", "a\r\nb\r\n"},
 		{"bare lf", "a\nb\n.c\n", "a\r\nb\r\n.c\r\n"},
 		{"bare cr", "a\rb\r\n", "a\r\nb\r\n"},
+		{"cr before crlf", "a\r\r\nb\r\n", "a\r\n\r\nb\r\n"},
+		{"lf first", "\na\r\n", "\r\na\r\n"},
+		{"bare cr last", "a\r\nb\r", "a\r\nb\r\n"},
 		{"final dot line", "x\r\n.", "x\r\n.\r\n"},
 		{"empty", "", ""},
 	}
