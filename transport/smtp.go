@@ -223,10 +223,10 @@ var (
 //     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed. When it
 //     carries a reply it is a DeliveryError that is neither Permanent nor
 //     Uncertain: the recipient was not refused. A postroom.Mailer then
-//     stops the call: this recipient is deferred (soft-bounce with the
-//     reply, or connection-failed), the recipients not yet handed over are
-//     deferred with reason connection-failed, and Mailer.Send returns the
-//     results together with the error.
+//     stops the call: this recipient is deferred with reason
+//     connection-failed (the reply as detail), so are the recipients not yet
+//     handed over, and Mailer.Send returns the results together with the
+//     error.
 //
 // DeliveryError.Enhanced is set when the server advertises
 // ENHANCEDSTATUSCODES; Text is the reply text on one line, at most 512
@@ -234,7 +234,7 @@ var (
 //
 // Bytes on the wire: CRLF line ends only (bare CR or LF in Envelope.Data
 // are made CRLF, and a last line without one gets it), dot-stuffed after
-// DATA, as they are in a BDAT chunk; MAIL carries SIZE when offered,
+// DATA and sent as they are in a BDAT chunk; MAIL carries SIZE when offered,
 // BODY=8BITMIME only when offered and the message has 8-bit bytes,
 // SMTPUTF8 only when offered and an address needs it (an address that
 // needs it on a server that does not offer it fails with a Permanent

@@ -233,13 +233,12 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusRejected, "hard-bounce: 554"}, {postroom.StatusSent, ""}},
 		},
 		{
-			name:  "drop mid-DATA is temporary",
-			srv:   smtptest.Options{Faults: at(smtptest.Body, rcpt(1), false, smtptest.Fault{Drop: true})},
-			n:     3,
-			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusDeferred, "connection-failed"}, {postroom.StatusSent, ""}},
-		},
-		{
-			name:       "drop mid-DATA of a large message",
+			// A message larger than the socket buffers, so the client is
+			// still writing when the server cuts. (A small message may be
+			// in the kernel whole, final dot included, before the reset
+			// arrives: then the client cannot know, and unknown is the
+			// honest answer; the load test covers that case.)
+			name:       "drop mid-DATA is temporary",
 			srv:        smtptest.Options{DiscardData: true, Faults: at(smtptest.Body, rcpt(0), false, smtptest.Fault{Drop: true, AfterBytes: 1 << 20})},
 			n:          2,
 			attachment: big,
