@@ -180,28 +180,13 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 				return tt.faults(c)
 			}})
 			var rec recorder
-			m, err := postroom.New(rec.wrap(newSMTP(t, srv, tt.tr)), postroom.Options{Auth: postroom.NoAuth{}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			call := newCall(tt.n, tt.bcc)
-			if tt.attachment != "" {
-				call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", ContentType: "application/octet-stream", Content: tt.attachment}}
-			}
-			results, err := m.Send(t.Context(), call)
+			results, err := sendThroughMailer(t, srv, rec.wrap(newSMTP(t, srv, tt.tr)), 0, tt.n, tt.bcc, tt.attachment)
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			if len(results) != tt.n {
-				t.Fatalf("%d results, want %d", len(results), tt.n)
-			}
 			checkResults(t, results, tt.wants)
 			checkLedger(t, srv, results)
-			cut := 0
 			for _, msg := range srv.Messages() {
-				if msg.Cut {
-					cut++
-				}
 				if msg.Chunked != tt.wantChunked {
 					t.Errorf("message to %s: Chunked %v, want %v", msg.To[0], msg.Chunked, tt.wantChunked)
 				}
@@ -216,7 +201,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 					t.Errorf("message to %s lacks the lines that start with a dot", msg.To[0])
 				}
 			}
-			if cut != tt.wantCut {
+			if cut := countCut(srv); cut != tt.wantCut {
 				t.Errorf("server cut %d connections after LAST, want %d", cut, tt.wantCut)
 			}
 			if tt.wantNoData != "" {

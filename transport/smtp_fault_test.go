@@ -336,35 +336,48 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := smtptest.NewServer(t, tt.srv)
-			tr := newSMTP(t, srv, tt.tr)
-			m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: tt.concurrency})
-			if err != nil {
-				t.Fatal(err)
-			}
-			call := newCall(tt.n, tt.bcc)
-			if tt.attachment != "" {
-				call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", ContentType: "application/octet-stream", Content: tt.attachment}}
-			}
-			results, err := m.Send(t.Context(), call)
+			results, err := sendThroughMailer(t, srv, newSMTP(t, srv, tt.tr), tt.concurrency, tt.n, tt.bcc, tt.attachment)
 			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Send: %v, want %v", err, tt.wantErr)
 			}
-			if len(results) != tt.n {
-				t.Fatalf("%d results, want %d", len(results), tt.n)
-			}
 			checkResults(t, results, tt.wants)
 			checkLedger(t, srv, results)
-			cut := 0
-			for _, msg := range srv.Messages() {
-				if msg.Cut {
-					cut++
-				}
-			}
-			if cut != tt.wantCut {
+			if cut := countCut(srv); cut != tt.wantCut {
 				t.Errorf("server cut %d connections after the dot, want %d", cut, tt.wantCut)
 			}
 		})
 	}
+}
+
+// sendThroughMailer sends a call of n recipients (with bcc, and an
+// attachment of the given base64 content when not empty) through a Mailer
+// over tr, and checks that every recipient has a result.
+func sendThroughMailer(t *testing.T, srv *smtptest.Server, tr postroom.Transport, concurrency, n int, bcc, attachment string) ([]postroom.Result, error) {
+	t.Helper()
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: concurrency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := newCall(n, bcc)
+	if attachment != "" {
+		call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", ContentType: "application/octet-stream", Content: attachment}}
+	}
+	results, err := m.Send(t.Context(), call)
+	if len(results) != n {
+		t.Fatalf("%d results, want %d (err %v)", len(results), n, err)
+	}
+	return results, err
+}
+
+// countCut is how many messages the server saw cut after the end of data.
+func countCut(srv *smtptest.Server) int {
+	cut := 0
+	for _, msg := range srv.Messages() {
+		if msg.Cut {
+			cut++
+		}
+	}
+	return cut
 }
 
 // TestSMTPCanceledMidBatch cancels the call while the server is answering
