@@ -381,13 +381,25 @@ func (s *state) fn(p *prog, ctx any) error {
 	if p == nil {
 		return nil
 	}
+	s.enter(p, ctx, bpFrame{ctx: ctx})
+	err := s.run(p)
+	s.leave(p, ctx)
+	return err
+}
+
+// enter pushes ctx (unless nil) and, when p declares block parameters, bp
+// with p's names; leave pops what enter pushed.
+func (s *state) enter(p *prog, ctx any, bp bpFrame) {
 	if len(p.params) > 0 {
-		s.bps = append(s.bps, bpFrame{names: p.params, ctx: ctx})
+		bp.names = p.params
+		s.bps = append(s.bps, bp)
 	}
 	if ctx != nil {
 		s.ctx = append(s.ctx, ctx)
 	}
-	err := s.run(p)
+}
+
+func (s *state) leave(p *prog, ctx any) {
 	if ctx != nil {
 		s.ctx[len(s.ctx)-1] = nil
 		s.ctx = s.ctx[:len(s.ctx)-1]
@@ -396,7 +408,6 @@ func (s *state) fn(p *prog, ctx any) error {
 		s.bps[len(s.bps)-1] = bpFrame{}
 		s.bps = s.bps[:len(s.bps)-1]
 	}
-	return err
 }
 
 // iter is raymond's evalProgram for one iteration: push ctx unless nil, a
@@ -405,23 +416,11 @@ func (s *state) iter(p *prog, ctx any, f frame, key any) error {
 	if err := s.step(); err != nil {
 		return err
 	}
-	if len(p.params) > 0 {
-		s.bps = append(s.bps, bpFrame{names: p.params, ctx: ctx, key: key, hasKey: key != nil})
-	}
-	if ctx != nil {
-		s.ctx = append(s.ctx, ctx)
-	}
+	s.enter(p, ctx, bpFrame{ctx: ctx, key: key, hasKey: key != nil})
 	s.frames = append(s.frames, f)
 	err := s.run(p)
 	s.frames = s.frames[:len(s.frames)-1]
-	if ctx != nil {
-		s.ctx[len(s.ctx)-1] = nil
-		s.ctx = s.ctx[:len(s.ctx)-1]
-	}
-	if len(p.params) > 0 {
-		s.bps[len(s.bps)-1] = bpFrame{}
-		s.bps = s.bps[:len(s.bps)-1]
-	}
+	s.leave(p, ctx)
 	return err
 }
 
