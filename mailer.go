@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -380,7 +378,8 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 			defer func() {
 				if p := recover(); p != nil {
 					panicked.CompareAndSwap(nil, &p)
-					stop.CompareAndSwap(nil, ptr(error(fmt.Errorf("postroom: worker panicked: %v", p))))
+					err := fmt.Errorf("postroom: worker panicked: %v", p)
+					stop.CompareAndSwap(nil, &err)
 				}
 			}()
 			w, _ := j.m.workers.Get().(*worker)
@@ -428,8 +427,6 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	}
 	return results, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // one makes and hands over recipient i's message. The error is the
 // transport's, for the caller to notice ErrTransportUnusable.
@@ -576,9 +573,4 @@ func (s *streamReader) Read(p []byte) (int, error) {
 		written += copy(p[written:], out[:])
 	}
 	return written, nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/mail"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -310,7 +312,7 @@ func checkCIDs(html templateSource, images []Image) []error {
 			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.images[%d].cid", i), Reason: fmt.Sprintf("cid:%s is not referenced by the html", img.CID)})
 		}
 	}
-	for _, cid := range sortedKeys(refs.static) {
+	for _, cid := range slices.Sorted(maps.Keys(refs.static)) {
 		if !have[cid] {
 			errs = append(errs, &ValidationError{Field: html.field, Reason: fmt.Sprintf("cid:%s has no image in message.images", cid)})
 		}
