@@ -261,7 +261,11 @@ func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 	}
 	switch x := n.Path.(type) {
 	case *ast.PathExpression:
-		return &expr{kind: exPath, path: compilePath(x), orig: x.Original}, nil
+		path, err := c.compilePath(x)
+		if err != nil {
+			return nil, err
+		}
+		return &expr{kind: exPath, path: path, orig: x.Original}, nil
 	default:
 		lit, _ := ast.LiteralStr(x)
 		return &expr{kind: exField, field: lit, orig: lit}, nil
@@ -304,7 +308,11 @@ func (c *compiler) helperCall(n *ast.Expression, spec helperSpec, pos position) 
 func (c *compiler) param(n ast.Node) (*expr, error) {
 	switch x := n.(type) {
 	case *ast.PathExpression:
-		return &expr{kind: exPath, path: compilePath(x), orig: x.Original}, nil
+		path, err := c.compilePath(x)
+		if err != nil {
+			return nil, err
+		}
+		return &expr{kind: exPath, path: path, orig: x.Original}, nil
 	case *ast.SubExpression:
 		return c.expression(x.Expression, posSub)
 	case *ast.StringLiteral:
@@ -317,7 +325,13 @@ func (c *compiler) param(n ast.Node) (*expr, error) {
 	return nil, c.errAt(n, "unsupported argument %s", n)
 }
 
-func compilePath(x *ast.PathExpression) *path {
+// compilePath compiles a path. A data variable with no name ({{@.}},
+// {{@this}}) is refused: raymond panics on it (index out of range), and it
+// names nothing a template could mean.
+func (c *compiler) compilePath(x *ast.PathExpression) (*path, error) {
+	if x.Data && len(x.Parts) == 0 {
+		return nil, c.errAt(x, "a data variable needs a name, such as @index or @key: %q", x.Original)
+	}
 	p := &path{orig: x.Original, depth: x.Depth, data: x.Data, dataRoot: x.Data && len(x.Parts) > 0 && x.Parts[0] == "root"}
 	if len(x.Parts) > 0 {
 		p.first = x.Parts[0]
@@ -328,7 +342,7 @@ func compilePath(x *ast.PathExpression) *path {
 		}
 		p.parts = append(p.parts, part)
 	}
-	return p
+	return p, nil
 }
 
 // staticText returns the output of a program made of text only.

@@ -60,7 +60,8 @@
 //     raymond reports only when rendering, or not at all in a branch not
 //     taken ({{equal A A A}}, raymond issue #34); if, unless, each, with and
 //     equal outside block position, where raymond's implementation renders
-//     the enclosing block again, endlessly; lookup and log as blocks.
+//     the enclosing block again, endlessly; lookup and log as blocks; a data
+//     variable without a name ({{@.}}, {{@this}}), on which raymond panics.
 //   - Methods and func values in the data are never called (raymond calls
 //     them); printing a func or a chan, or a value nested deeper than 64
 //     levels (a cyclic map), is a render error.

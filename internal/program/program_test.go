@@ -246,6 +246,8 @@ func TestCompileErrors(t *testing.T) {
 		{"if as mustache", "{{#each x}}{{if y}}{{/each}}", Options{Mode: HTML}, 1, 14},
 		{"if as subexpression", "{{upper (if y)}}", Options{Mode: HTML}, 1, 10},
 		{"each without args", "{{#each}}x{{/each}}", Options{Mode: HTML}, 1, 4},
+		{"nameless data variable", "{{@.}}", Options{Mode: HTML}, 1, 4},
+		{"nameless data variable as argument", "{{upper @this}}", Options{Mode: HTML}, 1, 10},
 		{"if two args", "{{#if a b}}x{{/if}}", Options{Mode: HTML}, 1, 4},
 		{"lookup one arg", "{{lookup obj}}", Options{Mode: HTML}, 1, 3},
 		{"lookup three args", "{{lookup a b c}}", Options{Mode: HTML}, 1, 3},
