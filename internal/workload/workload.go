@@ -1,16 +1,22 @@
-// Package workload locates and reads the shared benchmark workload, the
+// Package workload generates, locates and reads the benchmark workload, the
 // message.send call body that postroom's tests and benchmarks use as their
-// common input. The workload is not part of the repository: it sits beside
-// it, at ../shared/workloads/transactional.json from the repository root
-// (FromRoot), and its README defines how a call of N recipients is made
-// from its 16 sample recipients (see Address).
+// common input. The workload is part of the repository, at
+// testdata/workload/transactional.json from the repository root (FromRoot).
+// Generate makes it: it is rewritten with
+//
+//	go generate ./internal/workload
+//
+// (or go run ./internal/workload/gen), and a test checks that the committed
+// file is Generate's output byte for byte. A call of N recipients is made
+// from its Samples sample recipients: recipient i takes the name and params
+// of sample i mod Samples and the address Address(i).
 //
 // The package imports nothing from the module, so that every package of it,
 // the root's internal tests included, can use it. It does not decode the
 // workload: callers unmarshal Read's bytes into what they need, or use the
-// benchmarks package's Workload for whole calls.
+// internal/fixture package's Workload for whole calls.
 //
-// Every function here only reads files and is safe for concurrent use.
+// Every function here is safe for concurrent use.
 package workload
 
 import (
@@ -23,13 +29,13 @@ import (
 	"testing"
 )
 
-// Module is the module whose repository the workload sits beside: Root
-// looks for the go.mod that declares it.
+// Module is the module whose repository holds the workload: Root looks for
+// the go.mod that declares it.
 const Module = "github.com/postroom/postroom"
 
 // FromRoot is the workload's path relative to the repository root,
 // slash-separated.
-const FromRoot = "../shared/workloads/transactional.json"
+const FromRoot = "testdata/workload/transactional.json"
 
 // ErrNoRoot is returned, wrapped, by Root, PathFrom and Path when no
 // directory at or above the starting one has a go.mod declaring Module.
@@ -81,17 +87,17 @@ func Read(tb testing.TB) []byte {
 	tb.Helper()
 	path, err := Path()
 	if err != nil {
-		tb.Fatalf("locating the shared workload (%s beside the repository root): %v", FromRoot, err)
+		tb.Fatalf("locating the workload (%s in the repository): %v", FromRoot, err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		tb.Fatalf("reading the shared workload (%s from the repository root): %v", FromRoot, err)
+		tb.Fatalf("reading the workload (%s in the repository): %v", FromRoot, err)
 	}
 	return data
 }
 
 // Address returns the address of recipient i of a call made from the
-// workload, as its README defines it: user%06d@example.org formatted with i.
+// workload: user%06d@example.org formatted with i.
 func Address(i int) string {
 	return fmt.Sprintf("user%06d@example.org", i)
 }

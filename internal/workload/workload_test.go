@@ -95,8 +95,8 @@ func TestRoot(t *testing.T) {
 	}
 }
 
-// TestRead reads the workload and checks it against its README: 16 sample
-// recipients, sample i at Address(i).
+// TestRead reads the workload and checks it against the package
+// documentation: Samples sample recipients, sample i at Address(i).
 func TestRead(t *testing.T) {
 	var call struct {
 		Message struct {
@@ -112,8 +112,8 @@ func TestRead(t *testing.T) {
 	if call.Message.HTML == "" {
 		t.Error("the workload has no html body")
 	}
-	if len(call.Recipients) != 16 {
-		t.Fatalf("%d sample recipients, want 16", len(call.Recipients))
+	if len(call.Recipients) != Samples {
+		t.Fatalf("%d sample recipients, want %d", len(call.Recipients), Samples)
 	}
 	for i, r := range call.Recipients {
 		if r.Email != Address(i) {
