@@ -19,7 +19,7 @@ import (
 	"github.com/aymerick/raymond"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/templatestore"
@@ -56,7 +56,7 @@ func smallCall(recipients ...string) *postroom.Call {
 }
 
 func TestSendWorkload(t *testing.T) {
-	call := benchmarks.Shared(t).Call(16)
+	call := fixture.Shared(t).Call(16)
 	call.Message.BCC = "audit@shop.example.com, Archive <archive@shop.example.com>"
 	mem := transport.NewMemory()
 	m := newMailer(t, mem, postroom.Options{})
@@ -731,7 +731,7 @@ func waitGoroutines(t *testing.T, before int) {
 
 func TestNoGoroutineOutlivesSend(t *testing.T) {
 	before := runtime.NumGoroutine()
-	call := benchmarks.Shared(t).Call(200)
+	call := fixture.Shared(t).Call(200)
 	if _, err := newMailer(t, transport.NewMemory(), postroom.Options{}).Send(t.Context(), call); err != nil {
 		t.Fatal(err)
 	}
@@ -756,7 +756,7 @@ func TestDeterministic(t *testing.T) {
 	for k := range outputs {
 		mem := transport.NewMemory()
 		m := newMailer(t, mem, postroom.Options{Rand: &fixedRand{}, Now: func() time.Time { return now }})
-		if _, err := m.Send(t.Context(), benchmarks.Shared(t).Call(16)); err != nil {
+		if _, err := m.Send(t.Context(), fixture.Shared(t).Call(16)); err != nil {
 			t.Fatal(err)
 		}
 		outputs[k] = mem.Envelopes()
@@ -818,7 +818,7 @@ func TestConcurrentCalls(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			results, err := m.Send(t.Context(), benchmarks.Shared(t).Call(20))
+			results, err := m.Send(t.Context(), fixture.Shared(t).Call(20))
 			if err != nil || len(results) != 20 {
 				t.Errorf("Send = %d results, %v", len(results), err)
 			}

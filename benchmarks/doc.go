@@ -1,8 +1,9 @@
 // Package benchmarks measures postroom's render path end to end on the
-// shared workload (../shared/workloads/transactional.json beside the
-// repository), side by side with the obvious way of doing the same work in
-// Go: raymond's Exec for the templates and one go-mail Msg per recipient for
-// the MIME.
+// workload (testdata/workload/transactional.json in the repository, written
+// by internal/workload), side by side with the obvious way of doing the same
+// work in Go: raymond's Exec for the templates and one go-mail Msg per
+// recipient for the MIME. The package has no API: its Benchmark functions
+// run the benchmark bodies of internal/bench.
 //
 // Run the benchmarks with
 //
@@ -24,7 +25,7 @@
 //     reused buffer, on the same pre-rendered bodies.
 //   - Pipeline: a call of N recipients sent into a transport that discards,
 //     with postroom's Mailer against the obvious raymond + go-mail pipeline
-//     (Obvious) at the same concurrency.
+//     (internal/bench's Obvious) at the same concurrency.
 //   - Memmove: one core copying a finished message into a buffer that is
 //     not in cache: the floor of writing a message into memory. A pipeline
 //     on several cores, reusing warm buffers, can go below it per recipient.
@@ -39,6 +40,5 @@
 // recipients, which the caller owns). The peaks minus the base are what
 // sending the call added, the returned results included.
 //
-// This package measures; it tunes nothing. Its code is safe for concurrent
-// use only where a doc comment says so.
+// This package measures; it tunes nothing.
 package benchmarks

@@ -16,7 +16,7 @@ import (
 	gomailsmtp "github.com/wneessen/go-mail/smtp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/transport"
@@ -45,7 +45,7 @@ func workloadEnvelopes(b *testing.B) []postroom.Envelope {
 	if err != nil {
 		b.Fatal(err)
 	}
-	results, err := m.Send(b.Context(), benchmarks.Shared(b).Call(16))
+	results, err := m.Send(b.Context(), fixture.Shared(b).Call(16))
 	if err != nil || len(envs) != 16 {
 		b.Fatalf("building the workload's messages: %v (%d of 16; %v)", err, len(envs), results)
 	}
@@ -176,7 +176,7 @@ type goMailWork struct {
 
 func goMailWorkload(b *testing.B) *goMailWork {
 	b.Helper()
-	call := benchmarks.Shared(b).Call(16)
+	call := fixture.Shared(b).Call(16)
 	w := &goMailWork{call: call}
 	render := func(tpl string, params map[string]any) string {
 		s, err := raymond.Render(tpl, params)

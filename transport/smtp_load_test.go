@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/transport"
@@ -53,7 +53,7 @@ func TestSMTPLoad(t *testing.T) {
 	for i := range n {
 		addrIndex[workload.Address(i)] = i
 	}
-	call := benchmarks.Shared(t).Call(n)
+	call := fixture.Shared(t).Call(n)
 	for _, mode := range []struct {
 		name     string
 		chunking bool

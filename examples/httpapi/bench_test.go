@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/fixture"
 )
 
 // benchCall is the body of the shared workload's call with n recipients,
 // as its README says.
 func benchCall(b *testing.B, n int) []byte {
 	b.Helper()
-	return marshal(b, benchmarks.Shared(b).Call(n))
+	return marshal(b, fixture.Shared(b).Call(n))
 }
 
 // BenchmarkSend is one message.send call of the shared workload through

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/mailtest"
 )
 
@@ -70,7 +70,7 @@ func readEML(t *testing.T, outbox string, r postroom.Result) (*mailtest.Message,
 // reads every message back.
 func TestEndpoints(t *testing.T) {
 	outbox := t.TempDir()
-	bench := benchmarks.Shared(t).Call(16)
+	bench := fixture.Shared(t).Call(16)
 	url, log := startConfig(t, config{
 		Outbox: outbox,
 		Keys:   writeKeys(t, map[string][]string{bench.AccountID: {"old-key", bench.Key}}),
@@ -80,7 +80,7 @@ func TestEndpoints(t *testing.T) {
 		}),
 	})
 
-	stored := benchmarks.Shared(t).Call(16)
+	stored := fixture.Shared(t).Call(16)
 	stored.Message.HTML, stored.Message.Text = "", ""
 	stored.Message.Images, stored.Message.Attachments = nil, nil
 	stored.Message.HTMLTemplateID, stored.Message.TextTemplateID = "order.html", "order.txt"

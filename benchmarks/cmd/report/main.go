@@ -1,5 +1,5 @@
-// Command report runs postroom's render-path comparisons on the shared
-// workload and prints them as one table, with the ratios, the pipeline's
+// Command report runs postroom's render-path comparisons on the workload
+// (testdata/workload/transactional.json) and prints them as one table, with the ratios, the pipeline's
 // wall time, peak heap and maximum RSS, the distance to the memmove floor,
 // and which of the goals of the render path are met.
 //
@@ -9,8 +9,8 @@
 //	go run ./benchmarks/cmd/report -quick     # N = 2,500, shorter runs
 //	go run ./benchmarks/cmd/report -count 3   # the median of 3 runs of each, on a busy machine
 //
-// The benchmarks of package benchmarks run in this process through
-// testing.Benchmark; the MIME skeleton alone (the root package's
+// The benchmarks of package benchmarks (their bodies are in internal/bench)
+// run in this process through testing.Benchmark; the MIME skeleton alone (the root package's
 // BenchmarkAppendMessage, which reaches unexported code) runs in a
 // `go test` subprocess, so the go command must be on the PATH for that row.
 // Maximum RSS comes from running one call in a child process (this program
@@ -36,7 +36,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/postroom/postroom/benchmarks"
+	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/workload"
 )
 
 // smallN is the smaller call size, against which peak heap is compared.
@@ -46,7 +48,7 @@ func main() {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
 	n := fs.Int("n", 25000, "recipients of the large pipeline call")
 	quick := fs.Bool("quick", false, "a fast look: N = 2,500 unless -n is given, shorter benchmark runs, no RSS of the obvious way")
-	workload := fs.String("workload", "", "path of the workload (default: ../shared/workloads/transactional.json from the repository root)")
+	workloadFile := fs.String("workload", "", "path of the workload (default: "+workload.FromRoot+" in the repository)")
 	count := fs.Int("count", 1, "run each benchmark this many times and report the run with the median ns/recipient")
 	child := fs.String("rss-child", "", "internal: send one call of -n recipients with this pipeline (postroom or obvious) and exit")
 	_ = fs.Parse(os.Args[1:])
@@ -59,14 +61,14 @@ func main() {
 		fatalf("-n must be at least 1")
 	}
 
-	path := *workload
+	path := *workloadFile
 	if path == "" {
 		var err error
-		if path, err = benchmarks.FindWorkload("."); err != nil {
+		if path, err = workload.Path(); err != nil {
 			fatalf("%v (run from inside the repository, or give -workload)", err)
 		}
 	}
-	w, err := benchmarks.Load(path)
+	w, err := fixture.Load(path)
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -128,7 +130,7 @@ func fromResult(res testing.BenchmarkResult) stats {
 
 // report holds every measurement.
 type report struct {
-	w        *benchmarks.Workload
+	w        *fixture.Workload
 	n        int
 	quick    bool
 	count    int
@@ -172,7 +174,7 @@ func (r *report) bench(name string, f func(*testing.B)) stats {
 
 func (r *report) run() {
 	var err error
-	if r.msgSize, err = benchmarks.MessageSize(r.w); err != nil {
+	if r.msgSize, err = bench.MessageSize(r.w); err != nil {
 		fatalf("%v", err)
 	}
 	w := r.w
@@ -181,25 +183,25 @@ func (r *report) run() {
 	if !r.quick {
 		r.rssObvious = childRSS(r.workload, "obvious", r.n)
 	}
-	r.renderRaymond = r.bench("render/raymond", func(b *testing.B) { benchmarks.RenderRaymond(b, w) })
-	r.renderPR = r.bench("render/postroom", func(b *testing.B) { benchmarks.RenderPostroom(b, w) })
-	r.mimeGoMail = r.bench("mime/gomail", func(b *testing.B) { benchmarks.MIMEGoMail(b, w) })
-	r.mimePR = r.bench("mime/postroom", func(b *testing.B) { benchmarks.MIMEPostroom(b, w) })
+	r.renderRaymond = r.bench("render/raymond", func(b *testing.B) { bench.RenderRaymond(b, w) })
+	r.renderPR = r.bench("render/postroom", func(b *testing.B) { bench.RenderPostroom(b, w) })
+	r.mimeGoMail = r.bench("mime/gomail", func(b *testing.B) { bench.MIMEGoMail(b, w) })
+	r.mimePR = r.bench("mime/postroom", func(b *testing.B) { bench.MIMEPostroom(b, w) })
 	fmt.Fprintf(r.out, "running the root package's BenchmarkAppendMessage (go test) ...\n")
 	r.mimeSk = goTestBench(".", "^BenchmarkAppendMessage$/^ascii$", r.quick, r.count)
 	r.pipeObvious, r.pipePR = map[int]stats{}, map[int]stats{}
 	for _, n := range r.sizes() {
-		r.pipeObvious[n] = r.bench(fmt.Sprintf("pipeline/obvious/N=%d", n), func(b *testing.B) { benchmarks.PipelineObvious(b, w, n) })
-		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { benchmarks.PipelinePostroom(b, w, n) })
+		r.pipeObvious[n] = r.bench(fmt.Sprintf("pipeline/obvious/N=%d", n), func(b *testing.B) { bench.PipelineObvious(b, w, n) })
+		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
-	r.floor = r.bench("memmove floor", func(b *testing.B) { benchmarks.Memmove(b, w) })
+	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
 }
 
 // goTestBench runs one benchmark of the package in dir (relative to the
 // repository root) count times with go test, parses its lines and returns
 // the run with the median ns/op.
 func goTestBench(dir, pattern string, quick bool, count int) stats {
-	root, err := benchmarks.FindRoot(".")
+	root, err := workload.Root(".")
 	if err != nil {
 		return stats{note: err.Error()}
 	}
@@ -256,18 +258,18 @@ func lastLine(s string) string {
 }
 
 // runChild is the child side of childRSS: one call, then exit.
-func runChild(w *benchmarks.Workload, pipeline string, n int) error {
+func runChild(w *fixture.Workload, pipeline string, n int) error {
 	call := w.Call(n)
-	discard := benchmarks.Discard()
+	discard := bench.Discard()
 	switch pipeline {
 	case "postroom":
-		m, err := benchmarks.NewMailer(discard, benchmarks.Concurrency())
+		m, err := bench.NewMailer(discard, bench.Concurrency())
 		if err != nil {
 			return err
 		}
-		return benchmarks.SendAll(context.Background(), m, call)
+		return bench.SendAll(context.Background(), m, call)
 	case "obvious":
-		return (&benchmarks.Obvious{Transport: discard, Concurrency: benchmarks.Concurrency()}).Send(context.Background(), call)
+		return (&bench.Obvious{Transport: discard, Concurrency: bench.Concurrency()}).Send(context.Background(), call)
 	}
 	return fmt.Errorf("unknown pipeline %q", pipeline)
 }
@@ -281,12 +283,12 @@ const hwmLine = "rss-high-water-bytes"
 // of the exited child is only the fallback: on Linux its maxrss also counts
 // the parent's memory at the time of the exec (the child starts in the
 // parent's address space), so it overstates a small child of a large parent.
-func childRSS(workload, pipeline string, n int) stats {
+func childRSS(workloadPath, pipeline string, n int) stats {
 	exe, err := os.Executable()
 	if err != nil {
 		return stats{rssNote: err.Error()}
 	}
-	cmd := exec.Command(exe, "-rss-child", pipeline, "-n", strconv.Itoa(n), "-workload", workload)
+	cmd := exec.Command(exe, "-rss-child", pipeline, "-n", strconv.Itoa(n), "-workload", workloadPath)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -311,7 +313,7 @@ func childRSS(workload, pipeline string, n int) stats {
 // print writes the table and the summary.
 func (r *report) print(out io.Writer) {
 	fmt.Fprintf(out, "postroom render path, shared workload (%d-byte messages), %s, GOMAXPROCS %d, %s/%s\n", r.msgSize, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(out, "pipelines: %d recipients in flight, discarding transport; MB/s in message bytes; ratio = baseline ns ÷ this row's ns\n\n", benchmarks.Concurrency())
+	fmt.Fprintf(out, "pipelines: %d recipients in flight, discarding transport; MB/s in message bytes; ratio = baseline ns ÷ this row's ns\n\n", bench.Concurrency())
 	t := &table{right: []bool{false, false, true, true, true, true, true}}
 	t.add("comparison", "side", "ns/recipient", "allocs/recipient", "B/recipient", "MB/s", "ratio")
 	row := func(group, side string, s stats, base *stats) {

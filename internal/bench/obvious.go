@@ -1,4 +1,4 @@
-package benchmarks
+package bench
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/aymerick/raymond"
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/fixture"
 	"github.com/wneessen/go-mail"
 	"golang.org/x/sync/errgroup"
 )
@@ -95,14 +96,14 @@ func parseObvious(call *postroom.Call) (*obviousCall, error) {
 	for _, img := range msg.Images {
 		b, err := base64.StdEncoding.DecodeString(img.Content)
 		if err != nil {
-			return nil, fmt.Errorf("benchmarks: image %s: %w", img.Name, err)
+			return nil, fmt.Errorf("bench: image %s: %w", img.Name, err)
 		}
 		c.images = append(c.images, b)
 	}
 	for _, a := range msg.Attachments {
 		b, err := base64.StdEncoding.DecodeString(a.Content)
 		if err != nil {
-			return nil, fmt.Errorf("benchmarks: attachment %s: %w", a.Name, err)
+			return nil, fmt.Errorf("bench: attachment %s: %w", a.Name, err)
 		}
 		c.attachments = append(c.attachments, b)
 	}
@@ -114,7 +115,7 @@ func (o *Obvious) one(ctx context.Context, c *obviousCall, globals map[string]an
 	params := make(map[string]any, len(globals)+len(r.Params))
 	maps.Copy(params, globals)
 	maps.Copy(params, r.Params)
-	var p Parts
+	var p fixture.Parts
 	var err error
 	if p.Subject, err = c.subject.Exec(params); err != nil {
 		return err
@@ -148,7 +149,7 @@ func (o *Obvious) one(ctx context.Context, c *obviousCall, globals map[string]an
 
 // writeGoMail writes one recipient's message with go-mail, the obvious
 // way: a new Msg, filled and written with WriteTo.
-func writeGoMail(buf *bytes.Buffer, c *obviousCall, p *Parts, headerValues []string, r *postroom.Recipient) error {
+func writeGoMail(buf *bytes.Buffer, c *obviousCall, p *fixture.Parts, headerValues []string, r *postroom.Recipient) error {
 	msg := c.msg
 	m := mail.NewMsg()
 	if err := m.FromFormat(msg.FromName, msg.FromEmail); err != nil {

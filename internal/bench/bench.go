@@ -1,4 +1,4 @@
-package benchmarks
+package bench
 
 import (
 	"bytes"
@@ -14,12 +14,14 @@ import (
 
 	"github.com/aymerick/raymond"
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/program"
 )
 
 // The benchmark bodies below (RenderPostroom, RenderRaymond, MIMEPostroom,
-// MIMEGoMail, PipelinePostroom, PipelineObvious, Memmove) are shared by this package's Benchmark
-// functions and by cmd/report, which runs them with testing.Benchmark. Each
+// MIMEGoMail, PipelinePostroom, PipelineObvious, Memmove) are shared by the
+// Benchmark functions of package benchmarks and by benchmarks/cmd/report,
+// which runs them with testing.Benchmark. Each
 // sets up outside the timed loop, runs b.Loop, and reports ns/recipient,
 // allocs/recipient and B/recipient with b.ReportMetric, and MB/s counted in
 // postroom's average message size (MessageSize). They fail the benchmark
@@ -29,7 +31,7 @@ import (
 // MessageSize, Message) are safe for concurrent use.
 
 // errNotSent is returned by SendAll when a recipient was not sent.
-var errNotSent = errors.New("benchmarks: a recipient was not sent")
+var errNotSent = errors.New("bench: a recipient was not sent")
 
 // MIMECallSize is the number of recipients of the static call that
 // MIMEPostroom sends per iteration.
@@ -69,7 +71,7 @@ func SendAll(ctx context.Context, m *postroom.Mailer, call *postroom.Call) error
 
 // MessageSize returns the average size in bytes of postroom's messages for
 // the workload's samples.
-func MessageSize(w *Workload) (int, error) {
+func MessageSize(w *fixture.Workload) (int, error) {
 	var total, count atomic.Int64
 	m, err := NewMailer(postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
 		total.Add(int64(len(env.Data)))
@@ -87,7 +89,7 @@ func MessageSize(w *Workload) (int, error) {
 
 // Message returns postroom's message for recipient i of a call made from w,
 // in a new slice owned by the caller.
-func Message(w *Workload, i int) ([]byte, error) {
+func Message(w *fixture.Workload, i int) ([]byte, error) {
 	var msg []byte
 	m, err := NewMailer(postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
 		if env.To[0] == w.Recipient(i).Email {
@@ -194,7 +196,7 @@ func (s *heapSampler) stop() (base, heap, live uint64) {
 }
 
 // messageSize is MessageSize(w), or fails b.
-func messageSize(b *testing.B, w *Workload) int {
+func messageSize(b *testing.B, w *fixture.Workload) int {
 	b.Helper()
 	size, err := MessageSize(w)
 	if err != nil {
@@ -206,7 +208,7 @@ func messageSize(b *testing.B, w *Workload) int {
 // RenderPostroom measures postroom's render step per recipient: the
 // subject, html and text programs compiled once, Append into reused buffers,
 // recipients taken from the samples in turn.
-func RenderPostroom(b *testing.B, w *Workload) {
+func RenderPostroom(b *testing.B, w *fixture.Workload) {
 	size := messageSize(b, w)
 	msg := &w.Base.Message
 	var progs [3]*program.Program
@@ -240,7 +242,7 @@ func RenderPostroom(b *testing.B, w *Workload) {
 // RenderRaymond measures raymond's render step per recipient, the obvious
 // way: the subject, html and text parsed once, and per recipient the global
 // and recipient params merged into one map and each template Exec'd.
-func RenderRaymond(b *testing.B, w *Workload) {
+func RenderRaymond(b *testing.B, w *fixture.Workload) {
 	size := messageSize(b, w)
 	msg := &w.Base.Message
 	var tpls [3]*raymond.Template
@@ -273,7 +275,7 @@ func RenderRaymond(b *testing.B, w *Workload) {
 // recipient that is MIME plus the Mailer's own work (address checks, send
 // id, a Result, the transport call) and no rendering beyond copying the
 // static bodies.
-func MIMEPostroom(b *testing.B, w *Workload) {
+func MIMEPostroom(b *testing.B, w *fixture.Workload) {
 	size := messageSize(b, w)
 	call, err := w.StaticCall(MIMECallSize)
 	if err != nil {
@@ -304,7 +306,7 @@ func MIMEPostroom(b *testing.B, w *Workload) {
 // bodies as MIMEPostroom: a new Msg per recipient, filled the obvious way
 // and written with WriteTo into a reused buffer (see Obvious). Images and
 // attachments are decoded once, outside the loop.
-func MIMEGoMail(b *testing.B, w *Workload) {
+func MIMEGoMail(b *testing.B, w *fixture.Workload) {
 	size := messageSize(b, w)
 	call, err := w.StaticCall(w.Samples())
 	if err != nil {
@@ -314,7 +316,7 @@ func MIMEGoMail(b *testing.B, w *Workload) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &Parts{Subject: call.Message.Subject, HTML: call.Message.HTML, Text: call.Message.Text}
+	p := &fixture.Parts{Subject: call.Message.Subject, HTML: call.Message.HTML, Text: call.Message.Text}
 	values := make([]string, len(call.Message.Headers))
 	for i, h := range call.Message.Headers {
 		values[i] = h.Value
@@ -336,7 +338,7 @@ func MIMEGoMail(b *testing.B, w *Workload) {
 // Concurrency() workers sending Call(n) into a transport that counts and
 // discards. It also reports the heap figures (see the package
 // documentation).
-func PipelinePostroom(b *testing.B, w *Workload, n int) {
+func PipelinePostroom(b *testing.B, w *fixture.Workload, n int) {
 	size := messageSize(b, w)
 	call := w.Call(n)
 	var sent atomic.Int64
@@ -364,7 +366,7 @@ func PipelinePostroom(b *testing.B, w *Workload, n int) {
 // with Concurrency() recipients in flight, sending Call(n) into a transport
 // that counts and discards. It also reports the heap figures (see the
 // package documentation).
-func PipelineObvious(b *testing.B, w *Workload, n int) {
+func PipelineObvious(b *testing.B, w *fixture.Workload, n int) {
 	size := messageSize(b, w)
 	call := w.Call(n)
 	var sent atomic.Int64
@@ -393,7 +395,7 @@ const FloorBytes = 64 << 20
 // Memmove measures the floor: copying one finished postroom message into a
 // cold buffer, rotating through destination buffers of FloorBytes in all.
 // MB/s counts the size of that message.
-func Memmove(b *testing.B, w *Workload) {
+func Memmove(b *testing.B, w *fixture.Workload) {
 	src, err := Message(w, 0)
 	if err != nil {
 		b.Fatal(err)

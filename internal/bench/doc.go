@@ -1,0 +1,10 @@
+// Package bench holds the bodies of postroom's render-path benchmarks
+// (RenderPostroom, RenderRaymond, MIMEPostroom, MIMEGoMail,
+// PipelinePostroom, PipelineObvious, Memmove), the obvious raymond + go-mail
+// pipeline they compare against (Obvious), and their helpers. The Benchmark
+// functions of package benchmarks and the report of benchmarks/cmd/report
+// both run them; the benchmarks package documents what each comparison
+// measures and how its figures are reported.
+//
+// Its code is safe for concurrent use only where a doc comment says so.
+package bench
