@@ -336,7 +336,7 @@ func MIMEGoMail(b *testing.B, w *fixture.Workload) {
 
 // PipelinePostroom measures postroom's whole pipeline: a Mailer with
 // Concurrency() workers sending Call(n) into a transport that counts and
-// discards. It also reports the heap figures (see the package
+// discards. It also reports the heap figures (see package benchmarks'
 // documentation).
 func PipelinePostroom(b *testing.B, w *fixture.Workload, n int) {
 	size := messageSize(b, w)
@@ -364,8 +364,8 @@ func PipelinePostroom(b *testing.B, w *fixture.Workload, n int) {
 
 // PipelineObvious measures the obvious raymond + go-mail pipeline (Obvious)
 // with Concurrency() recipients in flight, sending Call(n) into a transport
-// that counts and discards. It also reports the heap figures (see the
-// package documentation).
+// that counts and discards. It also reports the heap figures (see package
+// benchmarks' documentation).
 func PipelineObvious(b *testing.B, w *fixture.Workload, n int) {
 	size := messageSize(b, w)
 	call := w.Call(n)
