@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/postroom/postroom"
@@ -65,6 +67,25 @@ func TestInflightBound(t *testing.T) {
 	}
 	if r := post(t, t.Context(), send, "application/json", second); r.Status != http.StatusServiceUnavailable || r.Error.Code != "busy" {
 		t.Errorf("got %d %+v; want 503 busy", r.Status, r.Error)
+	}
+	// The bound counts bytes: a body that fits in what is left gets in
+	// (and is refused for what it is); one of unknown length counts as
+	// the largest allowed.
+	if r := post(t, t.Context(), send, "application/json", []byte("{}")); r.Status == http.StatusServiceUnavailable {
+		t.Errorf("a 2-byte body with %d bytes left: got 503", bound-int64(len(first)))
+	}
+	chunked, err := http.NewRequestWithContext(t.Context(), http.MethodPost, send, io.MultiReader(strings.NewReader("{}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(chunked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a chunked body while a call is in flight: got %d; want 503", resp.StatusCode)
 	}
 
 	close(release)
