@@ -138,17 +138,15 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		// has its answer finds the bound free.
 		release()
 		switch {
-		case r.Context().Err() != nil && results != nil:
+		case r.Context().Err() != nil:
 			// The client went away; what was sent was sent. Nobody reads
-			// the answer, so the log keeps every recipient's result for
-			// the operator to know who must not be sent again.
-			logError(w, slog.LevelWarn, "client went away: "+errText(err))
+			// the answer, so the log keeps every recipient's result (none
+			// if the call failed as a whole) for the operator to know who
+			// must not be sent again.
+			logError(w, slog.LevelWarn, "client went away: "+context.Cause(r.Context()).Error())
 			h.logResults(w, r, results)
 			return
 		case err == nil:
-		case r.Context().Err() != nil:
-			logError(w, slog.LevelWarn, "client went away: "+err.Error())
-			return
 		case results != nil && ctx.Err() != nil:
 			// The call outlasted the budget; the recipients not finished
 			// are deferred (timeout), which is safe to retry.
@@ -173,14 +171,6 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			h.logResults(w, r, results)
 		}
 	}
-}
-
-// errText is err's text, or "" for nil.
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // logResults logs every recipient's result of a call whose answer did not
