@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -21,19 +22,38 @@ import (
 // body into a postroom.Call, pass the request's context to the Mailer, and
 // turn a call-level error into an honest HTTP status.
 type handler struct {
-	maxBody int64
-	// budget is how long one call may take, from the moment its headers
+	handlerOptions
+	logger   *slog.Logger
+	inflight *inflight
+}
+
+// handlerOptions configure a handler.
+type handlerOptions struct {
+	// MaxBody is the largest request body, in bytes.
+	MaxBody int64
+	// MaxInflight bounds the bytes of request bodies whose calls are in
+	// flight (see inflight); at least MaxBody.
+	MaxInflight int64
+	// Budget is how long one call may take, from the moment its headers
 	// are read: the server's write timeout less time to write the answer.
-	budget time.Duration
+	Budget time.Duration
+	// Templates says whether the Mailer has a template store. Without one,
+	// message.send_template is a server configuration error (501), not the
+	// client's unknown template.
+	Templates bool
 }
 
 // newHandler returns the API's handler: the two endpoints, a JSON 404 for
 // every other path, and a log record per request.
-func newHandler(m *postroom.Mailer, logger *slog.Logger, maxBody int64, budget time.Duration) http.Handler {
-	h := &handler{maxBody: maxBody, budget: budget}
+func newHandler(m *postroom.Mailer, logger *slog.Logger, opts handlerOptions) http.Handler {
+	h := &handler{handlerOptions: opts, logger: logger, inflight: newInflight(opts.MaxInflight, opts.MaxBody)}
+	sendTemplate := m.SendTemplate
+	if !opts.Templates {
+		sendTemplate = nil
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/1.0/message.send", h.endpoint(m.Send))
-	mux.Handle("/api/1.0/message.send_template", h.endpoint(m.SendTemplate))
+	mux.Handle("/api/1.0/message.send_template", h.endpoint(sendTemplate))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})
 	})
@@ -52,7 +72,8 @@ type apiError struct {
 	Fields []string `json:"fields,omitempty"`
 }
 
-// endpoint serves one operation: Mailer.Send or Mailer.SendTemplate.
+// endpoint serves one operation: Mailer.Send or Mailer.SendTemplate; nil
+// for an operation the server is not configured for.
 func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroom.Result, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -60,16 +81,31 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			writeError(w, http.StatusMethodNotAllowed, &apiError{Code: "method_not_allowed", Message: r.Method + " is not allowed: use POST"})
 			return
 		}
+		if send == nil {
+			logError(w, slog.LevelError, "message.send_template called, but the server has no template store (-templates)")
+			writeError(w, http.StatusNotImplemented, &apiError{Code: "not_configured", Message: "this server has no stored templates: message.send_template is not available"})
+			return
+		}
 		if !isJSON(r.Header.Get("Content-Type")) {
 			writeError(w, http.StatusUnsupportedMediaType, &apiError{Code: "unsupported_media_type", Message: "the body must be sent as Content-Type: application/json"})
 			return
 		}
+		if r.ContentLength > h.MaxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
+			return
+		}
+		release, ok := h.inflight.acquire(r)
+		if !ok {
+			writeBusy(w)
+			return
+		}
+		defer release()
 		// The deadline starts now, as the server's write timeout does, so
 		// that a call too slow to finish still gets its results written.
-		ctx, cancel := context.WithTimeout(r.Context(), h.budget)
+		ctx, cancel := context.WithTimeout(r.Context(), h.Budget)
 		defer cancel()
 
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBody))
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
 			return
@@ -97,12 +133,20 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
 
 		results, err := send(ctx, call)
+		// The call's memory is free but for the results: let the next
+		// call in before the answer is written, so that a client that
+		// has its answer finds the bound free.
+		release()
 		switch {
-		case err == nil:
 		case r.Context().Err() != nil:
-			// The client went away and the Mailer stopped: nothing to answer.
-			logError(w, slog.LevelWarn, "client went away: "+err.Error())
+			// The client went away; what was sent was sent. Nobody reads
+			// the answer, so the log keeps every recipient's result (none
+			// if the call failed as a whole) for the operator to know who
+			// must not be sent again.
+			logError(w, slog.LevelWarn, "client went away: "+context.Cause(r.Context()).Error())
+			h.logResults(w, r, results)
 			return
+		case err == nil:
 		case results != nil && ctx.Err() != nil:
 			// The call outlasted the budget; the recipients not finished
 			// are deferred (timeout), which is safe to retry.
@@ -121,7 +165,30 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			return
 		}
 		addLogAttrs(w, slog.Any("statuses", countStatuses(results)))
-		writeJSON(w, http.StatusOK, results)
+		if err := writeJSON(w, http.StatusOK, results); err != nil {
+			// The client went away while the results were written.
+			logError(w, slog.LevelWarn, "writing the results: "+err.Error())
+			h.logResults(w, r, results)
+		}
+	}
+}
+
+// logResults logs every recipient's result of a call whose answer did not
+// reach the client, one record each, tied to the request's record by its
+// request id.
+func (h *handler) logResults(w http.ResponseWriter, r *http.Request, results []postroom.Result) {
+	var id string
+	if lw, ok := w.(*logWriter); ok {
+		id = lw.id
+	}
+	for i, res := range results {
+		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "result not delivered to the client",
+			slog.String("request_id", id),
+			slog.Int("index", i),
+			slog.String("email", res.Email),
+			slog.String("status", string(res.Status)),
+			slog.String("reason", res.Reason),
+			slog.String("send_id", res.SendID))
 	}
 }
 
@@ -178,7 +245,7 @@ func callError(err error) (int, *apiError) {
 func countStatuses(results []postroom.Result) map[string]int {
 	n := map[string]int{}
 	for _, r := range results {
-		n[r.Status]++
+		n[string(r.Status)]++
 	}
 	return n
 }
@@ -189,21 +256,27 @@ func writeError(w http.ResponseWriter, status int, e *apiError) {
 	if e.Field != "" {
 		addLogAttrs(w, slog.String("field", e.Field))
 	}
-	writeJSON(w, status, e)
+	_ = writeJSON(w, status, e) // an error means the client is gone
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON writes v as the answer. An error means the client is gone: the
+// answer did not reach it (as far as this side can tell).
+func writeJSON(w http.ResponseWriter, status int, v any) error {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // a write error means the client is gone
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		return err
+	}
+	return http.NewResponseController(w).Flush()
 }
 
 // logWriter records what the log record of a request needs.
 type logWriter struct {
 	http.ResponseWriter
+	id     string // the request's, in its record and those of logResults
 	status int
 	bytes  int64
 	attrs  []slog.Attr
@@ -248,13 +321,14 @@ func logError(w http.ResponseWriter, level slog.Level, msg string) {
 func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		lw := &logWriter{ResponseWriter: w, level: slog.LevelInfo}
+		lw := &logWriter{ResponseWriter: w, id: rand.Text(), level: slog.LevelInfo}
 		next.ServeHTTP(lw, r)
 		level := lw.level
 		if lw.status >= 500 {
 			level = slog.LevelError
 		}
 		attrs := append([]slog.Attr{
+			slog.String("request_id", lw.id),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.String("remote", r.RemoteAddr),

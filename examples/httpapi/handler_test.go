@@ -10,7 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,6 +141,7 @@ func TestErrors(t *testing.T) {
 		{name: "no content type", contentType: "-", body: call(func(*postroom.Call) {}), status: 415, code: "unsupported_media_type"},
 		{name: "json in latin1", contentType: "application/json; charset=iso-8859-1", body: call(func(*postroom.Call) {}), status: 415, code: "unsupported_media_type"},
 		{name: "unknown path", path: "/api/1.0/message.sned", body: call(func(*postroom.Call) {}), status: 404, code: "not_found"},
+		{name: "no template store", server: "small", path: sendTemplate, body: stored(func(*postroom.Call) {}), status: 501, code: "not_configured"},
 		{name: "template store fails", server: "broken", path: sendTemplate, body: stored(func(*postroom.Call) {}), status: 500, code: "internal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,52 +236,99 @@ func (b *blockingTransport) Send(ctx context.Context, _ *postroom.Envelope) erro
 	return ctx.Err()
 }
 
-// TestClientDisconnectCancelsCall: a client that goes away cancels its call.
-func TestClientDisconnectCancelsCall(t *testing.T) {
-	tr := newBlockingTransport(1)
-	url, log := startMailer(t, tr, postroom.Options{}, defaultTimeouts)
+// halfTransport accepts the first accept messages and blocks every later
+// one until its ctx is done; it records the send id of each message it
+// accepted, and started receives once per blocked Send.
+type halfTransport struct {
+	accept  int
+	mu      sync.Mutex
+	sent    map[string]string // recipient → send id
+	started chan struct{}
+	ended   chan error
+}
+
+func (h *halfTransport) Send(ctx context.Context, env *postroom.Envelope) error {
+	h.mu.Lock()
+	if len(h.sent) < h.accept {
+		h.sent[env.To[0]] = env.SendID
+		h.mu.Unlock()
+		return nil
+	}
+	h.mu.Unlock()
+	h.started <- struct{}{}
+	<-ctx.Done()
+	h.ended <- ctx.Err()
+	return ctx.Err()
+}
+
+// TestClientDisconnect: a client that goes away cancels its call, and the
+// results nobody will read are logged, one record per recipient, so that
+// an operator knows who was sent before retrying. The log must agree with
+// the transport's ledger: a recipient is logged sent, with its send id,
+// exactly when the transport accepted its message.
+func TestClientDisconnect(t *testing.T) {
+	tr := &halfTransport{accept: 2, sent: map[string]string{}, started: make(chan struct{}, 1), ended: make(chan error, 1)}
+	url, log := startMailer(t, tr, postroom.Options{Concurrency: 1}, defaultTimeouts)
+	call := smallCall(4)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	errc := make(chan error, 1)
+	body := marshal(t, call)
 	go func() {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/1.0/message.send", bytes.NewReader(marshal(t, smallCall(1))))
-		if err != nil {
-			errc <- err
-			return
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
+		_, err := tryDo(ctx, http.MethodPost, url+"/api/1.0/message.send", "application/json", body)
 		errc <- err
 	}()
 	select {
 	case <-tr.started:
 	case err := <-errc:
 		t.Fatalf("the call ended before reaching the transport: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call never reached the transport")
 	}
 	cancel()
-	select {
-	case err := <-tr.ended:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("the transport's ctx ended with %v; want context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the transport's ctx was not canceled after the client went away")
+	if err := <-tr.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the transport's ctx ended with %v; want context.Canceled", err)
 	}
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("client: %v; want context.Canceled", err)
 	}
-	// The handler logs the request once the Mailer has returned.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), "client went away"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log record of the abandoned call:\n%s", log.String())
+
+	// The handler logs once the Mailer has returned: the results, then
+	// the request.
+	records := log.waitFor(t, "the abandoned request", func(rs []map[string]string) bool {
+		return slices.ContainsFunc(rs, func(r map[string]string) bool { return r["msg"] == "request" })
+	})
+	var request map[string]string
+	var results []map[string]string
+	for _, r := range records {
+		switch r["msg"] {
+		case "request":
+			request = r
+		case "result not delivered to the client":
+			results = append(results, r)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(request["error"], "client went away") || request["level"] != "WARN" {
+		t.Errorf("request record %v: want a warning that the client went away", request)
+	}
+	if len(results) != len(call.Recipients) {
+		t.Fatalf("%d result records for %d recipients:\n%s", len(results), len(call.Recipients), log.String())
+	}
+	for i, r := range results {
+		email := call.Recipients[i].Email
+		if r["index"] != strconv.Itoa(i) || r["email"] != email || r["request_id"] != request["request_id"] || r["request_id"] == "" {
+			t.Errorf("result record %d = %v; want index %d, %s, request id %q", i, r, i, email, request["request_id"])
+			continue
+		}
+		if id, sent := tr.sent[email]; sent {
+			if r["status"] != string(postroom.StatusSent) || r["send_id"] != id {
+				t.Errorf("%s was accepted as %s; logged %v", email, id, r)
+			}
+		} else if r["status"] != string(postroom.StatusDeferred) {
+			t.Errorf("%s was never accepted; logged %v, want deferred", email, r)
+		}
+	}
+	if len(tr.sent) != tr.accept {
+		t.Errorf("the transport accepted %d messages; want %d", len(tr.sent), tr.accept)
 	}
 }
 

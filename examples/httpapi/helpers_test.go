@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 
@@ -17,28 +18,82 @@ import (
 	"github.com/postroom/postroom/internal/workload"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// logRecorder is the server's log in tests: text records, as the
+// production server writes them, and the records themselves to wait for.
+type logRecorder struct {
+	mu      sync.Mutex
+	text    bytes.Buffer
+	records []map[string]string // each record's message ("msg") and attributes
+	changed chan struct{}       // closed and replaced at every record
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+// testLogger returns a logger recording into the returned logRecorder.
+func testLogger() (*slog.Logger, *logRecorder) {
+	rec := &logRecorder{changed: make(chan struct{})}
+	return slog.New(&recordHandler{rec: rec, text: slog.NewTextHandler(&rec.text, nil)}), rec
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// String returns the log as text.
+func (l *logRecorder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.text.String()
 }
 
-// testLogger returns a logger writing text records into the returned buffer.
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo})), buf
+// waitFor waits until match is true of the records so far and returns them.
+func (l *logRecorder) waitFor(t testing.TB, what string, match func([]map[string]string) bool) []map[string]string {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		records, changed := slices.Clone(l.records), l.changed
+		l.mu.Unlock()
+		if match(records) {
+			return records
+		}
+		select {
+		case <-changed:
+		case <-t.Context().Done():
+			t.Fatalf("the log never had %s:\n%s", what, l.String())
+		}
+	}
+}
+
+// recordHandler writes each record as text and keeps its attributes.
+type recordHandler struct {
+	rec   *logRecorder
+	text  slog.Handler
+	attrs []slog.Attr
+}
+
+func (h *recordHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.text.Enabled(ctx, level)
+}
+
+func (h *recordHandler) Handle(ctx context.Context, r slog.Record) error {
+	m := map[string]string{"msg": r.Message, "level": r.Level.String()}
+	add := func(a slog.Attr) bool {
+		m[a.Key] = a.Value.Resolve().String()
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	h.rec.mu.Lock()
+	defer h.rec.mu.Unlock()
+	err := h.text.Handle(ctx, r)
+	h.rec.records = append(h.rec.records, m)
+	close(h.rec.changed)
+	h.rec.changed = make(chan struct{})
+	return err
+}
+
+func (h *recordHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &recordHandler{rec: h.rec, text: h.text.WithAttrs(attrs), attrs: append(slices.Clip(h.attrs), attrs...)}
+}
+
+func (h *recordHandler) WithGroup(string) slog.Handler {
+	panic("the server's log uses no groups")
 }
 
 // start serves h with the production server of newHTTPServer on
@@ -62,7 +117,7 @@ func start(t testing.TB, h http.Handler, to timeouts, logger *slog.Logger) strin
 }
 
 // startConfig builds the server of cfg with newServer and starts it.
-func startConfig(t testing.TB, cfg config) (url string, log *syncBuffer) {
+func startConfig(t testing.TB, cfg config) (url string, log *logRecorder) {
 	t.Helper()
 	logger, log := testLogger()
 	if cfg.Timeouts == (timeouts{}) {
@@ -70,6 +125,9 @@ func startConfig(t testing.TB, cfg config) (url string, log *syncBuffer) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = defaultMaxBody
+	}
+	if cfg.MaxInflight == 0 {
+		cfg.MaxInflight = max(defaultMaxInflight, cfg.MaxBody)
 	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {
@@ -84,8 +142,15 @@ func startConfig(t testing.TB, cfg config) (url string, log *syncBuffer) {
 }
 
 // startMailer serves a Mailer over t with the given Options (NoAuth unless
-// set) and the default limits.
-func startMailer(tb testing.TB, tr postroom.Transport, opts postroom.Options, to timeouts) (url string, log *syncBuffer) {
+// set), the timeouts to, and the default limits.
+func startMailer(tb testing.TB, tr postroom.Transport, opts postroom.Options, to timeouts) (url string, log *logRecorder) {
+	tb.Helper()
+	return startHandler(tb, tr, opts, handlerOptions{}, to)
+}
+
+// startHandler is startMailer with handler options; those left zero take
+// the defaults, the budget that of to.
+func startHandler(tb testing.TB, tr postroom.Transport, opts postroom.Options, ho handlerOptions, to timeouts) (url string, log *logRecorder) {
 	tb.Helper()
 	logger, log := testLogger()
 	if opts.Auth == nil {
@@ -95,7 +160,17 @@ func startMailer(tb testing.TB, tr postroom.Transport, opts postroom.Options, to
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return start(tb, newHandler(m, logger, defaultMaxBody, to.Write-to.Answer), to, logger), log
+	if ho.MaxBody == 0 {
+		ho.MaxBody = defaultMaxBody
+	}
+	if ho.MaxInflight == 0 {
+		ho.MaxInflight = max(defaultMaxInflight, ho.MaxBody)
+	}
+	if ho.Budget == 0 {
+		ho.Budget = to.Write - to.Answer
+	}
+	ho.Templates = opts.Templates != nil
+	return start(tb, newHandler(m, logger, ho), to, logger), log
 }
 
 // response is an answer of the API: the status, the Allow header, and the

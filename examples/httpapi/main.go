@@ -16,7 +16,10 @@
 // too_many_recipients, unknown_template or template_syntax (400),
 // invalid_key (401), not_found (404), method_not_allowed (405, with an
 // Allow header), timeout (408), too_large (413), unsupported_media_type
-// (415) or internal (500, the detail only in the log). invalid_json covers
+// (415), internal (500, the detail only in the log), not_configured (501:
+// message.send_template on a server started without -templates) or busy
+// (503, with Retry-After: the bodies of the calls in flight add up to
+// -max-inflight, 128 MiB by default). invalid_json covers
 // bodies that do not decode into a postroom.Call: bad syntax, a value of the
 // wrong type, and fields the spec does not have, named in "field" (such as
 // "message.htmll"). A call that was accepted is answered 200 with one result
@@ -27,6 +30,11 @@
 //	go run ./examples/httpapi -no-auth                      # deliver into ./outbox
 //	go run ./examples/httpapi -keys keys.json -templates templates -outbox /var/spool/mail-preview
 //	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
+//
+// When the client goes away mid-call, the call stops (recipients not yet
+// handed over are deferred) and, since nobody reads the answer, every
+// recipient's result is logged, one record each with the request's
+// request_id: the operator finds there who was sent before retrying.
 //
 // SIGINT or SIGTERM stops accepting new connections and lets the calls in
 // flight finish before the program exits.

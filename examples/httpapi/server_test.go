@@ -203,7 +203,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger, _ := testLogger()
-	srv := newHTTPServer(newHandler(m, logger, defaultMaxBody, time.Minute), defaultTimeouts, logger)
+	srv := newHTTPServer(newHandler(m, logger, handlerOptions{MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, Budget: time.Minute}), defaultTimeouts, logger)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -263,17 +263,18 @@ func TestParseFlags(t *testing.T) {
 		args []string
 		want *config // nil: refused
 	}{
-		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, SMTPPassword: "s3cret"}},
-		{"outbox, keys, templates", []string{"-keys", "k.json", "-outbox", "out", "-templates", "tpl", "-listen", ":9000", "-max-body", "1024"},
-			&config{Listen: ":9000", Outbox: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, SMTPPassword: "s3cret"}},
+		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
+		{"outbox, keys, templates", []string{"-keys", "k.json", "-outbox", "out", "-templates", "tpl", "-listen", ":9000", "-max-body", "1024", "-max-inflight", "4096"},
+			&config{Listen: ":9000", Outbox: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, MaxInflight: 4096, SMTPPassword: "s3cret"}},
 		{"smtp", []string{"-no-auth", "-smtp", "relay.example.com:587", "-smtp-tls", "tls", "-smtp-user", "app"},
-			&config{Listen: defaultListen, SMTP: "relay.example.com:587", SMTPTLS: "tls", SMTPUser: "app", NoAuth: true, MaxBody: defaultMaxBody, SMTPPassword: "s3cret"}},
+			&config{Listen: defaultListen, SMTP: "relay.example.com:587", SMTPTLS: "tls", SMTPUser: "app", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
 		{"neither keys nor no-auth", []string{"-outbox", "out"}, nil},
 		{"keys and no-auth", []string{"-keys", "k.json", "-no-auth"}, nil},
 		{"outbox and smtp", []string{"-no-auth", "-outbox", "out", "-smtp", "relay:25"}, nil},
 		{"smtp-user without smtp", []string{"-no-auth", "-smtp-user", "app"}, nil},
 		{"bad smtp-tls", []string{"-no-auth", "-smtp", "relay:25", "-smtp-tls", "ssl"}, nil},
 		{"zero max-body", []string{"-no-auth", "-max-body", "0"}, nil},
+		{"max-inflight under max-body", []string{"-no-auth", "-max-body", "2048", "-max-inflight", "1024"}, nil},
 		{"password flag", []string{"-no-auth", "-smtp-password", "x"}, nil},
 		{"extra argument", []string{"-no-auth", "serve"}, nil},
 	} {
