@@ -310,7 +310,7 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 			dst = appendBody(dst, v.HTML, seg.final)
 		}
 		if err != nil {
-			return dst[:start], fmt.Errorf("postroom: %s field: %w", seg.name, err)
+			return dst[:start], &headerError{Field: seg.name, Err: err}
 		}
 	}
 	return dst, nil

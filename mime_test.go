@@ -342,6 +342,8 @@ func TestMIMEHeaderEncoding(t *testing.T) {
 		{name: "long ascii", toName: long, subject: long, dyn: long, static: long, fromName: long},
 		{name: "long non-ascii", toName: strings.Repeat("Zoë ", 50), subject: strings.Repeat("Grüße, ", 60), dyn: strings.Repeat("ü", 400), static: strings.Repeat("é ", 200), fromName: strings.Repeat("Ørsted ", 30)},
 		{name: "looks encoded", toName: "=?utf-8?q?x?=", subject: "=?utf-8?q?Zo=C3=AB?=", dyn: "a =?x?q?y?= b", static: "=?", fromName: "Shop"},
+		{name: "looks like an address", toName: "=?utf-8?q?evil?= <evil@attacker.example>", subject: "x", dyn: "y", static: "z", fromName: "=?utf-8?b?ZXZpbA==?= <evil@attacker.example>"},
+		{name: "backslash", toName: `é\`, subject: `é\`, dyn: `\`, static: `a\b`, fromName: `Zoë \ Co\`},
 		{name: "tab", toName: "A\tB", subject: "a\tb", dyn: "a\tb", static: "a\tb", fromName: "C\tD"},
 		{name: "empty", toName: "", subject: "", dyn: "", static: "", fromName: ""},
 	}
@@ -370,7 +372,10 @@ func TestMIMEHeaderEncoding(t *testing.T) {
 			}
 			for field, want := range map[string]mail.Address{"From": {Name: tt.fromName, Address: l.FromAddr}, "To": {Name: tt.toName, Address: v.ToAddr}} {
 				raw := strings.TrimPrefix(mimeUnfold(t, p.raw[field]), " ")
-				if s := want.String(); raw != s {
+				// As net/mail writes it, but for what net/mail gets wrong: a
+				// name holding "=?" (readers decode it even in a quoted
+				// string) or '\\' (net/mail leaves it in a Q encoded word).
+				if s := want.String(); raw != s && !strings.ContainsAny(want.Name, "=\\") {
 					t.Errorf("%s: %q, want net/mail's %q", field, raw, s)
 				}
 				got, err := mail.ParseAddress(raw)
