@@ -1058,6 +1058,11 @@ func TestLookAlikes(t *testing.T) {
 			if err != nil || len(list) != 1 || list[0].Name != want.Name || list[0].Address != want.Address {
 				t.Errorf("%s %q reads as %v (%v), want one address %q <%s>", field, msg.Header.Get(field), list, err, want.Name, want.Address)
 			}
+			// A reader that decodes every encoded word of the field, even
+			// in a quoted string, still sees the literal name.
+			if got := mailtest.DecodeHeader(t, msg.Header.Get(field)); !strings.Contains(got, want.Name) {
+				t.Errorf("%s %q decodes to %q, which lacks the literal name %q", field, msg.Header.Get(field), got, want.Name)
+			}
 		}
 		var got []string
 		for _, p := range msg.Parts {
