@@ -35,7 +35,8 @@ package postroom
 // caller's order, then Content-Type (and Content-Transfer-Encoding for a
 // single part). There is never a Bcc field: bcc addresses travel in the
 // envelope only. Display names are written as net/mail.Address.String
-// writes them (quoted when needed, RFC 2047 when not ASCII). The subject and
+// writes them (quoted when needed, RFC 2047 when not ASCII), except that a
+// name holding "=?" or '\' is RFC 2047 encoded too (see appendAddress). The subject and
 // custom values that are not printable ASCII become RFC 2047 UTF-8 encoded
 // words (Q, or B when more than a sixth of the octets need encoding), cut
 // as mime.WordEncoder cuts them but written without allocating. Lines are folded at white
@@ -50,7 +51,7 @@ package postroom
 // lines of exactly 76 characters (the last one shorter). File names are
 // reduced to a safe base name (see safeFileName) and written in the
 // Content-Type name parameter and the Content-Disposition filename
-// parameter, RFC 2231 encoded when not ASCII. Images are
+// parameter, RFC 2231 encoded when not ASCII or holding "=?". Images are
 // "Content-Disposition: inline" with "Content-ID: <cid>"; attachments are
 // "Content-Disposition: attachment".
 //
