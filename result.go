@@ -42,8 +42,9 @@ type Result struct {
 	// status code) or its *PartialError (bcc-rejected). For a recipient not
 	// attempted it is ctx's error, or the error wrapping
 	// ErrTransportUnusable that stopped the call. For render-error it is
-	// the template's error. It is nil for sent, queued and the other
-	// invalid outcomes. Err is never written to JSON.
+	// the template's error. It is nil when the transport accepted the
+	// message for every address, and for the other invalid outcomes. Err
+	// is never written to JSON.
 	Err error `json:"-"`
 }
 
