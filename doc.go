@@ -23,12 +23,30 @@
 // whose Reason is a stable kebab-case code, optionally followed by ": " and
 // detail. SendID is 32 lowercase hex characters, set for every recipient
 // whose message was made; it is also the local part of the Message-ID.
+// That is the JSON form, {"email", "status", "reason", "send_id"}.
+//
+// Go callers need not parse Reason: Status is a typed Status, Code the
+// ReasonCode alone, and Err the error behind the outcome (not in JSON):
+// errors.As(r.Err, &de) reaches the transport's *DeliveryError, with the
+// SMTP reply code and enhanced status code.
+//
+//	switch r.Code {
+//	case postroom.ReasonHardBounce:
+//		var de *postroom.DeliveryError
+//		if errors.As(r.Err, &de) && de.Enhanced == "5.1.1" { ... }
+//	}
+//
+// The detail of a reason is for people: what is wrong with an address, the
+// next hop's reply, the params missing. It never holds postroom's or a
+// transport's own error text (a file path, a network error): that goes to
+// Options.Logger, at warning level for a delivery and debug level for a
+// render, and to Result.Err.
 //
 //	status    reason                        meaning
 //	sent      (empty)                       the transport accepted the message
 //	sent      bcc-rejected: ...             accepted; some bcc copies were refused
 //	queued    (empty)                       accepted by a transport that delivers later (Queuer)
-//	invalid   invalid-email: ...            the address is not fit for SMTP
+//	invalid   invalid-email: ...            the address (or the name) is not fit for SMTP
 //	invalid   duplicate: ...                an earlier recipient has the same address
 //	invalid   missing-param: a, b           Options.StrictParams and placeholders without value
 //	invalid   render-error: ...             the template failed for this recipient's params
@@ -36,7 +54,7 @@
 //	invalid   message-too-large: ...        over Options.MaxMessageBytes
 //	rejected  hard-bounce: 550 5.1.1 ...    the next hop refused for good
 //	deferred  soft-bounce: 451 ...          refused for now; safe to retry
-//	deferred  connection-failed: ...        could not be handed over; safe to retry
+//	deferred  connection-failed[: ...]      could not be handed over; safe to retry
 //	deferred  timeout                       a deadline passed first; safe to retry
 //	deferred  canceled                      the call's ctx was canceled first; safe to retry
 //	unknown   connection-lost-after-data    may have been delivered: do not blindly retry
@@ -46,7 +64,12 @@
 // A call-level error means nothing was sent: ErrUnauthorized,
 // ErrNoRecipients, ErrTooManyRecipients, or one or more *ValidationError
 // (joined with errors.Join), each naming the offending field as a path such
-// as "message.images[1].cid". Check them with errors.Is and errors.As.
+// as "message.images[1].cid". Check them with errors.Is and errors.As;
+// ValidationErrors lists them all, through any wrapping, and returns nil
+// when err holds anything else. Everything in a call that the caller
+// controls (a header name or value, a content type, an address, a name)
+// is refused with a *ValidationError, never another error: an HTTP
+// handler answers 400 for the one and 500 for the other.
 // Two errors come back together with the full results: ctx's error when
 // the call was canceled mid-way, and an error wrapping ErrTransportUnusable
 // when the transport cannot deliver anything (a refused SMTP login): the
@@ -117,6 +140,7 @@
 //	MaxRecipients     25,000   recipients per call (ErrTooManyRecipients)
 //	MaxMessageBytes   25 MiB   one complete message (message-too-large)
 //	MaxBCC            100      addresses in message.bcc
+//	MaxHeaders        100      fields in message.headers
 //	MaxTemplateBytes  512 KiB  one template source
 //	MaxTemplateDepth  32       nesting of template blocks
 //	MaxRenderBytes    8 MiB    one part rendered for one recipient (render-error)
@@ -124,7 +148,19 @@
 //	Concurrency       4×GOMAXPROCS, at least 8
 //
 // Addresses follow RFC 5321's lengths (local part 64, domain 255, path 254
-// octets); display names are at most 512 bytes.
+// octets); display names are at most 512 bytes, custom header names 76
+// octets (the name, colon and space fit a 78-octet line), content types
+// 256 octets. A custom header value that is the same for every recipient
+// must fold within 998-octet lines (a ValidationError otherwise); one that
+// varies and does not is a render-error for that recipient.
+//
+// Fields that could mislead a reader are refused or neutralised: an
+// address whose local part holds "=?" (an encoded-word look-alike) is
+// refused in every address field, as are control characters other than
+// tab in names; a display name holding "=?" is written as RFC 2047 encoded
+// words, so that decoding gives back the literal text; a file name is
+// decoded as RFC 2047 first, as some readers do, then reduced to a base
+// name without control or format characters.
 //
 // # What postroom does not do
 //

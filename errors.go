@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Sentinel errors. Call-level errors mean nothing was sent, except where a
@@ -93,8 +94,23 @@ func (e *DeliveryError) Error() string {
 	return b.String()
 }
 
-// detail is "code enhanced text", or the underlying error's text.
+// detail is the reply, or the underlying error's text.
 func (e *DeliveryError) detail() string {
+	if r := e.reply(); r != "" {
+		return r
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return ""
+}
+
+// maxReply is the most octets of a reply a Result's reason repeats.
+const maxReply = 512
+
+// reply is the next hop's reply, "code enhanced text", on one line and at
+// most maxReply octets, or "" when there was none.
+func (e *DeliveryError) reply() string {
 	var parts []string
 	if e.Code != 0 {
 		parts = append(parts, strconv.Itoa(e.Code))
@@ -105,11 +121,15 @@ func (e *DeliveryError) detail() string {
 	if e.Text != "" {
 		parts = append(parts, e.Text)
 	}
-	if len(parts) == 0 && e.Err != nil {
-		return e.Err.Error()
+	s := strings.Join(strings.FieldsFunc(strings.Join(parts, " "), isSpaceOrControl), " ")
+	if len(s) > maxReply {
+		s = strings.ToValidUTF8(s[:maxReply], "")
 	}
-	return strings.Join(parts, " ")
+	return s
 }
+
+// isSpaceOrControl reports whether r separates the words of a reply.
+func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // Unwrap returns e.Err.
 func (e *DeliveryError) Unwrap() error { return e.Err }
@@ -160,24 +180,34 @@ func (e *PartialError) Unwrap() []error {
 }
 
 // ValidationErrors returns the *ValidationError values err consists of:
-// err itself, or the parts of an errors.Join at any depth, in order. It
-// returns nil when err is nil or holds any other error, such as a template
-// store that failed to read: a problem that is not the caller's to fix.
+// err itself, or the parts of an errors.Join at any depth, in order, found
+// through any wrapping (fmt.Errorf("...: %w", err)). It returns nil when
+// err is nil or holds any other error, such as a template store that
+// failed to read: a problem that is not the caller's to fix.
 func ValidationErrors(err error) []*ValidationError {
-	if ve, ok := err.(*ValidationError); ok {
-		return []*ValidationError{ve}
-	}
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
+	var ves []*ValidationError
+	if !collectValidation(err, &ves) || len(ves) == 0 {
 		return nil
 	}
-	var ves []*ValidationError
-	for _, e := range joined.Unwrap() {
-		part := ValidationErrors(e)
-		if part == nil {
-			return nil
-		}
-		ves = append(ves, part...)
-	}
 	return ves
+}
+
+// collectValidation appends the *ValidationError values err consists of to
+// ves, and reports whether err consists of nothing else.
+func collectValidation(err error, ves *[]*ValidationError) bool {
+	switch e := err.(type) {
+	case *ValidationError:
+		*ves = append(*ves, e)
+		return true
+	case interface{ Unwrap() []error }:
+		for _, part := range e.Unwrap() {
+			if !collectValidation(part, ves) {
+				return false
+			}
+		}
+		return true
+	case interface{ Unwrap() error }:
+		return collectValidation(e.Unwrap(), ves)
+	}
+	return false
 }

@@ -22,7 +22,12 @@ func TestValidationErrors(t *testing.T) {
 		{"joined", errors.Join(a, b), []*postroom.ValidationError{a, b}},
 		{"nested joins in order", errors.Join(a, errors.Join(b, c)), []*postroom.ValidationError{a, b, c}},
 		{"another error among them", errors.Join(a, errors.New("disk")), nil},
-		{"wrapped, not joined", fmt.Errorf("ctx: %w", a), nil},
+		{"wrapped", fmt.Errorf("ctx: %w", a), []*postroom.ValidationError{a}},
+		{"wrapped join", fmt.Errorf("ctx: %w", errors.Join(a, fmt.Errorf("inner: %w", b))), []*postroom.ValidationError{a, b}},
+		{"join wrapped twice", fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", errors.Join(a, b))), []*postroom.ValidationError{a, b}},
+		{"wrapped among other errors", fmt.Errorf("ctx: %w", errors.Join(a, errors.New("disk"))), nil},
+		{"wrapped with a sentinel", fmt.Errorf("%w: %w", postroom.ErrInvalidJSON, a), nil},
+		{"wrapped sentinel only", fmt.Errorf("ctx: %w", postroom.ErrNoRecipients), nil},
 		{"sentinel", postroom.ErrNoRecipients, nil},
 	}
 	for _, tt := range tests {

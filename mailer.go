@@ -51,6 +51,7 @@ func New(t Transport, opts Options) (*Mailer, error) {
 		{"MaxRecipients", &opts.MaxRecipients, DefaultMaxRecipients},
 		{"MaxMessageBytes", &opts.MaxMessageBytes, DefaultMaxMessageBytes},
 		{"MaxBCC", &opts.MaxBCC, DefaultMaxBCC},
+		{"MaxHeaders", &opts.MaxHeaders, DefaultMaxHeaders},
 		{"MaxTemplateBytes", &opts.MaxTemplateBytes, DefaultMaxTemplateBytes},
 		{"MaxTemplateDepth", &opts.MaxTemplateDepth, DefaultMaxTemplateDepth},
 		{"MaxRenderBytes", &opts.MaxRenderBytes, DefaultMaxRenderBytes},
@@ -112,7 +113,7 @@ func (m *Mailer) send(ctx context.Context, call *Call, stored bool) ([]Result, e
 	}
 	results, err := j.run(ctx)
 	if m.opts.Logger.Enabled(ctx, slog.LevelDebug) {
-		counts := map[string]int{}
+		counts := map[Status]int{}
 		for _, r := range results {
 			counts[r.Status]++
 		}
@@ -187,13 +188,24 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		HasHTML:     html.src != "", HasText: text.src != "",
 	}
 	if msg.ReplyToEmail != "" {
-		layout.ReplyToAddr, _ = parseAddress(strings.TrimSpace(msg.ReplyToEmail)) // checked in checkStructure
+		layout.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
 	}
 	var ferrs []error
 	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
 	errs = append(errs, ferrs...)
 	errs = append(errs, checkCIDs(html, msg.Images)...)
-	errs = append(errs, checkHeaders(msg.Headers)...)
+	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
+	errs = append(errs, herrs...)
+	if tpl != nil && len(herrs) == 0 {
+		for i, h := range msg.Headers {
+			mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
+			if !mh.Dynamic {
+				mh.Value = tpl.headerStatic[i]
+			}
+			layout.Headers = append(layout.Headers, mh)
+		}
+		errs = append(errs, checkStaticValues(layout.Headers)...)
+	}
 	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
 		errs = append(errs, err)
 	}
@@ -201,13 +213,6 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		return nil, errors.Join(errs...)
 	}
 
-	for i, h := range msg.Headers {
-		mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
-		if !mh.Dynamic {
-			mh.Value = tpl.headerStatic[i]
-		}
-		layout.Headers = append(layout.Headers, mh)
-	}
 	var seed [40]byte
 	if _, err := io.ReadFull(m.opts.Rand, seed[:]); err != nil {
 		return nil, fmt.Errorf("postroom: reading Options.Rand: %w", err)
@@ -233,9 +238,9 @@ func (j *job) checkStructure(msg *Message, stored bool) error {
 	bad := func(field, reason string, err error) {
 		errs = append(errs, &ValidationError{Field: field, Reason: reason, Err: err})
 	}
-	from, err := parseAddress(strings.TrimSpace(msg.FromEmail))
-	if err != nil {
-		bad("message.from_email", err.Error(), err)
+	from, problem := parseAddress(trimAddress(msg.FromEmail))
+	if problem != "" {
+		bad("message.from_email", problem, nil)
 	} else {
 		j.from = from
 		j.fromDomain = from[strings.LastIndexByte(from, '@')+1:]
@@ -244,8 +249,8 @@ func (j *job) checkStructure(msg *Message, stored bool) error {
 		bad("message.from_name", r, nil)
 	}
 	if msg.ReplyToEmail != "" {
-		if _, err := parseAddress(strings.TrimSpace(msg.ReplyToEmail)); err != nil {
-			bad("message.replyto_email", err.Error(), err)
+		if _, problem := parseAddress(trimAddress(msg.ReplyToEmail)); problem != "" {
+			bad("message.replyto_email", problem, nil)
 		}
 	} else if msg.ReplyToName != "" {
 		bad("message.replyto_name", "given without replyto_email", nil)
@@ -318,31 +323,29 @@ func (j *job) checkRecipients(results []Result) {
 	rs := j.call.Recipients
 	first := make(map[string]int32, len(rs))
 	j.normalized = map[int]string{}
-	invalid := func(i int, reason string) {
-		results[i] = Result{Email: rs[i].Email, Status: StatusInvalid, Reason: reason}
-	}
+	set := func(i int, o outcome) { results[i] = o.result(rs[i].Email, "") }
 	for i := range rs {
 		r := &rs[i]
-		trimmed := strings.TrimSpace(r.Email)
-		addr, err := parseAddress(trimmed)
-		if err != nil {
-			invalid(i, ReasonInvalidEmail+": "+strings.TrimPrefix(err.Error(), errBadAddress.Error()+": "))
+		trimmed := trimAddress(r.Email)
+		addr, problem := parseAddress(trimmed)
+		if problem != "" {
+			set(i, invalid(ReasonInvalidEmail, problem))
 			continue
 		}
 		if addr != trimmed {
 			j.normalized[i] = addr
 		}
 		if hasLineBreak(r.Name) {
-			invalid(i, ReasonHeaderInjection+": name")
+			set(i, invalid(ReasonHeaderInjection, "name"))
 			continue
 		}
 		if reason := checkName(r.Name); reason != "" {
-			invalid(i, ReasonInvalidEmail+": name "+reason)
+			set(i, invalid(ReasonInvalidEmail, "name "+reason))
 			continue
 		}
 		key := strings.ToLower(addr)
 		if k, dup := first[key]; dup {
-			invalid(i, fmt.Sprintf("%s: same address as recipients[%d]", ReasonDuplicate, k))
+			set(i, invalid(ReasonDuplicate, fmt.Sprintf("same address as recipients[%d]", k)))
 			continue
 		}
 		first[key] = int32(i)
@@ -397,9 +400,9 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 				case results[i].Status != "":
 					// Found invalid by checkRecipients.
 				case ctx.Err() != nil:
-					results[i] = Result{Email: r.Email, Status: StatusDeferred, Reason: contextReason(ctx.Err())}
+					results[i] = outcome{status: StatusDeferred, code: contextCode(ctx.Err()), err: ctx.Err()}.result(r.Email, "")
 				case stop.Load() != nil:
-					results[i] = Result{Email: r.Email, Status: StatusDeferred, Reason: ReasonConnectionFailed + ": not attempted: " + (*stop.Load()).Error()}
+					results[i] = notAttempted(*stop.Load()).result(r.Email, "")
 				default:
 					res, err := j.one(ctx, i, w)
 					results[i] = res
@@ -420,7 +423,7 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		for _, r := range results {
-			if r.Status == StatusDeferred && (strings.HasPrefix(r.Reason, ReasonCanceled) || strings.HasPrefix(r.Reason, ReasonTimeout)) {
+			if r.Status == StatusDeferred && (r.Code == ReasonCanceled || r.Code == ReasonTimeout) {
 				return results, err
 			}
 		}
@@ -438,7 +441,7 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 		addr = strings.TrimSpace(r.Email) // checked by checkRecipients
 	}
 	if err := j.tpl.render(&w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams); err != nil {
-		res.Status, res.Reason = StatusInvalid, err.Error()
+		j.settle(ctx, i, &res, outcomeOf(err))
 		return res, nil
 	}
 	id := j.sendID(i, w)
@@ -452,18 +455,18 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	var err error
 	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
 	if err != nil {
-		res.Status, res.Reason = StatusInvalid, ReasonRenderError+": "+err.Error()
+		j.settle(ctx, i, &res, outcomeOf(err))
 		return res, nil
 	}
 	if len(w.msg) > j.m.opts.MaxMessageBytes {
-		res.Status, res.Reason = StatusInvalid, fmt.Sprintf("%s: %d bytes, over %d", ReasonMessageTooLarge, len(w.msg), j.m.opts.MaxMessageBytes)
+		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("%d bytes, over %d", len(w.msg), j.m.opts.MaxMessageBytes)))
 		return res, nil
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
 	res.SendID = id
 	err = j.m.t.Send(ctx, &w.env)
-	res.Status, res.Reason = classify(err, j.m.queued)
+	j.settle(ctx, i, &res, classify(err, j.m.queued))
 	return res, err
 }
 
@@ -477,82 +480,27 @@ func (j *job) sendID(i int, w *worker) string {
 	return hex.EncodeToString(w.out[:])
 }
 
-// classify maps a Transport's error to a Result status and reason.
-func classify(err error, queued bool) (status, reason string) {
-	if err == nil {
-		if queued {
-			return StatusQueued, ""
-		}
-		return StatusSent, ""
+// settle fills in res from recipient i's outcome, and logs the error
+// behind it when the Result does not show it (a transport's network
+// error, a template's failure): at warning level for a delivery, at debug
+// level for an invalid recipient, whose cause is the call's content.
+func (j *job) settle(ctx context.Context, i int, res *Result, o outcome) {
+	*res = o.result(res.Email, res.SendID)
+	if !o.hidden || o.err == nil {
+		return
 	}
-	var pe *PartialError
-	if errors.As(err, &pe) {
-		addrs := make([]string, len(pe.Refused))
-		for i, r := range pe.Refused {
-			addrs[i] = r.Address
-			var de *DeliveryError
-			if errors.As(r.Err, &de) && de.detail() != "" {
-				addrs[i] += " (" + de.detail() + ")"
-			}
-		}
-		status := StatusSent
-		if queued {
-			status = StatusQueued
-		}
-		return status, ReasonBCCRejected + ": " + strings.Join(addrs, ", ")
+	level := slog.LevelWarn
+	if o.status == StatusInvalid {
+		level = slog.LevelDebug
 	}
-	if errors.Is(err, ErrTransportUnusable) {
-		// Not this recipient's doing (a refused login, say): no bounce.
-		return StatusDeferred, withDetail(ReasonConnectionFailed, errText(err))
+	if log := j.m.opts.Logger; log.Enabled(ctx, level) {
+		log.LogAttrs(ctx, level, "postroom recipient",
+			slog.Int("recipient", i),
+			slog.String("send_id", res.SendID),
+			slog.String("status", string(o.status)),
+			slog.String("reason", res.Reason),
+			slog.Any("error", o.err))
 	}
-	var de *DeliveryError
-	if errors.As(err, &de) {
-		switch {
-		case de.Uncertain:
-			return StatusUnknown, withDetail(ReasonConnectionLost, de.detail())
-		case de.Permanent:
-			return StatusRejected, withDetail(ReasonHardBounce, de.detail())
-		case de.Code != 0:
-			return StatusDeferred, withDetail(ReasonSoftBounce, de.detail())
-		}
-	}
-	if r := contextReason(err); r != "" {
-		return StatusDeferred, r
-	}
-	return StatusDeferred, withDetail(ReasonConnectionFailed, errText(err))
-}
-
-// contextReason is the reason for an error caused by a context or a
-// deadline, or "".
-func contextReason(err error) string {
-	var timeout interface{ Timeout() bool }
-	switch {
-	case errors.Is(err, context.Canceled):
-		return ReasonCanceled
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
-		return ReasonTimeout
-	}
-	return ""
-}
-
-// errText is an error's text made fit for a one-line reason.
-func errText(err error) string {
-	var de *DeliveryError
-	if errors.As(err, &de) && de.detail() != "" {
-		return de.detail()
-	}
-	s := strings.Join(strings.Fields(err.Error()), " ")
-	if len(s) > 512 {
-		s = s[:512]
-	}
-	return s
-}
-
-func withDetail(code, detail string) string {
-	if detail == "" {
-		return code
-	}
-	return code + ": " + detail
 }
 
 // streamReader is a counter-mode stream under a key drawn from

@@ -35,7 +35,8 @@ package postroom
 // caller's order, then Content-Type (and Content-Transfer-Encoding for a
 // single part). There is never a Bcc field: bcc addresses travel in the
 // envelope only. Display names are written as net/mail.Address.String
-// writes them (quoted when needed, RFC 2047 when not ASCII). The subject and
+// writes them (quoted when needed, RFC 2047 when not ASCII), except that a
+// name holding "=?" or '\' is RFC 2047 encoded too (see appendAddress). The subject and
 // custom values that are not printable ASCII become RFC 2047 UTF-8 encoded
 // words (Q, or B when more than a sixth of the octets need encoding), cut
 // as mime.WordEncoder cuts them but written without allocating. Lines are folded at white
@@ -50,7 +51,7 @@ package postroom
 // lines of exactly 76 characters (the last one shorter). File names are
 // reduced to a safe base name (see safeFileName) and written in the
 // Content-Type name parameter and the Content-Disposition filename
-// parameter, RFC 2231 encoded when not ASCII. Images are
+// parameter, RFC 2231 encoded when not ASCII or holding "=?". Images are
 // "Content-Disposition: inline" with "Content-ID: <cid>"; attachments are
 // "Content-Disposition: attachment".
 //
@@ -310,7 +311,7 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 			dst = appendBody(dst, v.HTML, seg.final)
 		}
 		if err != nil {
-			return dst[:start], fmt.Errorf("postroom: %s field: %w", seg.name, err)
+			return dst[:start], &headerError{Field: seg.name, Err: err}
 		}
 	}
 	return dst, nil
@@ -541,19 +542,41 @@ func (b *skelBuilder) file(f *mimeFile, inline bool) error {
 
 // nameParam is "; key=value" for a file name: a quoted string when the
 // name is printable ASCII, else RFC 2231 (as mime.FormatMediaType writes
-// it). safeFileName leaves no '"' or '\' to escape.
+// it). safeFileName leaves no '"' or '\' to escape. A name holding "=?"
+// is written in RFC 2231 form too: some readers decode RFC 2047 encoded
+// words in a quoted parameter value, against RFC 2047 §5, so that
+// "=?utf-8?q?=2E=2E=2Fx?=" would reach them as "../x"; no reader decodes
+// them again after RFC 2231 percent-decoding, which gives back the literal
+// name.
 func nameParam(key, name string) string {
-	ascii := true
-	for i := 0; i < len(name); i++ {
+	ascii := !strings.Contains(name, "=?")
+	for i := 0; i < len(name) && ascii; i++ {
 		if c := name[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
 			ascii = false
-			break
 		}
 	}
 	if ascii {
 		return "; " + key + "=\"" + name + "\""
 	}
-	return strings.TrimPrefix(mime.FormatMediaType("x", map[string]string{key: name}), "x")
+	return "; " + key + "*=utf-8''" + percentEncode(name)
+}
+
+// percentEncode is RFC 2231 §4's encoding of a parameter value: octets
+// that are not attribute-char (RFC 2231 §7) are written as %XX, as
+// mime.FormatMediaType writes them.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c > ' ' && c < 0x7f && !strings.ContainsRune("*'%()<>@,;:\\\"/[]?=", rune(c)) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(upperHex[c>>4])
+		b.WriteByte(upperHex[c&0x0f])
+	}
+	return b.String()
 }
 
 // appendBase64Lines appends the base64 of data in lines of 76 characters
@@ -576,12 +599,48 @@ func appendBase64Lines(dst, data []byte) []byte {
 // keeps the header line within 998 octets.
 const maxFileName = 255
 
-// safeFileName reduces a caller's file name to a safe base name: the part
-// after the last '/' or '\', without invalid UTF-8, control or format
-// characters (such as U+202E, which can disguise an extension) or '"',
-// trimmed of white space, and cut to maxFileName octets keeping a short
-// extension. What is empty, "." or ".." afterwards becomes fallback.
+// maxDecodes is how many rounds of decoding and reduction safeFileName
+// makes at most: a name encoded twice is decoded twice.
+const maxDecodes = 4
+
+// safeFileName reduces a caller's file name to a safe base name as readers
+// will see it: first decoded as RFC 2047 encoded words, as some readers
+// decode them in parameters (so "=?utf-8?q?=2E=2E=2Fx?=" counts as
+// "../x"), then the part after the last '/' or '\', without invalid
+// UTF-8, control or format characters (such as U+202E, which can disguise
+// an extension) or '"', trimmed of white space, and cut to maxFileName
+// octets keeping a short extension. What is empty, "." or ".." afterwards
+// becomes fallback.
 func safeFileName(name, fallback string) string {
+	for range maxDecodes {
+		r := reduceFileName(decodeWords(name))
+		if r == name {
+			break
+		}
+		name = r
+	}
+	if name == "" || name == "." || name == ".." {
+		return fallback
+	}
+	return name
+}
+
+// decodeWords is s with its RFC 2047 encoded words decoded, or s when it
+// has none or they do not decode (an unknown charset, say).
+func decodeWords(s string) string {
+	if !strings.Contains(s, "=?") {
+		return s
+	}
+	d, err := new(mime.WordDecoder).DecodeHeader(s)
+	if err != nil {
+		return s
+	}
+	return d
+}
+
+// reduceFileName is one round of safeFileName's reduction, without the
+// decoding and the fallback.
+func reduceFileName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}
@@ -603,9 +662,6 @@ func safeFileName(name, fallback string) string {
 			stem = stem[:len(stem)-1]
 		}
 		name = strings.TrimSpace(stem) + ext
-	}
-	if name == "" || name == "." || name == ".." {
-		return fallback
 	}
 	return name
 }

@@ -10,24 +10,50 @@ import (
 	"unicode/utf8"
 )
 
-// addressString is net/mail's form of an address with a display name.
-func addressString(name, addr string) string {
-	return (&mail.Address{Name: name, Address: addr}).String()
+// headerError is the error of a header field that cannot be written.
+type headerError struct {
+	// Field is the field's name, such as "Subject" or a custom header's.
+	Field string
+	// Err is why, such as errHeaderLine.
+	Err error
 }
 
-// appendAddress appends " " and the address as net/mail.Address.String
-// writes it, folded. For a dot-atom address it writes straight into dst,
-// allocating nothing unless a printable ASCII name makes the line longer
-// than 78 octets.
+func (e *headerError) Error() string { return "postroom: " + e.Field + " field: " + e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *headerError) Unwrap() error { return e.Err }
+
+// addressString is an address with a display name as appendAddress writes
+// it, unfolded: fit for appendFolded.
+func addressString(name, addr string) string {
+	if !simpleAddr(addr) {
+		return (&mail.Address{Name: name, Address: addr}).String()
+	}
+	b, _ := appendAddress(nil, 0, name, addr) // cannot fail from the start of a line
+	return strings.ReplaceAll(string(b[1:]), "\r\n", "")
+}
+
+// phraseSpecials are the printable ASCII characters that the text of an
+// encoded word in a phrase must not hold (RFC 2047 §5 (3): only letters,
+// digits and "!*+-/=_" may stay as they are) and that Q encoding leaves
+// as they are: a name holding one is B encoded.
+const phraseSpecials = "\"#$%&'(),.:;<>@[\\]^`{|}~"
+
+// appendAddress appends " " and the address, folded: as
+// net/mail.Address.String writes it, except that a name holding "=?" is
+// encoded too (net/mail and others decode encoded words even inside a
+// quoted string, so "=?utf-8?q?evil?= <evil@attacker.example>" would show
+// as another address), and so is a name ending in '\' (net/mail leaves it
+// in a Q encoded word, where RFC 2047 §5 (3) forbids it). For a dot-atom
+// address it writes straight into dst, allocating nothing unless a
+// printable ASCII name makes the line longer than 78 octets.
 func appendAddress(dst []byte, line int, name, addr string) ([]byte, error) {
 	if !simpleAddr(addr) {
-		return appendFolded(dst, line, addressString(name, addr))
+		return appendFolded(dst, line, (&mail.Address{Name: name, Address: addr}).String())
 	}
-	if !simpleName(name) {
-		// As net/mail: B encoding when the name holds characters that an
-		// encoded word in a phrase must not (RFC 2047 §5 (3)).
+	if !simpleName(name) || strings.Contains(name, "=?") {
 		enc := byte('q')
-		if strings.ContainsAny(name, "\"#$%&'(),.:;<>@[]^`{|}~") {
+		if strings.ContainsAny(name, phraseSpecials) {
 			enc = 'b'
 		}
 		dst, line = appendWords(dst, line, name, enc)

@@ -11,6 +11,7 @@ const (
 	DefaultMaxRecipients    = 25000
 	DefaultMaxMessageBytes  = 25 << 20
 	DefaultMaxBCC           = 100
+	DefaultMaxHeaders       = 100
 	DefaultMaxTemplateBytes = 512 << 10
 	DefaultMaxTemplateDepth = 32
 	DefaultMaxRenderBytes   = 8 << 20
@@ -46,6 +47,11 @@ type Options struct {
 
 	// MaxBCC is the most addresses message.bcc may hold. Zero means 100.
 	MaxBCC int
+
+	// MaxHeaders is the most custom header fields message.headers may
+	// hold; more fail the call with a ValidationError on message.headers.
+	// Zero means 100.
+	MaxHeaders int
 
 	// MaxTemplateBytes is the largest template source (subject, html, text
 	// or a header value). Zero means 512 KiB.

@@ -94,16 +94,9 @@ type renderBuffers struct {
 	data                program.Data
 }
 
-// renderFailure is why a recipient got no message: a Result reason.
-type renderFailure struct {
-	reason string
-}
-
-func (f *renderFailure) Error() string { return f.reason }
-
 // render renders every template of t for one recipient into b. A failure
-// is returned as a *renderFailure whose reason is the recipient's Result
-// reason.
+// is returned as an error carrying the recipient's outcome (see
+// outcomeOf).
 func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, globals map[string]any, strict bool) error {
 	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0]}
 	var err error
@@ -111,7 +104,7 @@ func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, glo
 		return renderError("subject", err)
 	}
 	if bytes.ContainsAny(b.subject, "\r\n\x00") {
-		return &renderFailure{ReasonHeaderInjection + ": subject"}
+		return failed(invalid(ReasonHeaderInjection, "subject"))
 	}
 	if t.html != nil {
 		if b.html, err = t.html.Append(b.html[:0], &b.data); err != nil {
@@ -133,7 +126,7 @@ func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, glo
 		}
 		v := string(b.header)
 		if hasLineBreak(v) {
-			return &renderFailure{ReasonHeaderInjection + ": " + staticHeaders[i].Name}
+			return failed(invalid(ReasonHeaderInjection, staticHeaders[i].Name))
 		}
 		b.headerVals = append(b.headerVals, v)
 	}
@@ -141,11 +134,21 @@ func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, glo
 		missing := slices.Clone(b.data.Missing)
 		slices.Sort(missing)
 		missing = slices.Compact(missing)
-		return &renderFailure{ReasonMissingParam + ": " + strings.Join(missing, ", ")}
+		return failed(invalid(ReasonMissingParam, strings.Join(missing, ", ")))
 	}
 	return nil
 }
 
+// renderError is the failure of a part's render: a limit passed, or an
+// error the reason does not repeat (it may be a panic's text); the Mailer
+// logs it.
 func renderError(part string, err error) error {
-	return &renderFailure{ReasonRenderError + ": " + part + ": " + err.Error()}
+	o := outcome{status: StatusInvalid, code: ReasonRenderError, detail: part, err: err, hidden: true}
+	switch {
+	case errors.Is(err, program.ErrOutputTooLarge):
+		o.detail, o.hidden = part+": output over the render size limit", false
+	case errors.Is(err, program.ErrTooManySteps):
+		o.detail, o.hidden = part+": over the render step limit", false
+	}
+	return failed(o)
 }

@@ -2,13 +2,13 @@ package postroom
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"maps"
 	"mime"
 	"net/mail"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -23,12 +23,10 @@ const (
 	maxNameBytes = 512 // display names: far above any real name, far below a line limit
 )
 
-// errBadAddress is wrapped by the errors of parseAddress.
-var errBadAddress = errors.New("invalid address")
-
 // parseAddress checks s as an address for SMTP use and returns it in the
 // form the envelope and headers carry: the local part as given, the domain
-// in lower-case A-label (ASCII) form.
+// in lower-case A-label (ASCII) form. When s is not fit, it returns the
+// problem, in words fit for a Result reason or a ValidationError, instead.
 //
 // It accepts only a bare addr-spec: no display name, no comments, no quoted
 // local part and no domain literal (RFC 5321 allows the last two; no mail
@@ -36,75 +34,109 @@ var errBadAddress = errors.New("invalid address")
 // must be ASCII: a UTF-8 local part (RFC 6531) would need SMTPUTF8 at every
 // hop and UTF-8 headers, which postroom does not write. The domain needs at
 // least one dot.
-func parseAddress(s string) (string, error) {
+//
+// A local part holding "=?" is refused: it is atext, but readers that
+// decode RFC 2047 encoded words where RFC 2047 forbids them (in an
+// addr-spec) would show "=?utf-8?q?ann=40victim.example?=@attacker.example"
+// as another address than the envelope's.
+func parseAddress(s string) (addr, problem string) {
 	if s == "" {
-		return "", fmt.Errorf("%w: empty", errBadAddress)
+		return "", "empty"
 	}
 	if strings.ContainsAny(s, "\r\n\x00") {
-		return "", fmt.Errorf("%w: contains CR, LF or NUL", errBadAddress)
+		return "", "contains CR, LF or NUL"
 	}
 	at := strings.LastIndexByte(s, '@')
 	if at < 0 {
-		return "", fmt.Errorf("%w: no @", errBadAddress)
+		return "", "no @"
 	}
 	local, domain := s[:at], s[at+1:]
 	if local == "" {
-		return "", fmt.Errorf("%w: empty local part", errBadAddress)
+		return "", "empty local part"
 	}
 	if len(local) > maxLocalPart {
-		return "", fmt.Errorf("%w: local part longer than %d octets", errBadAddress, maxLocalPart)
+		return "", fmt.Sprintf("local part longer than %d octets", maxLocalPart)
 	}
 	if !isDotAtom(local) {
-		return "", fmt.Errorf("%w: local part is not a dot-atom of ASCII atext", errBadAddress)
+		if i := strings.IndexFunc(local, func(r rune) bool { return r > '~' }); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(local[i:])
+			return "", fmt.Sprintf("local part has %s: only ASCII is accepted", charName(r))
+		}
+		return "", "local part is not a dot-atom of ASCII atext"
+	}
+	if strings.Contains(local, "=?") {
+		return "", `local part holds "=?", which readers may take for an RFC 2047 encoded word`
 	}
 	if domain == "" {
-		return "", fmt.Errorf("%w: empty domain", errBadAddress)
+		return "", "empty domain"
 	}
 	if domain[0] == '[' {
-		return "", fmt.Errorf("%w: domain literals are not accepted", errBadAddress)
+		return "", "domain literals are not accepted"
 	}
 	ascii, err := idna.Lookup.ToASCII(domain)
 	if err != nil {
-		return "", fmt.Errorf("%w: domain: %v", errBadAddress, err)
+		return "", "domain is not a valid internationalized domain name"
 	}
 	ascii = strings.ToLower(ascii)
-	if err := checkHostname(ascii); err != nil {
-		return "", err
+	if p := checkHostname(ascii); p != "" {
+		return "", p
 	}
-	addr := s // most addresses are already in the form we return
+	addr = s // most addresses are already in the form we return
 	if ascii != domain {
 		addr = local + "@" + ascii
 	}
 	if len(addr) > maxPath {
-		return "", fmt.Errorf("%w: longer than %d octets", errBadAddress, maxPath)
+		return "", fmt.Sprintf("longer than %d octets", maxPath)
 	}
-	return addr, nil
+	return addr, ""
 }
 
+// trimAddress trims the spaces and tabs around an address as given. CR,
+// LF and any other white space stay, for parseAddress to refuse.
+func trimAddress(s string) string { return strings.Trim(s, " \t") }
+
 // checkHostname checks an A-label domain: LDH labels of 1 to 63 octets,
-// at least two labels, at most 255 octets.
-func checkHostname(d string) error {
+// at least two labels, at most 255 octets. It returns the problem, or "".
+func checkHostname(d string) string {
 	if len(d) > maxDomain {
-		return fmt.Errorf("%w: domain longer than %d octets", errBadAddress, maxDomain)
+		return fmt.Sprintf("domain longer than %d octets", maxDomain)
 	}
 	if !strings.Contains(d, ".") {
-		return fmt.Errorf("%w: domain %q has no dot", errBadAddress, d)
+		return fmt.Sprintf("domain %q has no dot", d)
 	}
 	for l := range strings.SplitSeq(d, ".") {
 		if l == "" || len(l) > maxLabel {
-			return fmt.Errorf("%w: domain label of %d octets", errBadAddress, len(l))
+			return fmt.Sprintf("domain label of %d octets", len(l))
 		}
 		if l[0] == '-' || l[len(l)-1] == '-' {
-			return fmt.Errorf("%w: domain label %q starts or ends with a hyphen", errBadAddress, l)
+			return fmt.Sprintf("domain label %q starts or ends with a hyphen", l)
 		}
 		for i := 0; i < len(l); i++ {
 			c := l[i]
 			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return fmt.Errorf("%w: domain label %q has %q", errBadAddress, l, c)
+				return fmt.Sprintf("domain label %q has %q", l, c)
 			}
 		}
 	}
-	return nil
+	return ""
+}
+
+// charName names the character r for a problem's text: quoted when it is
+// printable, else its code point ('ö', U+000B).
+func charName(r rune) string {
+	if r == utf8.RuneError {
+		return "invalid UTF-8"
+	}
+	if unicode.IsPrint(r) {
+		return fmt.Sprintf("%q", r)
+	}
+	return fmt.Sprintf("%U", r)
+}
+
+// firstChar is the character at s[i:], named by charName.
+func firstChar(s string, i int) string {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return charName(r)
 }
 
 // isAtext reports whether c is RFC 5322 atext.
@@ -138,15 +170,22 @@ var reservedHeaders = map[string]bool{
 	"dkim-signature": true,
 }
 
+// maxHeaderName is the longest custom header name, in octets: the name,
+// its colon and a space fit in a 78-octet line (RFC 5322 §2.1.1).
+const maxHeaderName = 76
+
 // checkHeaderName reports why name cannot be a custom header name, or "".
 func checkHeaderName(name string) string {
 	if name == "" {
 		return "empty"
 	}
+	if len(name) > maxHeaderName {
+		return fmt.Sprintf("longer than %d octets", maxHeaderName)
+	}
 	for i := 0; i < len(name); i++ {
 		// RFC 5322 §2.2: ftext is printable US-ASCII except ':'.
 		if c := name[i]; c < 33 || c > 126 || c == ':' {
-			return fmt.Sprintf("%q is not a header name character (RFC 5322 ftext)", c)
+			return firstChar(name, i) + " is not a header name character (RFC 5322 ftext)"
 		}
 	}
 	lower := strings.ToLower(name)
@@ -160,7 +199,9 @@ func checkHeaderName(name string) string {
 // header line early.
 func hasLineBreak(s string) bool { return strings.ContainsAny(s, "\r\n\x00") }
 
-// checkName checks a display name.
+// checkName checks a display name: no control character but tab (a
+// vertical tab or a form feed has no business in a header), valid UTF-8,
+// at most maxNameBytes.
 func checkName(s string) string {
 	switch {
 	case hasLineBreak(s):
@@ -169,6 +210,9 @@ func checkName(s string) string {
 		return "is not valid UTF-8"
 	case len(s) > maxNameBytes:
 		return fmt.Sprintf("is longer than %d bytes", maxNameBytes)
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\t' }); i >= 0 {
+		return "contains the control character " + firstChar(s, i)
 	}
 	return ""
 }
@@ -231,10 +275,43 @@ func checkCID(cid string) string {
 	}
 	for i := 0; i < len(cid); i++ {
 		if !isCIDChar(cid[i]) {
-			return fmt.Sprintf("%q is not allowed in a content id (RFC 5322 atext, '.', '@')", cid[i])
+			return firstChar(cid, i) + " is not allowed in a content id (RFC 5322 atext, '.', '@')"
 		}
 	}
 	return ""
+}
+
+// maxContentType is the longest content_type accepted, in octets: far
+// above any real media type with its parameters, and short enough that
+// its header line, with the file name, stays within 998 octets.
+const maxContentType = 256
+
+// checkContentType checks a file's content type and returns it formatted
+// as written in the message, without any name parameter, or the problem.
+// kind is "image" or "attachment".
+func checkContentType(contentType, kind string) (ct, problem string) {
+	if len(contentType) > maxContentType {
+		return "", fmt.Sprintf("longer than %d octets", maxContentType)
+	}
+	mt, params, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+		return "", "not a media type (type/subtype)"
+	case !strings.Contains(mt, "/"):
+		// mime.ParseMediaType takes a bare token, as in a
+		// Content-Disposition, and trims white space around it.
+		return "", fmt.Sprintf("%q is not a media type (type/subtype)", mt)
+	case kind == "image" && !strings.HasPrefix(mt, "image/"):
+		return "", "an inline image must be image/*, not " + mt
+	case strings.HasPrefix(mt, "multipart/") || strings.HasPrefix(mt, "message/"):
+		return "", mt + " cannot be sent as a file"
+	}
+	delete(params, "name") // mime.go writes the name itself
+	ct = mime.FormatMediaType(mt, params)
+	if ct == "" {
+		return "", "cannot be written as a media type"
+	}
+	return ct, ""
 }
 
 // decodeFile checks a content type and base64 content of an image or
@@ -250,14 +327,9 @@ func decodeFile(field, kind, name, contentType, content string, maxBytes int) (m
 	if contentType == "" && kind == "attachment" {
 		contentType = "application/octet-stream"
 	}
-	mt, params, err := mime.ParseMediaType(contentType)
-	switch {
-	case err != nil:
-		bad("content_type", "not a media type: "+err.Error(), err)
-	case kind == "image" && !strings.HasPrefix(mt, "image/"):
-		bad("content_type", "an inline image must be image/*, not "+mt, nil)
-	case strings.HasPrefix(mt, "multipart/") || strings.HasPrefix(mt, "message/"):
-		bad("content_type", mt+" cannot be sent as a file", nil)
+	ct, problem := checkContentType(contentType, kind)
+	if problem != "" {
+		bad("content_type", problem, nil)
 	}
 	if base64.StdEncoding.DecodedLen(len(content)) > maxBytes {
 		bad("content", fmt.Sprintf("larger than the %d-byte message limit", maxBytes), nil)
@@ -270,8 +342,7 @@ func decodeFile(field, kind, name, contentType, content string, maxBytes int) (m
 	if len(errs) > 0 {
 		return mimeFile{}, errs
 	}
-	delete(params, "name") // mime.go writes the name itself
-	return mimeFile{Name: name, ContentType: mime.FormatMediaType(mt, params), Data: data}, nil
+	return mimeFile{Name: name, ContentType: ct, Data: data}, nil
 }
 
 // decodeFiles checks and decodes a message's images and attachments.
@@ -301,27 +372,39 @@ func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimeFile, er
 }
 
 // checkCIDs checks that every static cid: reference of the html has an
-// image and that every image is referenced.
+// image and that every image is referenced. An image whose cid is not
+// valid is left to decodeFiles, which reports it, and so is a reference
+// that is such a cid cut short at its first invalid character: one bad
+// cid gives one error.
 func checkCIDs(html templateSource, images []Image) []error {
 	refs := findCIDRefs(html.src)
 	have := make(map[string]bool, len(images))
+	var bad []string
 	var errs []error
 	for i, img := range images {
+		if checkCID(img.CID) != "" {
+			bad = append(bad, img.CID)
+			continue
+		}
 		have[img.CID] = true
 		if !refs.static[img.CID] && !refs.dynamic {
 			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.images[%d].cid", i), Reason: fmt.Sprintf("cid:%s is not referenced by the html", img.CID)})
 		}
 	}
 	for _, cid := range slices.Sorted(maps.Keys(refs.static)) {
-		if !have[cid] {
+		if !have[cid] && !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, cid) }) {
 			errs = append(errs, &ValidationError{Field: html.field, Reason: fmt.Sprintf("cid:%s has no image in message.images", cid)})
 		}
 	}
 	return errs
 }
 
-// checkHeaders checks the custom headers' names and value templates.
-func checkHeaders(headers []Header) []error {
+// checkHeaders checks the custom headers: how many, their names, and that
+// their value templates hold no line break.
+func checkHeaders(headers []Header, max int) []error {
+	if len(headers) > max {
+		return []error{&ValidationError{Field: "message.headers", Reason: fmt.Sprintf("%d headers, at most %d", len(headers), max)}}
+	}
 	var errs []error
 	for i, h := range headers {
 		if r := checkHeaderName(h.Name); r != "" {
@@ -329,6 +412,26 @@ func checkHeaders(headers []Header) []error {
 		}
 		if hasLineBreak(h.Value) {
 			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "contains CR, LF or NUL"})
+		}
+	}
+	return errs
+}
+
+// checkStaticValues checks that the custom header values that are the
+// same for every recipient can be written: an ASCII value with a run of
+// about 990 octets without white space cannot be folded within a line's
+// 998 octets (RFC 5322 §2.1.1). The values that vary are checked per
+// recipient (render-error).
+func checkStaticValues(headers []mimeHeader) []error {
+	var errs []error
+	var scratch []byte
+	for i, h := range headers {
+		if h.Dynamic {
+			continue
+		}
+		var err error
+		if scratch, err = appendText(scratch[:0], len(h.Name)+1, h.Value); err != nil {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "cannot be folded within 998-octet lines: a run without white space is too long"})
 		}
 	}
 	return errs
@@ -353,9 +456,9 @@ func parseBCC(s string, max int) ([]string, error) {
 	seen := make(map[string]bool, len(list))
 	out := make([]string, 0, len(list))
 	for i, a := range list {
-		addr, err := parseAddress(a.Address)
-		if err != nil {
-			return nil, &ValidationError{Field: fmt.Sprintf("message.bcc[%d]", i), Reason: err.Error(), Err: err}
+		addr, problem := parseAddress(a.Address)
+		if problem != "" {
+			return nil, &ValidationError{Field: fmt.Sprintf("message.bcc[%d]", i), Reason: problem}
 		}
 		if k := strings.ToLower(addr); !seen[k] {
 			seen[k] = true

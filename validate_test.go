@@ -12,7 +12,7 @@ func TestParseAddress(t *testing.T) {
 	}{
 		{"plain", "user@example.com", "user@example.com"},
 		{"domain lower-cased, local kept", "User.Name@Example.COM", "User.Name@example.com"},
-		{"atext specials", "a!#$%&'*+-/=?^_`{|}~@example.com", "a!#$%&'*+-/=?^_`{|}~@example.com"},
+		{"atext specials", "a!#$%&'*+-/?=^_`{|}~@example.com", "a!#$%&'*+-/?=^_`{|}~@example.com"},
 		{"idn to a-label", "hans@bücher.example", "hans@xn--bcher-kva.example"},
 		{"subdomains", "a@mail.eu.example.co.uk", "a@mail.eu.example.co.uk"},
 		{"empty", "", ""},
@@ -36,6 +36,9 @@ func TestParseAddress(t *testing.T) {
 		{"CR", "a@example.com\r", ""},
 		{"LF injection", "a@example.com\nBcc: evil@example.com", ""},
 		{"NUL", "a\x00b@example.com", ""},
+		{"encoded-word look-alike", "=?utf-8?q?ann=40victim.example?=@attacker.example", ""},
+		{"encoded-word start inside", "ann=?x@example.com", ""},
+		{"equals and question mark apart", "a=b?c@example.com", "a=b?c@example.com"},
 		{"local part 64 octets", strings.Repeat("a", 64) + "@example.com", strings.Repeat("a", 64) + "@example.com"},
 		{"local part 65 octets", strings.Repeat("a", 65) + "@example.com", ""},
 		{"label 64 octets", "a@" + strings.Repeat("b", 64) + ".com", ""},
@@ -43,18 +46,15 @@ func TestParseAddress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseAddress(tt.in)
+			got, problem := parseAddress(tt.in)
 			if tt.want == "" {
-				if err == nil {
-					t.Fatalf("parseAddress(%q) = %q, want an error", tt.in, got)
-				}
-				if !errors.Is(err, errBadAddress) {
-					t.Fatalf("error %v does not wrap errBadAddress", err)
+				if problem == "" || got != "" {
+					t.Fatalf("parseAddress(%q) = %q, %q; want a problem", tt.in, got, problem)
 				}
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("parseAddress(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			if problem != "" || got != tt.want {
+				t.Fatalf("parseAddress(%q) = %q, %q; want %q", tt.in, got, problem, tt.want)
 			}
 		})
 	}

@@ -56,7 +56,10 @@ func each(fs ...func(smtptest.Command) smtptest.Fault) func(smtptest.Command) sm
 }
 
 // want is an expected result: Status, and a prefix of Reason.
-type want struct{ status, reason string }
+type want struct {
+	status postroom.Status
+	reason string
+}
 
 // checkLedger asserts that results agree with what the server holds: a
 // sent recipient's message was accepted exactly once, a rejected or
@@ -72,7 +75,7 @@ func checkLedger(t *testing.T, srv *smtptest.Server, results []postroom.Result) 
 			accepted[m.To[0]]++
 		}
 	}
-	status := map[string]string{}
+	status := map[string]postroom.Status{}
 	for _, r := range results {
 		status[r.Email] = r.Status
 		a, c := accepted[r.Email], cut[r.Email]

@@ -83,7 +83,7 @@ func TestSMTPLoad(t *testing.T) {
 			if len(results) != n {
 				t.Fatalf("%d results, want %d", len(results), n)
 			}
-			counts := map[string]int{}
+			counts := map[postroom.Status]int{}
 			midChunkUnknown := 0
 			for i, r := range results {
 				counts[r.Status]++

@@ -242,8 +242,8 @@ func callError(err error) (int, *apiError) {
 	return http.StatusBadRequest, e
 }
 
-func countStatuses(results []postroom.Result) map[string]int {
-	n := map[string]int{}
+func countStatuses(results []postroom.Result) map[postroom.Status]int {
+	n := map[postroom.Status]int{}
 	for _, r := range results {
 		n[string(r.Status)]++
 	}

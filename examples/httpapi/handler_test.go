@@ -346,7 +346,7 @@ func TestCallBudget(t *testing.T) {
 		t.Fatalf("got %d %s; want 200 with 3 results", r.Status, r.Body)
 	}
 	for i, res := range r.Results {
-		if res.Status != postroom.StatusDeferred || !strings.HasPrefix(res.Reason, postroom.ReasonTimeout) {
+		if res.Status != postroom.StatusDeferred || !strings.HasPrefix(res.Reason, string(postroom.ReasonTimeout)) {
 			t.Errorf("result %d = %+v; want deferred, %s", i, res, postroom.ReasonTimeout)
 		}
 	}

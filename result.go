@@ -1,0 +1,228 @@
+package postroom
+
+// Results: what Send reports per recipient, and how an outcome travels as
+// data from where it is decided (validation, render, the transport's error)
+// to where its Result is built. Nothing here reads meaning back out of
+// error or reason text.
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Result is the outcome for one recipient. Send and SendTemplate return
+// exactly one per recipient, in input order.
+//
+// Its JSON form is the spec's {"email", "status", "reason", "send_id"}.
+// Reason is Code, optionally followed by ": " and detail for people: what
+// is wrong with an address, the next hop's reply, the params missing. It
+// never holds postroom's or a transport's own error text (file paths,
+// network errors, error chains): that goes to Options.Logger, and to Err.
+// See the package documentation for the table of statuses and reasons.
+//
+// Go callers branch on Status and Code and reach the transport's error
+// through Err with errors.As; they never need to parse Reason.
+//
+// SendID is 32 lowercase hex characters for every recipient that got a
+// message, and empty for StatusInvalid.
+type Result struct {
+	Email  string `json:"email"`
+	Status Status `json:"status"`
+	Reason string `json:"reason"`
+	SendID string `json:"send_id"`
+
+	// Code is the reason code alone: Reason up to any ": ". It is empty
+	// when Reason is (a message sent or queued as asked).
+	Code ReasonCode `json:"-"`
+
+	// Err is the error behind the outcome, or nil. For a recipient handed
+	// to the transport it is the transport's error as returned: errors.As
+	// reaches its *DeliveryError (with the SMTP reply code and enhanced
+	// status code) or its *PartialError (bcc-rejected). For a recipient not
+	// attempted it is ctx's error, or the error wrapping
+	// ErrTransportUnusable that stopped the call. For render-error it is
+	// the template's error. It is nil when the transport accepted the
+	// message for every address, and for the other invalid outcomes. Err
+	// is never written to JSON.
+	Err error `json:"-"`
+}
+
+// Status is what happened to one recipient. Its values are the constants
+// below; the zero Status is no outcome and never appears in a Result.
+type Status string
+
+// Result statuses.
+const (
+	// StatusSent: the transport accepted the message.
+	StatusSent Status = "sent"
+	// StatusQueued: accepted by a transport that delivers later (see Queuer).
+	StatusQueued Status = "queued"
+	// StatusInvalid: no message was made for this recipient; nothing was sent.
+	StatusInvalid Status = "invalid"
+	// StatusRejected: the next hop refused the message for good.
+	StatusRejected Status = "rejected"
+	// StatusDeferred: not delivered; safe to retry.
+	StatusDeferred Status = "deferred"
+	// StatusUnknown: the message may have been delivered; do not blindly retry.
+	StatusUnknown Status = "unknown"
+)
+
+// ReasonCode is the stable kebab-case code at the start of a Result's
+// Reason. Its values are the constants below; the zero ReasonCode goes
+// with an empty Reason.
+type ReasonCode string
+
+// Result reason codes.
+const (
+	ReasonBCCRejected      ReasonCode = "bcc-rejected"
+	ReasonInvalidEmail     ReasonCode = "invalid-email"
+	ReasonDuplicate        ReasonCode = "duplicate"
+	ReasonMissingParam     ReasonCode = "missing-param"
+	ReasonRenderError      ReasonCode = "render-error"
+	ReasonHeaderInjection  ReasonCode = "header-injection"
+	ReasonMessageTooLarge  ReasonCode = "message-too-large"
+	ReasonHardBounce       ReasonCode = "hard-bounce"
+	ReasonSoftBounce       ReasonCode = "soft-bounce"
+	ReasonConnectionFailed ReasonCode = "connection-failed"
+	ReasonTimeout          ReasonCode = "timeout"
+	ReasonCanceled         ReasonCode = "canceled"
+	ReasonConnectionLost   ReasonCode = "connection-lost-after-data"
+)
+
+// outcome is a recipient's outcome as decided: what its Result will say,
+// kept as data until the Result is built.
+type outcome struct {
+	status Status
+	code   ReasonCode
+	detail string // for the caller: no internal text
+	err    error  // the error behind it, for Result.Err and the log
+	// hidden says err holds more than detail shows (a network error, a
+	// file path, a panic): the Mailer logs it.
+	hidden bool
+}
+
+// reason is the Result's Reason: the code and the detail.
+func (o outcome) reason() string {
+	if o.detail == "" {
+		return string(o.code)
+	}
+	return string(o.code) + ": " + o.detail
+}
+
+// result is the Result of o for a recipient.
+func (o outcome) result(email, sendID string) Result {
+	return Result{Email: email, Status: o.status, Reason: o.reason(), SendID: sendID, Code: o.code, Err: o.err}
+}
+
+// invalid is the outcome of a recipient that gets no message.
+func invalid(code ReasonCode, detail string) outcome {
+	return outcome{status: StatusInvalid, code: code, detail: detail}
+}
+
+// recipientError carries an outcome out of a function that returns an
+// error, such as a render: outcomeOf takes it back as it was.
+type recipientError struct{ o outcome }
+
+func (e *recipientError) Error() string { return "postroom: " + e.o.reason() }
+
+// Unwrap returns the error behind the outcome, if any.
+func (e *recipientError) Unwrap() error { return e.o.err }
+
+// failed returns an error carrying o.
+func failed(o outcome) error { return &recipientError{o} }
+
+// outcomeOf is the outcome a render failure err carries, or render-error
+// without detail for any other error.
+func outcomeOf(err error) outcome {
+	var re *recipientError
+	if errors.As(err, &re) {
+		return re.o
+	}
+	var he *headerError
+	if errors.As(err, &he) {
+		return outcome{status: StatusInvalid, code: ReasonRenderError, detail: he.Field + ": value cannot be folded within 998-octet lines", err: err}
+	}
+	return outcome{status: StatusInvalid, code: ReasonRenderError, err: err, hidden: true}
+}
+
+// classify maps a Transport's error to an outcome. The detail is the next
+// hop's reply, when there is one; never the error's own text.
+func classify(err error, queued bool) outcome {
+	accepted := StatusSent
+	if queued {
+		accepted = StatusQueued
+	}
+	if err == nil {
+		return outcome{status: accepted}
+	}
+	var pe *PartialError
+	if errors.As(err, &pe) {
+		addrs := make([]string, len(pe.Refused))
+		for i, r := range pe.Refused {
+			addrs[i] = r.Address
+			if reply := replyOf(r.Err); reply != "" {
+				addrs[i] += " (" + reply + ")"
+			}
+		}
+		return outcome{status: accepted, code: ReasonBCCRejected, detail: strings.Join(addrs, ", "), err: err}
+	}
+	reply := replyOf(err)
+	if errors.Is(err, ErrTransportUnusable) {
+		// Not this recipient's doing (a refused login, say): no bounce.
+		return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, hidden: true}
+	}
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		switch {
+		case de.Uncertain:
+			return outcome{status: StatusUnknown, code: ReasonConnectionLost, detail: reply, err: err, hidden: reply == ""}
+		case de.Permanent:
+			return outcome{status: StatusRejected, code: ReasonHardBounce, detail: reply, err: err}
+		case de.Code != 0:
+			return outcome{status: StatusDeferred, code: ReasonSoftBounce, detail: reply, err: err}
+		}
+	}
+	if code := contextCode(err); code != "" {
+		// ctx's own error says nothing more; a network timeout does.
+		return outcome{status: StatusDeferred, code: code, err: err, hidden: !fromContext(err)}
+	}
+	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, hidden: true}
+}
+
+// notAttempted is the outcome of a recipient not handed over because the
+// transport said, for an earlier one, that it cannot deliver anything.
+func notAttempted(stop error) outcome {
+	detail := "not attempted"
+	if reply := replyOf(stop); reply != "" {
+		detail += ": " + reply
+	}
+	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: detail, err: stop}
+}
+
+// contextCode is the reason code for an error caused by a context or a
+// deadline, or "".
+func contextCode(err error) ReasonCode {
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, context.Canceled):
+		return ReasonCanceled
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
+		return ReasonTimeout
+	}
+	return ""
+}
+
+func fromContext(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// replyOf is the next hop's reply in err's *DeliveryError ("550 5.1.1
+// text"), or "".
+func replyOf(err error) string {
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		return de.reply()
+	}
+	return ""
+}
