@@ -38,7 +38,7 @@ func BenchmarkSend(b *testing.B) {
 				if err != nil || r.Status != http.StatusOK || len(r.Results) != n {
 					b.Fatalf("%v %+v", err, r)
 				}
-				if c := countStatuses(r.Results); c[string(postroom.StatusSent)] != n {
+				if c := countStatuses(r.Results); c[postroom.StatusSent] != n {
 					b.Fatalf("statuses %v; want %d sent", c, n)
 				}
 			}

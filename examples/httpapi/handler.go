@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -123,7 +124,10 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		}
 		call, err := postroom.DecodeCall(body)
 		if err != nil {
-			e := &apiError{Code: "invalid_json", Message: "the body is not a valid call: " + strings.TrimPrefix(err.Error(), "postroom: ")}
+			e := &apiError{Code: "invalid_json", Message: "the body is not one JSON object"}
+			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+				e.Message = fmt.Sprintf("the body is not valid JSON (at byte %d)", se.Offset)
+			}
 			if ve := (*postroom.ValidationError)(nil); errors.As(err, &ve) {
 				e.Field, e.Message = ve.Field, ve.Field+": "+ve.Reason
 			}
@@ -212,7 +216,7 @@ func callError(err error) (int, *apiError) {
 	case errors.Is(err, postroom.ErrNoRecipients):
 		return http.StatusBadRequest, &apiError{Code: "no_recipients", Message: "the call has no recipients", Field: "recipients"}
 	case errors.Is(err, postroom.ErrTooManyRecipients):
-		return http.StatusBadRequest, &apiError{Code: "too_many_recipients", Message: strings.TrimPrefix(err.Error(), "postroom: "), Field: "recipients"}
+		return http.StatusBadRequest, &apiError{Code: "too_many_recipients", Message: "the call has more recipients than the server takes in one call", Field: "recipients"}
 	}
 	ves := postroom.ValidationErrors(err)
 	if ves == nil {
@@ -245,7 +249,7 @@ func callError(err error) (int, *apiError) {
 func countStatuses(results []postroom.Result) map[postroom.Status]int {
 	n := map[postroom.Status]int{}
 	for _, r := range results {
-		n[string(r.Status)]++
+		n[r.Status]++
 	}
 	return n
 }
