@@ -63,6 +63,10 @@ func parseAddress(s string) (string, error) {
 	if domain[0] == '[' {
 		return "", fmt.Errorf("%w: domain literals are not accepted", errBadAddress)
 	}
+	if !utf8.ValidString(domain) {
+		// idna would map the invalid bytes to U+FFFD and accept the result.
+		return "", fmt.Errorf("%w: domain is not valid UTF-8", errBadAddress)
+	}
 	ascii, err := idna.Lookup.ToASCII(domain)
 	if err != nil {
 		return "", fmt.Errorf("%w: domain: %v", errBadAddress, err)
