@@ -73,6 +73,10 @@ func parseAddress(s string) (addr, problem string) {
 	if domain[0] == '[' {
 		return "", "domain literals are not accepted"
 	}
+	if !utf8.ValidString(domain) {
+		// idna would map the invalid bytes to U+FFFD and accept the result.
+		return "", fmt.Errorf("%w: domain is not valid UTF-8", errBadAddress)
+	}
 	ascii, err := idna.Lookup.ToASCII(domain)
 	if err != nil {
 		return "", "domain is not a valid internationalized domain name"

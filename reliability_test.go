@@ -1,0 +1,261 @@
+package postroom_test
+
+// Reliability under concurrency and over time: one Mailer shared by many
+// calls at once against an SMTP server that fails on script, and many calls
+// one after another with nothing left behind.
+
+import (
+	"encoding/base64"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/transport"
+)
+
+// reliabilityFault is the fault mix of TestConcurrentCallsFaultMix, by
+// recipient index within a call, and the result each fault must give.
+// Attempt counts per address, and every address is used by one call only,
+// so the mix is the same whatever the interleaving.
+func reliabilityFault(c smtptest.Command, i int) smtptest.Fault {
+	switch {
+	case i == 1 && c.Stage == smtptest.Rcpt:
+		return smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}
+	case i == 2 && c.Stage == smtptest.Rcpt && c.Attempt == 1:
+		return smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "try again"}
+	case i == 3 && c.Stage == smtptest.Rcpt:
+		return smtptest.Fault{Code: 452, Enhanced: "4.2.2", Text: "mailbox full"}
+	case i == 4 && c.Stage == smtptest.Body && c.Attempt == 1:
+		return smtptest.Fault{Drop: true, AfterBytes: 100}
+	case i == 5 && c.Stage == smtptest.EndOfData:
+		return smtptest.Fault{Drop: true}
+	case i == 6 && c.Stage == smtptest.EndOfData:
+		return smtptest.Fault{Code: 554, Enhanced: "5.7.1", Text: "spam"}
+	}
+	return smtptest.Fault{}
+}
+
+// reliabilityWant is the status and reason prefix recipient i must get.
+// Recipient 4's connection is cut while the message is being written: the
+// client retries it (sent) unless all of it, final dot included, was
+// already in the kernel, when it cannot know and must say unknown.
+func reliabilityWant(i int) (status []string, reason string) {
+	switch i {
+	case 1:
+		return []string{postroom.StatusRejected}, "hard-bounce: 550 5.1.1"
+	case 3:
+		return []string{postroom.StatusDeferred}, "soft-bounce: 452 4.2.2"
+	case 4:
+		return []string{postroom.StatusSent, postroom.StatusUnknown}, ""
+	case 5:
+		return []string{postroom.StatusUnknown}, "connection-lost-after-data"
+	case 6:
+		return []string{postroom.StatusRejected}, "hard-bounce: 554 5.7.1"
+	}
+	return []string{postroom.StatusSent}, ""
+}
+
+// TestConcurrentCallsFaultMix: 32 calls at once on one Mailer, through
+// transport.SMTP to a server that fails some recipients on script (refused,
+// refused then accepted, deferred, cut mid-message, cut after the final
+// dot, refused after it). Every recipient gets exactly one result, its own,
+// and an honest one: the status the fault calls for, and the server's ledger
+// agrees (a sent recipient's message was accepted exactly once, a rejected
+// or deferred one's never, an unknown one's at most once, and every message
+// cut after the dot belongs to an unknown recipient). Run it with -race.
+func TestConcurrentCallsFaultMix(t *testing.T) {
+	const calls, perCall = 32, 8
+	addr := func(c, i int) string { return fmt.Sprintf("c%02d-r%d@example.org", c, i) }
+	index := map[string]int{}
+	for c := range calls {
+		for i := range perCall {
+			index[addr(c, i)] = i
+		}
+	}
+	srv := smtptest.NewServer(t, smtptest.Options{Faults: func(c smtptest.Command) smtptest.Fault {
+		i, ok := index[c.Addr]
+		if !ok {
+			return smtptest.Fault{}
+		}
+		return reliabilityFault(c, i)
+	}})
+	tr, err := transport.NewSMTP(transport.SMTPOptions{
+		Addr: srv.Addr(), TLS: transport.NoTLS, MaxConns: 8,
+		Retry: transport.RetryPolicy{Attempts: 2, Base: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	results := make([][]postroom.Result, calls)
+	errs := make([]error, calls)
+	var wg sync.WaitGroup
+	for c := range calls {
+		call := &postroom.Call{Message: postroom.Message{
+			FromEmail: "sender@example.com", Subject: "call {{call}}",
+			Text: "hello {{name}}\n.\nend", HTML: "<p>hello {{name}}</p>",
+		}, GlobalParams: map[string]any{"call": c}}
+		for i := range perCall {
+			call.Recipients = append(call.Recipients, postroom.Recipient{Email: addr(c, i), Params: map[string]any{"name": i}})
+		}
+		wg.Go(func() { results[c], errs[c] = m.Send(t.Context(), call) })
+	}
+	wg.Wait()
+
+	var all []postroom.Result
+	for c := range calls {
+		if errs[c] != nil {
+			t.Errorf("call %d: %v", c, errs[c])
+		}
+		if len(results[c]) != perCall {
+			t.Fatalf("call %d: %d results, want %d", c, len(results[c]), perCall)
+		}
+		for i, r := range results[c] {
+			if r.Email != addr(c, i) {
+				t.Errorf("call %d, result %d is for %s, want %s", c, i, r.Email, addr(c, i))
+			}
+			statuses, reason := reliabilityWant(i)
+			if !slices.Contains(statuses, r.Status) || !strings.HasPrefix(r.Reason, reason) {
+				t.Errorf("%s: %s %q, want %v %q…", r.Email, r.Status, r.Reason, statuses, reason)
+			}
+			if (r.SendID == "") != (r.Status == postroom.StatusInvalid) {
+				t.Errorf("%s: %s with send id %q", r.Email, r.Status, r.SendID)
+			}
+		}
+		all = append(all, results[c]...)
+	}
+	checkLedgerAgrees(t, srv, all)
+}
+
+// checkLedgerAgrees asserts that results, one per address, agree with the
+// messages srv holds: a sent recipient's message was accepted exactly once,
+// a rejected, deferred or invalid one's never, an unknown one's at most
+// once, and only unknown recipients' messages were kept with the connection
+// cut after the final dot.
+func checkLedgerAgrees(t *testing.T, srv *smtptest.Server, results []postroom.Result) {
+	t.Helper()
+	accepted, cut := map[string]int{}, map[string]int{}
+	for _, m := range srv.Messages() {
+		if m.Cut {
+			cut[m.To[0]]++
+		} else {
+			accepted[m.To[0]]++
+		}
+	}
+	status := map[string]string{}
+	for _, r := range results {
+		if _, dup := status[r.Email]; dup {
+			t.Fatalf("two results for %s", r.Email)
+		}
+		status[r.Email] = r.Status
+		a, c := accepted[r.Email], cut[r.Email]
+		switch r.Status {
+		case postroom.StatusSent:
+			if a != 1 || c != 0 {
+				t.Errorf("%s sent, but the server accepted it %d times and kept it cut %d times", r.Email, a, c)
+			}
+		case postroom.StatusUnknown:
+			if a+c > 1 {
+				t.Errorf("%s unknown, but the server holds it %d times", r.Email, a+c)
+			}
+		default:
+			if a+c != 0 {
+				t.Errorf("%s %s, but the server holds it %d times", r.Email, r.Status, a+c)
+			}
+		}
+	}
+	for addr := range cut {
+		if status[addr] != postroom.StatusUnknown {
+			t.Errorf("the connection was cut after the dot for %s, reported %q, want unknown", addr, status[addr])
+		}
+	}
+	for addr := range accepted {
+		if _, ok := status[addr]; !ok {
+			t.Errorf("the server accepted a message for %s, which no call had", addr)
+		}
+	}
+}
+
+// TestSequentialCallsLeaveNothing: 1,000 calls one after another on one
+// Mailer, through transport.SMTP with a 16 KiB attachment, leave the number
+// of goroutines and the live heap where a few warm-up calls left them.
+// Tolerances are generous (the pool may hold a connection more or less,
+// and the server ends a closed connection's goroutine on its own time): a
+// goroutine or a message kept per call would be 1,000 goroutines or 40 MB.
+// It measures counts, never time.
+func TestSequentialCallsLeaveNothing(t *testing.T) {
+	const (
+		calls           = 1000
+		warmUp          = 20
+		goroutineSlack  = 16
+		heapSlack       = 16 << 20
+		attachmentBytes = 16 << 10
+		maxConns        = 2
+		messagesPerCall = 2
+	)
+	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true})
+	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: srv.Addr(), TLS: transport.NoTLS, MaxConns: maxConns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: maxConns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := &postroom.Call{Message: postroom.Message{
+		FromEmail: "sender@example.com", Subject: "report for {{name}}",
+		Text: "hello {{name}}", HTML: "<p>hello {{name}}</p>",
+		Attachments: []postroom.Attachment{{Name: "report.pdf", ContentType: "application/pdf", Content: base64.StdEncoding.EncodeToString(make([]byte, attachmentBytes))}},
+	}}
+	for i := range messagesPerCall {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("r%d@example.org", i), Params: map[string]any{"name": i}})
+	}
+	send := func(n int) {
+		for range n {
+			results, err := m.Send(t.Context(), call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if r.Status != postroom.StatusSent {
+					t.Fatalf("%s: %s %q", r.Email, r.Status, r.Reason)
+				}
+			}
+		}
+	}
+	settle := func() (goroutines int, heap uint64) {
+		// Two collections: sync.Pool keeps its victims through one.
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return runtime.NumGoroutine(), ms.HeapAlloc
+	}
+
+	send(warmUp)
+	g0, h0 := settle()
+	send(calls)
+	g1, h1 := settle()
+	runtime.KeepAlive(m) // what the Mailer holds counts as live
+	t.Logf("goroutines %d → %d, heap %d KiB → %d KiB after %d calls", g0, g1, h0>>10, h1>>10, calls)
+	if g1 > g0+goroutineSlack {
+		t.Errorf("%d goroutines after %d calls, %d after the warm-up", g1, calls, g0)
+	}
+	if h1 > h0+heapSlack {
+		t.Errorf("live heap %d KiB after %d calls, %d KiB after the warm-up", h1>>10, calls, h0>>10)
+	}
+	if n := len(srv.Messages()); n != (warmUp+calls)*messagesPerCall {
+		t.Errorf("the server holds %d messages, want %d", n, (warmUp+calls)*messagesPerCall)
+	}
+}
