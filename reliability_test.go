@@ -44,20 +44,20 @@ func reliabilityFault(c smtptest.Command, i int) smtptest.Fault {
 // Recipient 4's connection is cut while the message is being written: the
 // client retries it (sent) unless all of it, final dot included, was
 // already in the kernel, when it cannot know and must say unknown.
-func reliabilityWant(i int) (status []string, reason string) {
+func reliabilityWant(i int) (status []postroom.Status, reason string) {
 	switch i {
 	case 1:
-		return []string{postroom.StatusRejected}, "hard-bounce: 550 5.1.1"
+		return []postroom.Status{postroom.StatusRejected}, "hard-bounce: 550 5.1.1"
 	case 3:
-		return []string{postroom.StatusDeferred}, "soft-bounce: 452 4.2.2"
+		return []postroom.Status{postroom.StatusDeferred}, "soft-bounce: 452 4.2.2"
 	case 4:
-		return []string{postroom.StatusSent, postroom.StatusUnknown}, ""
+		return []postroom.Status{postroom.StatusSent, postroom.StatusUnknown}, ""
 	case 5:
-		return []string{postroom.StatusUnknown}, "connection-lost-after-data"
+		return []postroom.Status{postroom.StatusUnknown}, "connection-lost-after-data"
 	case 6:
-		return []string{postroom.StatusRejected}, "hard-bounce: 554 5.7.1"
+		return []postroom.Status{postroom.StatusRejected}, "hard-bounce: 554 5.7.1"
 	}
-	return []string{postroom.StatusSent}, ""
+	return []postroom.Status{postroom.StatusSent}, ""
 }
 
 // TestConcurrentCallsFaultMix: 32 calls at once on one Mailer, through
@@ -152,7 +152,7 @@ func checkLedgerAgrees(t *testing.T, srv *smtptest.Server, results []postroom.Re
 			accepted[m.To[0]]++
 		}
 	}
-	status := map[string]string{}
+	status := map[string]postroom.Status{}
 	for _, r := range results {
 		if _, dup := status[r.Email]; dup {
 			t.Fatalf("two results for %s", r.Email)

@@ -75,7 +75,7 @@ func parseAddress(s string) (addr, problem string) {
 	}
 	if !utf8.ValidString(domain) {
 		// idna would map the invalid bytes to U+FFFD and accept the result.
-		return "", fmt.Errorf("%w: domain is not valid UTF-8", errBadAddress)
+		return "", "domain is not valid UTF-8"
 	}
 	ascii, err := idna.Lookup.ToASCII(domain)
 	if err != nil {
