@@ -338,7 +338,7 @@ func TestClientDisconnect(t *testing.T) {
 func TestCallBudget(t *testing.T) {
 	tr := newBlockingTransport(3)
 	to := defaultTimeouts
-	to.Write, to.Answer = 3*time.Second, 2*time.Second
+	to.Write, to.Answer = 20*time.Second, 2*time.Second // a wide gap: a loaded machine must not reach the write timeout first
 	url, _ := startMailer(t, tr, postroom.Options{}, to)
 
 	r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(3)))
