@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,18 +142,15 @@ func TestSMTPClose(t *testing.T) {
 	if err := tr.Send(t.Context(), envelope("warm", rcpt(9))); err != nil {
 		t.Fatal(err)
 	}
-	var sendDone atomic.Bool
 	sent := make(chan error, 1)
-	go func() {
-		err := tr.Send(t.Context(), envelope("slow", rcpt(0)))
-		sendDone.Store(true)
-		sent <- err
-	}()
+	go func() { sent <- tr.Send(t.Context(), envelope("slow", rcpt(0))) }()
 	<-reached // the slow Send waits for its end-of-data reply
 	closed := make(chan bool, 1)
 	go func() {
 		_ = tr.Close()
-		closed <- sendDone.Load()
+		// The server records the message before its reply, which the
+		// Send in progress waits for; Close must wait for that Send.
+		closed <- len(srv.Messages()) == 2
 	}()
 	close(release)
 	if !<-closed {

@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"net/textproto"
 	"strconv"
 	"unicode/utf8"
 
@@ -34,15 +32,15 @@ func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (keep, 
 func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	o := c.opts
 	data := env.Data
-	if c.maxSize > 0 && int64(len(data)) > c.maxSize {
+	if c.ext.maxSize > 0 && int64(len(data)) > c.ext.maxSize {
 		return true, false, &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
-			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.maxSize)}
+			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.ext.maxSize)}
 	}
 	needUTF8 := !isASCII(env.From)
 	for _, a := range env.To {
 		needUTF8 = needUTF8 || !isASCII(a)
 	}
-	if needUTF8 && !c.utf8 {
+	if needUTF8 && !c.ext.utf8 {
 		return true, false, &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
 			Text: "non-ASCII address and the server does not offer SMTPUTF8"}
 	}
@@ -57,11 +55,11 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	w.WriteString("MAIL FROM:<")
 	w.WriteString(env.From)
 	w.WriteString(">")
-	if c.sizeOffered {
+	if c.ext.sizeOffered {
 		w.WriteString(" SIZE=")
 		w.Write(strconv.AppendInt(c.num[:0], int64(len(data)), 10))
 	}
-	if c.eightBitMIME && has8Bit(data) {
+	if c.ext.eightBitMIME && has8Bit(data) {
 		w.WriteString(" BODY=8BITMIME")
 	}
 	if needUTF8 {
@@ -74,10 +72,10 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	// addresses DATA waits, so that a refused Envelope.To[0] never meets a
 	// 354. BDAT always waits for the RCPT replies: its chunk follows the
 	// command at once, and must not go out for a refused recipient.
-	pipeData := c.pipelining && len(env.To) == 1 && !c.chunking
+	pipeData := c.ext.pipelining && len(env.To) == 1 && !c.chunking
 	replied := false
 	read := func() (int, string, error) {
-		code, msg, err := readReply(c.c.Text.R)
+		code, msg, err := readReply(c.br)
 		if err == nil {
 			replied = true
 		}
@@ -92,7 +90,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 		}
 		return false, !replied && !isProtocolError(err), &postroom.DeliveryError{Err: err}
 	}
-	if c.pipelining {
+	if c.ext.pipelining {
 		for _, a := range env.To {
 			w.WriteString("RCPT TO:<")
 			w.WriteString(a)
@@ -112,7 +110,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 		}
 		if code/100 != 2 {
 			// A server that refuses RSET is in no state to go on with.
-			de := replyError(code, msg, c.enhanced)
+			de := replyError(code, msg, c.ext.enhanced)
 			de.Permanent = false
 			return false, false, de
 		}
@@ -122,14 +120,14 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 		return netFail(err)
 	}
 	if code/100 != 2 {
-		mailErr = replyError(code, msg, c.enhanced)
-		if !c.pipelining {
+		mailErr = replyError(code, msg, c.ext.enhanced)
+		if !c.ext.pipelining {
 			return code != 421 && code/100 != 1 && code/100 != 3, false, mailErr
 		}
 	}
 	var refused []postroom.RefusedRecipient
 	for i, a := range env.To {
-		if !c.pipelining {
+		if !c.ext.pipelining {
 			if first != nil {
 				break
 			}
@@ -148,7 +146,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 		if code/100 == 2 {
 			continue
 		}
-		de := replyError(code, msg, c.enhanced)
+		de := replyError(code, msg, c.ext.enhanced)
 		if code == 452 || code == 552 {
 			de.Permanent = false // too many recipients (RFC 5321 §4.5.3.1.10)
 		}
@@ -170,7 +168,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 				return false, false, firstErr(mailErr, first)
 			}
 		} else if mailErr == nil && first == nil {
-			return dataError(code, msg, c.enhanced)
+			return dataError(code, msg, c.ext.enhanced)
 		}
 	}
 	if mailErr != nil || first != nil {
@@ -191,7 +189,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 			return netFail(err)
 		}
 		if code != 354 {
-			return dataError(code, msg, c.enhanced)
+			return dataError(code, msg, c.ext.enhanced)
 		}
 	}
 
@@ -209,7 +207,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	if err != nil {
 		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}
 	}
-	return endOfData(code, msg, c.enhanced, refused)
+	return endOfData(code, msg, c.ext.enhanced, refused)
 }
 
 // bdat sends data as one BDAT LAST chunk (RFC 3030) and reads the
@@ -237,61 +235,11 @@ func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) (keep,
 	// The whole chunk is written: from here on, no reply means the server
 	// may have the message.
 	c.deadline(c.opts.EndOfDataTimeout)
-	code, msg, err := readReply(c.c.Text.R)
+	code, msg, err := readReply(c.br)
 	if err != nil {
 		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}
 	}
-	return endOfData(code, msg, c.enhanced, refused)
-}
-
-// endOfData is the outcome of the reply after the final dot or to BDAT
-// LAST.
-func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
-	switch code / 100 {
-	case 2:
-		if len(refused) > 0 {
-			return true, false, &postroom.PartialError{Refused: refused}
-		}
-		return true, false, nil
-	case 4, 5:
-		de := replyError(code, msg, enhanced)
-		return code != 421, false, de
-	}
-	de := replyError(code, msg, enhanced)
-	de.Uncertain = true
-	return false, false, de
-}
-
-// dataError is the error for a refused DATA command.
-func dataError(code int, msg string, enhanced bool) (keep, stale bool, err error) {
-	de := replyError(code, msg, enhanced)
-	if code/100 != 4 && code/100 != 5 {
-		de.Permanent = false
-		return false, false, de
-	}
-	return code != 421, false, de
-}
-
-func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-func isProtocolError(err error) bool {
-	var pe textproto.ProtocolError
-	return errors.As(err, &pe)
-}
-
-// withCtx makes err, from an operation cut short by a done ctx, wrap
-// ctx's error, keeping whether the outcome is uncertain.
-func withCtx(ctx context.Context, err error) error {
-	var de *postroom.DeliveryError
-	if errors.As(err, &de) && de.Code == 0 {
-		return &postroom.DeliveryError{Uncertain: de.Uncertain, Permanent: de.Permanent, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
-	}
-	return err
+	return endOfData(code, msg, c.ext.enhanced, refused)
 }
 
 func isASCII(s string) bool {
