@@ -363,13 +363,17 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 			return err
 		}
 	}
+	m, err := newMessage(env.Data)
+	if err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		if t.limiter != nil {
 			if err := t.limiter.Wait(ctx); err != nil {
 				return ctxError(ctx, err)
 			}
 		}
-		err := t.attempt(ctx, env)
+		err := t.attempt(ctx, env, m)
 		if err == nil || !retryable(ctx, err) || attempt >= t.opts.Retry.Attempts {
 			return err
 		}
@@ -381,14 +385,14 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 
 // attempt makes one delivery attempt, redialing without counting when a
 // reused connection turns out to be dead before any reply.
-func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope) error {
+func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) error {
 	for free := 0; ; free++ {
 		c, err := t.pool.get(ctx)
 		if err != nil {
 			return err
 		}
 		reused := c.uses > 0
-		keep, stale, err := c.transact(ctx, env)
+		keep, stale, err := c.transact(ctx, env, m)
 		t.pool.put(c, keep)
 		if stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
 			continue
@@ -438,10 +442,15 @@ func (t *SMTP) Close() error {
 	return nil
 }
 
-// checkAddr refuses an address that cannot go into MAIL or RCPT as is. The
-// reverse path may be empty (the null sender, "<>").
+// checkAddr refuses an address that cannot go into MAIL or RCPT as is: one
+// with a control byte (NUL, CR, LF, TAB, DEL...), '<' or '>'. The reverse
+// path may be empty (the null sender, "<>").
 func checkAddr(a string, reversePath bool) error {
-	if strings.ContainsAny(a, "\r\n<>") || (a == "" && !reversePath) {
+	bad := a == "" && !reversePath
+	for i := 0; i < len(a) && !bad; i++ {
+		bad = a[i] < ' ' || a[i] == 0x7f || a[i] == '<' || a[i] == '>'
+	}
+	if bad {
 		return &postroom.DeliveryError{Permanent: true, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
 	}
 	return nil

@@ -1,13 +1,9 @@
 package transport
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/postroom/postroom"
 )
@@ -16,7 +12,7 @@ import (
 // another; stale says the connection failed before the server answered
 // anything in this transaction, so nothing can have been delivered and
 // another connection may be tried at once.
-func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (keep, stale bool, err error) {
+func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *message) (keep, stale bool, err error) {
 	stop := context.AfterFunc(ctx, c.abortFn)
 	defer func() {
 		if !stop() {
@@ -26,12 +22,21 @@ func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (keep, 
 			}
 		}
 	}()
-	return c.run(env)
+	return c.run(env, m)
 }
 
-func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
+func (c *smtpConn) run(env *postroom.Envelope, m *message) (keep, stale bool, err error) {
 	o := c.opts
-	data := env.Data
+	if c.dirty && c.unsolicited() {
+		// Whatever the server sent since the last transaction would be
+		// taken for the replies to this one's commands.
+		return false, true, &postroom.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}
+	}
+	data := m.data
+	if m.eightBit && !c.ext.eightBitMIME {
+		return true, false, &postroom.DeliveryError{Permanent: true, Code: 554, Enhanced: "5.6.3",
+			Text: "message has 8-bit bytes and the server does not offer 8BITMIME"}
+	}
 	if c.ext.maxSize > 0 && int64(len(data)) > c.ext.maxSize {
 		return true, false, &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
 			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.ext.maxSize)}
@@ -59,7 +64,7 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 		w.WriteString(" SIZE=")
 		w.Write(strconv.AppendInt(c.num[:0], int64(len(data)), 10))
 	}
-	if c.ext.eightBitMIME && has8Bit(data) {
+	if m.eightBit {
 		w.WriteString(" BODY=8BITMIME")
 	}
 	if needUTF8 {
@@ -207,28 +212,15 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	if err != nil {
 		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}
 	}
-	return endOfData(code, msg, c.ext.enhanced, refused)
+	return c.endOfData(code, msg, refused)
 }
 
 // bdat sends data as one BDAT LAST chunk (RFC 3030) and reads the
 // end-of-data reply. RFC 3030 puts no limit on a chunk's size, and one
 // chunk is one round trip.
 func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
-	data = crlfOnly(data)
-	tail := len(data) > 0 && !bytes.HasSuffix(data, crlf)
-	n := len(data)
-	if tail {
-		n += len(crlf) // as DATA does, so that both send the same message
-	}
-	w := c.bw
 	c.deadline(c.opts.DataTimeout)
-	w.WriteString("BDAT ")
-	w.Write(strconv.AppendInt(c.num[:0], int64(n), 10))
-	w.WriteString(" LAST\r\n")
-	w.Write(data)
-	if tail {
-		w.Write(crlf)
-	}
+	writeBDAT(c.bw, c.num[:0], data)
 	if err := c.flush(); err != nil {
 		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
 	}
@@ -239,113 +231,15 @@ func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) (keep,
 	if err != nil {
 		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}
 	}
+	return c.endOfData(code, msg, refused)
+}
+
+// endOfData is the outcome of the reply after the final dot or to BDAT
+// LAST. A server that has sent more than that reply is out of step: the
+// reply may not have been this message's, so the outcome is Uncertain.
+func (c *smtpConn) endOfData(code int, msg string, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
+	if c.br.Buffered() > 0 {
+		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}
+	}
 	return endOfData(code, msg, c.ext.enhanced, refused)
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// has8Bit reports whether b has a byte over 127, 32 bytes at a time.
-func has8Bit(b []byte) bool {
-	const hi = 0x8080808080808080
-	for len(b) >= 32 {
-		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[8:])|
-			binary.LittleEndian.Uint64(b[16:])|binary.LittleEndian.Uint64(b[24:]))&hi != 0 {
-			return true
-		}
-		b = b[32:]
-	}
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&hi != 0 {
-			return true
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
-var (
-	crlf    = []byte("\r\n")
-	lfDot   = []byte("\n.")
-	dotCRLF = []byte(".\r\n")
-)
-
-// writeData writes data as the text of DATA: dot-stuffed (RFC 5321
-// §4.5.2), with CRLF line ends, ending in CRLF and the final ".\r\n".
-// Data that is CRLF only, as a postroom.Envelope's is, goes out in large
-// runs between the lines that start with a dot, found with bytes.Index;
-// anything else is normalized first.
-func writeData(w *bufio.Writer, data []byte) error {
-	data = crlfOnly(data)
-	if len(data) > 0 && data[0] == '.' {
-		w.WriteByte('.')
-	}
-	for len(data) > 0 {
-		i := bytes.Index(data, lfDot)
-		if i < 0 {
-			w.Write(data)
-			break
-		}
-		w.Write(data[:i+1])
-		w.WriteByte('.')
-		data = data[i+1:]
-	}
-	if len(data) > 0 && !bytes.HasSuffix(data, crlf) {
-		w.Write(crlf)
-	}
-	_, err := w.Write(dotCRLF)
-	return err
-}
-
-// crlfOnly returns data when its line ends are all CRLF, as a
-// postroom.Envelope's are, or else a normalized copy.
-func crlfOnly(data []byte) []byte {
-	// Every LF follows a CR, and there are as many CRs as LFs: then every
-	// CR is followed by an LF. IndexByte and Count are vectorized; a
-	// two-byte bytes.Count is not, and took most of the time.
-	lines := 0
-	for rest, off := data, 0; ; lines++ {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		if off+i == 0 || data[off+i-1] != '\r' {
-			return normalizeCRLF(data)
-		}
-		rest, off = rest[i+1:], off+i+1
-	}
-	if bytes.Count(data, crlf[:1]) != lines {
-		return normalizeCRLF(data)
-	}
-	return data
-}
-
-// normalizeCRLF returns a copy of b with every bare CR or LF made CRLF.
-func normalizeCRLF(b []byte) []byte {
-	out := make([]byte, 0, len(b)+len(b)/32)
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '\r':
-			out = append(out, '\r', '\n')
-			if i+1 < len(b) && b[i+1] == '\n' {
-				i++
-			}
-		case '\n':
-			out = append(out, '\r', '\n')
-		default:
-			out = append(out, b[i])
-		}
-	}
-	return out
 }
