@@ -60,6 +60,7 @@ const (
 	DefaultRetryAttempts      = 3
 	DefaultRetryBase          = 250 * time.Millisecond
 	DefaultRetryCap           = 10 * time.Second
+	DefaultSetupCoolDown      = time.Minute
 )
 
 // SMTPOptions configures an SMTP transport. NewSMTP copies it (and clones
@@ -132,6 +133,19 @@ type SMTPOptions struct {
 	// bytes as they are, without dot-stuffing, which is cheaper on both
 	// sides.
 	DisableChunking bool
+
+	// SetupCoolDown is how long Send fails at once with ErrCoolingDown,
+	// without contacting the server, after a session setup was refused in
+	// a way no retry can fix: AUTH refused (535, any 5xx), a certificate
+	// that does not verify, a 5xx greeting or EHLO, STARTTLS or the AUTH
+	// mechanism not offered. Then the next Send tries once, alone, and
+	// decides. Until a setup has succeeded (at first, and after every such
+	// refusal) connections are dialed one at a time, so that a wrong
+	// password costs one AUTH, not MaxConns: relays lock accounts and
+	// fail2ban bans hosts for a burst of failed logins. Zero means
+	// DefaultSetupCoolDown (1 minute); negative means no cool-down (every
+	// Send tries, still one dial at a time).
+	SetupCoolDown time.Duration
 
 	// Retry is the retry policy for temporary failures.
 	Retry RetryPolicy
@@ -220,7 +234,9 @@ var (
 //   - an error wrapping postroom.ErrTransportUnusable: no later message can
 //     do better. AUTH refused with 535 (or any 5xx), a 5xx greeting or
 //     EHLO, STARTTLS required but not offered, a TLS handshake that fails
-//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed. When it
+//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed, and
+//     ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
+//     refusals of session setup among these. When it
 //     carries a reply it is a DeliveryError that is neither Permanent nor
 //     Uncertain: the recipient was not refused. A postroom.Mailer then
 //     stops the call: this recipient is deferred with reason
@@ -301,6 +317,9 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+	}
+	if opts.SetupCoolDown == 0 {
+		opts.SetupCoolDown = DefaultSetupCoolDown
 	}
 	if opts.HealthCheckAfter == 0 {
 		opts.HealthCheckAfter = DefaultHealthCheckAfter

@@ -16,6 +16,7 @@ type pool struct {
 	slots chan struct{} // one token per open connection: at most MaxConns
 	wake  chan struct{} // a connection became idle; buffered MaxConns
 	done  chan struct{} // closed by close
+	gate  gate
 
 	mu      sync.Mutex
 	idle    []*smtpConn // most recently used last
@@ -29,6 +30,7 @@ func (p *pool) init(t *SMTP) {
 	p.slots = make(chan struct{}, t.opts.MaxConns)
 	p.wake = make(chan struct{}, t.opts.MaxConns)
 	p.done = make(chan struct{})
+	p.gate = gate{coolDown: t.opts.SetupCoolDown, now: time.Now}
 }
 
 var errClosed = fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)
@@ -76,7 +78,13 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		}
 		select {
 		case p.slots <- struct{}{}:
+			probe, err := p.gate.enter(ctx)
+			if err != nil {
+				<-p.slots
+				return nil, err
+			}
 			c, err := p.t.dial(ctx)
+			p.gate.leave(probe, err)
 			if err != nil {
 				<-p.slots
 				return nil, err
