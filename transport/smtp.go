@@ -256,6 +256,27 @@ var (
 // needs it on a server that does not offer it fails with a Permanent
 // DeliveryError 553 5.6.7).
 //
+// What SMTP refuses to send (a Permanent DeliveryError before anything
+// goes on the wire): an envelope address with a control byte (NUL, CR, LF,
+// TAB, DEL...), '<' or '>'; a message line over 998 octets (RFC 5321
+// §4.5.3.1.6, 5.6.0); 8-bit bytes to a server that does not offer 8BITMIME
+// (554 5.6.3).
+//
+// What SMTP does with a server that misbehaves: every reply, from the
+// greeting on, is read within bounds (4 KiB a line, 128 lines, 64 KiB in
+// all, generous beside RFC 5321 §4.5.3.1.5's 512 octets a line); beyond
+// them the connection fails with ErrReplyTooLong. Replies are matched to
+// commands: a reply nobody asked for (more bytes after the end-of-data
+// reply, or waiting on an idle connection) fails the connection with
+// ErrUnexpectedReply; the message whose end-of-data reply it followed is
+// Uncertain, never sent. A refused session setup (a wrong password, a
+// certificate that does not verify) costs one attempt, then
+// SMTPOptions.SetupCoolDown of ErrCoolingDown without contacting the
+// server.
+//
+// Printing an SMTP or SMTPOptions (fmt, slog, encoding/json) never shows
+// the password or token.
+//
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.
 type SMTP struct {
