@@ -380,7 +380,7 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 	if opts.RateLimit > 0 {
 		t.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), 1)
 	}
-	t.pool.init(t)
+	t.pool.init(&t.opts, t.dial)
 	return t, nil
 }
 

@@ -136,9 +136,12 @@ func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
 	return b
 }
 
+// isProtocolError reports whether err says the server replied, but not as
+// SMTP allows: a malformed reply, one over the bounds, one nobody asked
+// for.
 func isProtocolError(err error) bool {
 	var pe textproto.ProtocolError
-	return errors.As(err, &pe)
+	return errors.As(err, &pe) || errors.Is(err, ErrReplyTooLong) || errors.Is(err, ErrUnexpectedReply)
 }
 
 // withCtx makes err, from an operation cut short by a done ctx, wrap

@@ -77,16 +77,16 @@ func (c *smtpConn) cmd(line string) (code int, msg string, err error) {
 }
 
 // quit says QUIT and does not wait long for the answer.
-func (c *smtpConn) quit(t *SMTP) {
-	c.deadline(min(t.opts.CommandTimeout, 2*time.Second))
+func (c *smtpConn) quit() {
+	c.deadline(min(c.opts.CommandTimeout, 2*time.Second))
 	_, _, _ = c.cmd("QUIT")
 }
 
 // noop checks an idle connection.
-func (c *smtpConn) noop(ctx context.Context, t *SMTP) error {
+func (c *smtpConn) noop(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, c.abortFn)
 	defer stop()
-	c.deadline(t.opts.CommandTimeout)
+	c.deadline(c.opts.CommandTimeout)
 	code, _, err := c.cmd("NOOP")
 	if err == nil && code/100 != 2 {
 		err = fmt.Errorf("NOOP: %d", code)
