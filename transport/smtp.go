@@ -432,12 +432,12 @@ func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) 
 			return err
 		}
 		reused := c.uses > 0
-		keep, stale, err := c.transact(ctx, env, m)
-		t.pool.put(c, keep)
-		if stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
+		out := c.transact(ctx, env, m)
+		t.pool.put(c, out.keep)
+		if out.stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
 			continue
 		}
-		return err
+		return out.err
 	}
 }
 

@@ -103,30 +103,29 @@ func oneLine(s string) string {
 
 // endOfData is the outcome of the reply after the final dot or to BDAT
 // LAST.
-func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
+func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRecipient) outcome {
 	switch code / 100 {
 	case 2:
 		if len(refused) > 0 {
-			return true, false, &postroom.PartialError{Refused: refused}
+			return outcome{keep: true, err: &postroom.PartialError{Refused: refused}}
 		}
-		return true, false, nil
+		return outcome{keep: true}
 	case 4, 5:
-		de := replyError(code, msg, enhanced)
-		return code != 421, false, de
+		return outcome{keep: code != 421, err: replyError(code, msg, enhanced)}
 	}
 	de := replyError(code, msg, enhanced)
 	de.Uncertain = true
-	return false, false, de
+	return outcome{err: de}
 }
 
-// dataError is the error for a refused DATA command.
-func dataError(code int, msg string, enhanced bool) (keep, stale bool, err error) {
+// dataError is the outcome of a refused DATA command.
+func dataError(code int, msg string, enhanced bool) outcome {
 	de := replyError(code, msg, enhanced)
 	if code/100 != 4 && code/100 != 5 {
 		de.Permanent = false
-		return false, false, de
+		return outcome{err: de}
 	}
-	return code != 421, false, de
+	return outcome{keep: code != 421, err: de}
 }
 
 func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
