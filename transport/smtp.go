@@ -413,7 +413,7 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 				return ctxError(ctx, err)
 			}
 		}
-		err := t.attempt(ctx, env, m)
+		err := t.attempt(ctx, env, &m)
 		if err == nil || !retryable(ctx, err) || attempt >= t.opts.Retry.Attempts {
 			return err
 		}

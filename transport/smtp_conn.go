@@ -18,6 +18,7 @@ type smtpConn struct {
 	raw  net.Conn // the TCP connection, whose deadlines govern TLS too
 	br   *bufio.Reader
 	bw   *bufio.Writer
+	peek *peeker // into raw, for unsolicited
 
 	tls bool
 	ext extensions
@@ -37,7 +38,7 @@ type smtpConn struct {
 
 // newConn wraps a dialed connection.
 func newConn(raw net.Conn, opts *SMTPOptions) *smtpConn {
-	c := &smtpConn{raw: raw, opts: opts, br: newReader(raw), bw: bufio.NewWriterSize(raw, 64<<10)}
+	c := &smtpConn{raw: raw, opts: opts, br: newReader(raw), bw: bufio.NewWriterSize(raw, 64<<10), peek: newPeeker(raw)}
 	c.abortFn = c.abort
 	return c
 }
@@ -98,5 +99,5 @@ func (c *smtpConn) noop(ctx context.Context) error {
 // command asked for: bytes already buffered, or waiting in the socket. An
 // idle connection the server closed counts too. It never blocks.
 func (c *smtpConn) unsolicited() bool {
-	return c.br.Buffered() > 0 || pending(c.raw)
+	return c.br.Buffered() > 0 || c.peek.pending()
 }

@@ -4,6 +4,10 @@ package transport
 
 import "net"
 
-// pending cannot look into the socket here: only bytes already buffered
+// peeker cannot look into the socket here: only bytes already buffered
 // are seen (see smtpConn.unsolicited).
-func pending(net.Conn) bool { return false }
+type peeker struct{}
+
+func newPeeker(net.Conn) *peeker { return nil }
+
+func (*peeker) pending() bool { return false }

@@ -25,13 +25,13 @@ const maxLine = 998
 // newMessage prepares data for the wire, or refuses it with a permanent
 // DeliveryError when a line is longer than maxLine, before anything is
 // sent.
-func newMessage(data []byte) (*message, error) {
+func newMessage(data []byte) (message, error) {
 	data, longest := crlfOnly(data)
 	if longest > maxLine {
-		return nil, &postroom.DeliveryError{Permanent: true, Enhanced: "5.6.0",
+		return message{}, &postroom.DeliveryError{Permanent: true, Enhanced: "5.6.0",
 			Text: fmt.Sprintf("message has a line of %d octets; SMTP allows %d", longest, maxLine)}
 	}
-	return &message{data: data, eightBit: has8Bit(data)}, nil
+	return message{data: data, eightBit: has8Bit(data)}, nil
 }
 
 func isASCII(s string) bool {
