@@ -47,7 +47,7 @@ func (r *recorder) wrap(tr postroom.Transport) postroom.Transport {
 func TestSMTPChunkingThroughMailer(t *testing.T) {
 	// short is a timeout that the scripted hang (until the client cuts)
 	// always meets, and ordinary replies on loopback never do.
-	const short = time.Second
+	const short = 2 * time.Second
 	retry := transport.RetryPolicy{Attempts: 3, Base: time.Millisecond}
 	big := base64.StdEncoding.EncodeToString(make([]byte, 10<<20)) // beyond loopback buffers
 	tests := []struct {

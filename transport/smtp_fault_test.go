@@ -111,7 +111,7 @@ func checkResults(t *testing.T, results []postroom.Result, wants []want) {
 func TestSMTPFaultsThroughMailer(t *testing.T) {
 	// short is a timeout that the scripted hang (until the client cuts)
 	// always meets, and ordinary replies on loopback never do.
-	const short = time.Second
+	const short = 2 * time.Second
 	hang := smtptest.Fault{Delay: time.Hour}                       // the server waits until the client cuts
 	big := base64.StdEncoding.EncodeToString(make([]byte, 10<<20)) // beyond loopback buffers
 	tests := []struct {
