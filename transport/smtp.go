@@ -60,6 +60,7 @@ const (
 	DefaultRetryAttempts      = 3
 	DefaultRetryBase          = 250 * time.Millisecond
 	DefaultRetryCap           = 10 * time.Second
+	DefaultSetupCoolDown      = time.Minute
 )
 
 // SMTPOptions configures an SMTP transport. NewSMTP copies it (and clones
@@ -132,6 +133,19 @@ type SMTPOptions struct {
 	// bytes as they are, without dot-stuffing, which is cheaper on both
 	// sides.
 	DisableChunking bool
+
+	// SetupCoolDown is how long Send fails at once with ErrCoolingDown,
+	// without contacting the server, after a session setup was refused in
+	// a way no retry can fix: AUTH refused (535, any 5xx), a certificate
+	// that does not verify, a 5xx greeting or EHLO, STARTTLS or the AUTH
+	// mechanism not offered. Then the next Send tries once, alone, and
+	// decides. Until a setup has succeeded (at first, and after every such
+	// refusal) connections are dialed one at a time, so that a wrong
+	// password costs one AUTH, not MaxConns: relays lock accounts and
+	// fail2ban bans hosts for a burst of failed logins. Zero means
+	// DefaultSetupCoolDown (1 minute); negative means no cool-down (every
+	// Send tries, still one dial at a time).
+	SetupCoolDown time.Duration
 
 	// Retry is the retry policy for temporary failures.
 	Retry RetryPolicy
@@ -220,7 +234,9 @@ var (
 //   - an error wrapping postroom.ErrTransportUnusable: no later message can
 //     do better. AUTH refused with 535 (or any 5xx), a 5xx greeting or
 //     EHLO, STARTTLS required but not offered, a TLS handshake that fails
-//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed. When it
+//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed, and
+//     ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
+//     refusals of session setup among these. When it
 //     carries a reply it is a DeliveryError that is neither Permanent nor
 //     Uncertain: the recipient was not refused. A postroom.Mailer then
 //     stops the call: this recipient is deferred with reason
@@ -239,6 +255,27 @@ var (
 // SMTPUTF8 only when offered and an address needs it (an address that
 // needs it on a server that does not offer it fails with a Permanent
 // DeliveryError 553 5.6.7).
+//
+// What SMTP refuses to send (a Permanent DeliveryError before anything
+// goes on the wire): an envelope address with a control byte (NUL, CR, LF,
+// TAB, DEL...), '<' or '>'; a message line over 998 octets (RFC 5321
+// §4.5.3.1.6, 5.6.0); 8-bit bytes to a server that does not offer 8BITMIME
+// (554 5.6.3).
+//
+// What SMTP does with a server that misbehaves: every reply, from the
+// greeting on, is read within bounds (4 KiB a line, 128 lines, 64 KiB in
+// all, generous beside RFC 5321 §4.5.3.1.5's 512 octets a line); beyond
+// them the connection fails with ErrReplyTooLong. Replies are matched to
+// commands: a reply nobody asked for (more bytes after the end-of-data
+// reply, or waiting on an idle connection) fails the connection with
+// ErrUnexpectedReply; the message whose end-of-data reply it followed is
+// Uncertain, never sent. A refused session setup (a wrong password, a
+// certificate that does not verify) costs one attempt, then
+// SMTPOptions.SetupCoolDown of ErrCoolingDown without contacting the
+// server.
+//
+// Printing an SMTP or SMTPOptions (fmt, slog, encoding/json) never shows
+// the password or token.
 //
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.
@@ -302,6 +339,9 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 			*d.v = d.def
 		}
 	}
+	if opts.SetupCoolDown == 0 {
+		opts.SetupCoolDown = DefaultSetupCoolDown
+	}
 	if opts.HealthCheckAfter == 0 {
 		opts.HealthCheckAfter = DefaultHealthCheckAfter
 	}
@@ -340,7 +380,7 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 	if opts.RateLimit > 0 {
 		t.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), 1)
 	}
-	t.pool.init(t)
+	t.pool.init(&t.opts, t.dial)
 	return t, nil
 }
 
@@ -363,13 +403,17 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 			return err
 		}
 	}
+	m, err := newMessage(env.Data)
+	if err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		if t.limiter != nil {
 			if err := t.limiter.Wait(ctx); err != nil {
 				return ctxError(ctx, err)
 			}
 		}
-		err := t.attempt(ctx, env)
+		err := t.attempt(ctx, env, &m)
 		if err == nil || !retryable(ctx, err) || attempt >= t.opts.Retry.Attempts {
 			return err
 		}
@@ -381,19 +425,19 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 
 // attempt makes one delivery attempt, redialing without counting when a
 // reused connection turns out to be dead before any reply.
-func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope) error {
+func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) error {
 	for free := 0; ; free++ {
 		c, err := t.pool.get(ctx)
 		if err != nil {
 			return err
 		}
 		reused := c.uses > 0
-		keep, stale, err := c.transact(ctx, env)
-		t.pool.put(c, keep)
-		if stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
+		out := c.transact(ctx, env, m)
+		t.pool.put(c, out.keep)
+		if out.stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
 			continue
 		}
-		return err
+		return out.err
 	}
 }
 
@@ -438,10 +482,15 @@ func (t *SMTP) Close() error {
 	return nil
 }
 
-// checkAddr refuses an address that cannot go into MAIL or RCPT as is. The
-// reverse path may be empty (the null sender, "<>").
+// checkAddr refuses an address that cannot go into MAIL or RCPT as is: one
+// with a control byte (NUL, CR, LF, TAB, DEL...), '<' or '>'. The reverse
+// path may be empty (the null sender, "<>").
 func checkAddr(a string, reversePath bool) error {
-	if strings.ContainsAny(a, "\r\n<>") || (a == "" && !reversePath) {
+	bad := a == "" && !reversePath
+	for i := 0; i < len(a) && !bad; i++ {
+		bad = a[i] < ' ' || a[i] == 0x7f || a[i] == '<' || a[i] == '>'
+	}
+	if bad {
 		return &postroom.DeliveryError{Permanent: true, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
 	}
 	return nil

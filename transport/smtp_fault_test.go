@@ -112,8 +112,10 @@ func checkResults(t *testing.T, results []postroom.Result, wants []want) {
 }
 
 func TestSMTPFaultsThroughMailer(t *testing.T) {
-	const short = 300 * time.Millisecond
-	hang := smtptest.Fault{Delay: 3 * time.Second}
+	// short is a timeout that the scripted hang (until the client cuts)
+	// always meets, and ordinary replies on loopback never do.
+	const short = 2 * time.Second
+	hang := smtptest.Fault{Delay: time.Hour}                       // the server waits until the client cuts
 	big := base64.StdEncoding.EncodeToString(make([]byte, 10<<20)) // beyond loopback buffers
 	tests := []struct {
 		name        string
@@ -394,7 +396,7 @@ func TestSMTPCanceledMidBatch(t *testing.T) {
 		if c.Stage == smtptest.Rcpt && c.Addr == rcpt(3) {
 			canceledAt.Store(int32(c.Conn))
 			cancel()
-			return smtptest.Fault{Delay: 2 * time.Second}
+			return smtptest.Fault{Delay: time.Hour} // until the client cuts
 		}
 		return smtptest.Fault{}
 	}})
@@ -403,13 +405,11 @@ func TestSMTPCanceledMidBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	// The server holds recipient 3's RCPT until the client cuts: Send
+	// returns only if the cancel reaches the socket.
 	results, err := m.Send(ctx, newCall(10, ""))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Send: %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Send took %v after the cancel, want it prompt", d)
 	}
 	checkResults(t, results, []want{
 		{postroom.StatusSent, ""}, {postroom.StatusSent, ""}, {postroom.StatusSent, ""},

@@ -12,10 +12,13 @@ import (
 // pool holds an SMTP transport's connections. A connection belongs to
 // whoever took it out of idle (under mu): a Send, the idle timer, or close.
 type pool struct {
-	t     *SMTP
+	dial func(context.Context) (*smtpConn, error) // a new session, set up
+	opts *SMTPOptions                             // read only
+
 	slots chan struct{} // one token per open connection: at most MaxConns
 	wake  chan struct{} // a connection became idle; buffered MaxConns
 	done  chan struct{} // closed by close
+	gate  gate
 
 	mu      sync.Mutex
 	idle    []*smtpConn // most recently used last
@@ -24,11 +27,12 @@ type pool struct {
 	closing sync.WaitGroup // idle timers closing their connection
 }
 
-func (p *pool) init(t *SMTP) {
-	p.t = t
-	p.slots = make(chan struct{}, t.opts.MaxConns)
-	p.wake = make(chan struct{}, t.opts.MaxConns)
+func (p *pool) init(opts *SMTPOptions, dial func(context.Context) (*smtpConn, error)) {
+	p.dial, p.opts = dial, opts
+	p.slots = make(chan struct{}, opts.MaxConns)
+	p.wake = make(chan struct{}, opts.MaxConns)
 	p.done = make(chan struct{})
+	p.gate = gate{coolDown: opts.SetupCoolDown, now: time.Now}
 }
 
 var errClosed = fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)
@@ -63,8 +67,8 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		p.mu.Unlock()
 		if c != nil {
 			c.idleTimer.Stop()
-			if hc := p.t.opts.HealthCheckAfter; hc > 0 && time.Since(c.idleSince) > hc {
-				if err := c.noop(ctx, p.t); err != nil {
+			if hc := p.opts.HealthCheckAfter; hc > 0 && time.Since(c.idleSince) > hc {
+				if err := c.noop(ctx); err != nil {
 					p.discard(c, false)
 					if ctx.Err() != nil {
 						return nil, ctxError(ctx, err)
@@ -76,7 +80,13 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		}
 		select {
 		case p.slots <- struct{}{}:
-			c, err := p.t.dial(ctx)
+			probe, err := p.gate.enter(ctx)
+			if err != nil {
+				<-p.slots
+				return nil, err
+			}
+			c, err := p.dial(ctx)
+			p.gate.leave(probe, err)
 			if err != nil {
 				<-p.slots
 				return nil, err
@@ -93,14 +103,14 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 // put gives c back: idle if keep and it may serve more transactions,
 // otherwise closed (with QUIT when it is still in a known state).
 func (p *pool) put(c *smtpConn, keep bool) {
-	if keep && (p.t.opts.MaxMessagesPerConn < 0 || c.uses < p.t.opts.MaxMessagesPerConn) {
+	if keep && (p.opts.MaxMessagesPerConn < 0 || c.uses < p.opts.MaxMessagesPerConn) {
 		p.mu.Lock()
 		if !p.closed {
 			c.idleSince = time.Now()
 			if c.idleTimer == nil {
-				c.idleTimer = time.AfterFunc(p.t.opts.IdleTimeout, func() { p.expire(c) })
+				c.idleTimer = time.AfterFunc(p.opts.IdleTimeout, func() { p.expire(c) })
 			} else {
-				c.idleTimer.Reset(p.t.opts.IdleTimeout)
+				c.idleTimer.Reset(p.opts.IdleTimeout)
 			}
 			p.idle = append(p.idle, c)
 			p.mu.Unlock()
@@ -139,7 +149,7 @@ func (p *pool) expire(c *smtpConn) {
 // discard closes c, with QUIT when polite, and frees its slot.
 func (p *pool) discard(c *smtpConn, polite bool) {
 	if polite {
-		c.quit(p.t)
+		c.quit()
 	}
 	c.close()
 	<-p.slots

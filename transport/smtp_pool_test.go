@@ -30,7 +30,7 @@ func TestSMTPPool(t *testing.T) {
 		opts      transport.SMTPOptions
 		parallel  int
 		messages  int
-		wantConns func(conns, maxOpen int) error
+		wantConns func(dialed, maxOpen int) error // the client's sockets
 	}{
 		{
 			name: "reuses one connection", opts: transport.SMTPOptions{MaxMessagesPerConn: -1},
@@ -66,7 +66,10 @@ func TestSMTPPool(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := smtptest.NewServer(t, smtptest.Options{})
-			tr := newSMTP(t, srv, tt.opts)
+			socks := newSockets()
+			opts := tt.opts
+			opts.Dial = socks.dial
+			tr := newSMTP(t, srv, opts)
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, tt.parallel)
 			for i := range tt.messages {
@@ -82,7 +85,7 @@ func TestSMTPPool(t *testing.T) {
 			if n := len(srv.Messages()); n != tt.messages {
 				t.Errorf("server holds %d messages, want %d", n, tt.messages)
 			}
-			if err := tt.wantConns(srv.Conns(), srv.MaxOpenConns()); err != nil {
+			if err := tt.wantConns(socks.counts()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -91,15 +94,16 @@ func TestSMTPPool(t *testing.T) {
 
 func TestSMTPIdleTimeoutCloses(t *testing.T) {
 	srv := smtptest.NewServer(t, smtptest.Options{})
-	tr := newSMTP(t, srv, transport.SMTPOptions{IdleTimeout: 20 * time.Millisecond})
+	socks := newSockets()
+	tr := newSMTP(t, srv, transport.SMTPOptions{Dial: socks.dial, IdleTimeout: 20 * time.Millisecond})
 	if err := tr.Send(t.Context(), envelope("a", rcpt(0))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the idle connection to close", func() bool { return srv.OpenConns() == 0 })
+	socks.waitOpen(0) // the idle timer closes it
 	if err := tr.Send(t.Context(), envelope("b", rcpt(1))); err != nil {
 		t.Fatalf("Send after the idle close: %v", err)
 	}
-	if n := srv.Conns(); n != 2 {
+	if n, _ := socks.counts(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
 	}
 }
@@ -125,26 +129,37 @@ func TestSMTPStaleConnection(t *testing.T) {
 }
 
 func TestSMTPClose(t *testing.T) {
-	srv := smtptest.NewServer(t, smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Delay: 200 * time.Millisecond})})
-	tr := newSMTP(t, srv, transport.SMTPOptions{})
+	reached, release := make(chan struct{}), make(chan struct{})
+	srv := smtptest.NewServer(t, smtptest.Options{Faults: func(c smtptest.Command) smtptest.Fault {
+		if c.Stage == smtptest.EndOfData && c.Addr == rcpt(0) {
+			close(reached)
+			<-release
+		}
+		return smtptest.Fault{}
+	}})
+	socks := newSockets()
+	tr := newSMTP(t, srv, transport.SMTPOptions{Dial: socks.dial})
 	if err := tr.Send(t.Context(), envelope("warm", rcpt(9))); err != nil {
 		t.Fatal(err)
 	}
 	sent := make(chan error, 1)
 	go func() { sent <- tr.Send(t.Context(), envelope("slow", rcpt(0))) }()
-	eventually(t, "the slow Send to reach DATA", func() bool { return srv.OpenConns() == 2 || len(sent) == 1 })
-	if err := tr.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	select {
-	case err := <-sent:
-		if err != nil {
-			t.Fatalf("the Send in progress: %v", err)
-		}
-	default:
+	<-reached // the slow Send waits for its end-of-data reply
+	closed := make(chan bool, 1)
+	go func() {
+		_ = tr.Close()
+		// The server records the message before its reply, which the
+		// Send in progress waits for; Close must wait for that Send.
+		closed <- len(srv.Messages()) == 2
+	}()
+	close(release)
+	if !<-closed {
 		t.Fatal("Close returned before the Send in progress finished")
 	}
-	eventually(t, "every connection to close", func() bool { return srv.OpenConns() == 0 })
+	if err := <-sent; err != nil {
+		t.Fatalf("the Send in progress: %v", err)
+	}
+	socks.waitOpen(0)
 	err := tr.Send(t.Context(), envelope("late", rcpt(1)))
 	if !errors.Is(err, transport.ErrClosed) || !errors.Is(err, postroom.ErrTransportUnusable) {
 		t.Fatalf("Send after Close: %v, want ErrClosed and ErrTransportUnusable", err)
@@ -159,7 +174,7 @@ func TestSMTPClose(t *testing.T) {
 func TestSMTPNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv := smtptest.NewServer(t, smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Delay: time.Second})})
+		srv := smtptest.NewServer(t, smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Delay: time.Hour})}) // until the client cuts
 		defer srv.Close()
 		tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: srv.Addr(), TLS: transport.NoTLS, IdleTimeout: time.Millisecond})
 		if err != nil {

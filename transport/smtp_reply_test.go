@@ -10,7 +10,11 @@ import (
 )
 
 func TestReadReply(t *testing.T) {
-	long := strings.Repeat("x", 10_000)
+	long := strings.Repeat("x", maxReplyLine-6) // "554 " and CRLF make it the longest line
+	manyLines := strings.Repeat("250-x\r\n", maxReplyLines) + "250 x\r\n"
+	lines := func(n int) string { // n lines of about 4000 bytes, the last with "554 "
+		return strings.Repeat("554-"+long[:4000]+"\r\n", n-1) + "554 " + long[:4000] + "\r\n"
+	}
 	tests := []struct {
 		name     string
 		in       string
@@ -18,6 +22,7 @@ func TestReadReply(t *testing.T) {
 		msg      string
 		protocol bool // a textproto.ProtocolError
 		eof      bool
+		tooLong  bool // ErrReplyTooLong
 	}{
 		{name: "one line", in: "250 2.0.0 ok\r\n", code: 250},
 		{name: "multi-line 2xx keeps no text", in: "250-a\r\n250-b\r\n250 c\r\n", code: 250},
@@ -25,7 +30,12 @@ func TestReadReply(t *testing.T) {
 		{name: "bare LF", in: "354 go ahead\n", code: 354, msg: "go ahead"},
 		{name: "4xx text", in: "451 4.3.0 try later\r\n", code: 451, msg: "4.3.0 try later"},
 		{name: "multi-line 5xx text", in: "550-5.1.1 no such\r\n550 5.1.1 user\r\n", code: 550, msg: "5.1.1 no such\n5.1.1 user"},
-		{name: "long line", in: "554 " + long + "\r\n", code: 554, msg: long[:maxReplyLine-4]},
+		{name: "longest line", in: "554 " + long + "\r\n", code: 554, msg: long},
+		{name: "line too long", in: "554 " + long + "x\r\n", tooLong: true},
+		{name: "most lines", in: manyLines[len("250-x\r\n"):], code: 250},
+		{name: "too many lines", in: manyLines, tooLong: true},
+		{name: "most bytes", in: lines(16), code: 554, msg: strings.TrimSuffix(strings.Repeat(long[:4000]+"\n", 16), "\n")},
+		{name: "too many bytes", in: lines(17), tooLong: true},
 		{name: "code out of range is a reply", in: "650 what\r\n", code: 650, msg: "what"},
 		{name: "not a code", in: "2x0 ok\r\n", protocol: true},
 		{name: "no separator", in: "250ok\r\n", protocol: true},
@@ -37,13 +47,17 @@ func TestReadReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
+			r := newReader(strings.NewReader(tt.in))
 			code, msg, err := readReply(r)
 			var pe textproto.ProtocolError
 			switch {
 			case tt.protocol:
 				if !errors.As(err, &pe) {
 					t.Fatalf("readReply: %d %q %v, want a ProtocolError", code, msg, err)
+				}
+			case tt.tooLong:
+				if !errors.Is(err, ErrReplyTooLong) {
+					t.Fatalf("readReply: %d %q %v, want ErrReplyTooLong", code, msg, err)
 				}
 			case tt.eof:
 				if !errors.Is(err, io.EOF) {

@@ -1,54 +1,114 @@
 package transport
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"net/textproto"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/postroom/postroom"
 )
 
-// transact runs one mail transaction on c. keep says whether c may serve
-// another; stale says the connection failed before the server answered
-// anything in this transaction, so nothing can have been delivered and
-// another connection may be tried at once.
-func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope) (keep, stale bool, err error) {
+// outcome is how a transaction, or a step of it, ended.
+type outcome struct {
+	// keep says whether the connection may serve another transaction.
+	keep bool
+	// stale says the connection failed before the server answered anything
+	// in this transaction, so nothing can have been delivered and another
+	// connection may be tried at once.
+	stale bool
+	err   error
+}
+
+// transact runs one mail transaction on c.
+func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *message) (out outcome) {
 	stop := context.AfterFunc(ctx, c.abortFn)
 	defer func() {
 		if !stop() {
-			keep = false
-			if err != nil {
-				err = withCtx(ctx, err)
+			out.keep = false
+			if out.err != nil {
+				out.err = withCtx(ctx, out.err)
 			}
 		}
 	}()
-	return c.run(env)
+	if out, ok := c.check(env, m); !ok {
+		return out
+	}
+	x := tx{c: c}
+	if out, ok := x.envelope(env, m); !ok {
+		return out
+	}
+	return x.body(m.data)
 }
 
-func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
-	o := c.opts
-	data := env.Data
-	if c.maxSize > 0 && int64(len(data)) > c.maxSize {
-		return true, false, &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
-			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(data), c.maxSize)}
+// check refuses, before anything is sent, a transaction that c cannot
+// carry as it is.
+func (c *smtpConn) check(env *postroom.Envelope, m *message) (outcome, bool) {
+	if c.dirty && c.unsolicited() {
+		// Whatever the server sent since the last transaction would be
+		// taken for the replies to this one's commands.
+		return outcome{stale: true, err: &postroom.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}}, false
 	}
-	needUTF8 := !isASCII(env.From)
+	if m.eightBit && !c.ext.eightBitMIME {
+		return outcome{keep: true, err: &postroom.DeliveryError{Permanent: true, Code: 554, Enhanced: "5.6.3",
+			Text: "message has 8-bit bytes and the server does not offer 8BITMIME"}}, false
+	}
+	if c.ext.maxSize > 0 && int64(len(m.data)) > c.ext.maxSize {
+		return outcome{keep: true, err: &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
+			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(m.data), c.ext.maxSize)}}, false
+	}
+	if needUTF8(env) && !c.ext.utf8 {
+		return outcome{keep: true, err: &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
+			Text: "non-ASCII address and the server does not offer SMTPUTF8"}}, false
+	}
+	return outcome{}, true
+}
+
+func needUTF8(env *postroom.Envelope) bool {
+	need := !isASCII(env.From)
 	for _, a := range env.To {
-		needUTF8 = needUTF8 || !isASCII(a)
+		need = need || !isASCII(a)
 	}
-	if needUTF8 && !c.utf8 {
-		return true, false, &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
-			Text: "non-ASCII address and the server does not offer SMTPUTF8"}
+	return need
+}
+
+// tx is one transaction's state between its envelope and its body.
+type tx struct {
+	c       *smtpConn
+	replied bool // a reply of this transaction was read
+	// mailErr and first are MAIL's and Envelope.To[0]'s refusals.
+	mailErr, first *postroom.DeliveryError
+	refused        []postroom.RefusedRecipient // bcc addresses refused
+	// pipeData says DATA went with the envelope's pipeline.
+	pipeData bool
+}
+
+func (x *tx) read() (int, string, error) {
+	code, msg, err := readReply(x.c.br)
+	if err == nil {
+		x.replied = true
 	}
+	return code, msg, err
+}
+
+// netFail is the outcome of a connection lost or garbled before the end
+// of data.
+func (x *tx) netFail(err error) outcome {
+	if e := firstErr(x.mailErr, x.first); e != nil {
+		// An earlier reply in the pipeline (such as 421, after which the
+		// server closed) says more than the lost connection.
+		return outcome{err: e}
+	}
+	return outcome{stale: !x.replied && !isProtocolError(err), err: &postroom.DeliveryError{Err: err}}
+}
+
+// envelope sends RSET (on a reused connection), MAIL and RCPT, and DATA
+// when it goes in the same pipeline, and reads their replies. It says
+// false with the transaction's outcome when the transaction ends there.
+func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
+	c := x.c
 	c.uses++
 	w := c.bw
-	c.deadline(o.CommandTimeout)
+	c.deadline(c.opts.CommandTimeout)
 	rset := c.dirty
 	c.dirty = true
 	if rset {
@@ -57,14 +117,15 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	w.WriteString("MAIL FROM:<")
 	w.WriteString(env.From)
 	w.WriteString(">")
-	if c.sizeOffered {
+	if c.ext.sizeOffered {
 		w.WriteString(" SIZE=")
-		w.Write(strconv.AppendInt(c.num[:0], int64(len(data)), 10))
+		w.Write(strconv.AppendInt(c.num[:0], int64(len(m.data)), 10))
 	}
-	if c.eightBitMIME && has8Bit(data) {
+	if m.eightBit {
 		w.WriteString(" BODY=8BITMIME")
 	}
-	if needUTF8 {
+	utf8 := needUTF8(env)
+	if utf8 {
 		w.WriteString(" SMTPUTF8")
 	}
 	w.WriteString("\r\n")
@@ -74,330 +135,158 @@ func (c *smtpConn) run(env *postroom.Envelope) (keep, stale bool, err error) {
 	// addresses DATA waits, so that a refused Envelope.To[0] never meets a
 	// 354. BDAT always waits for the RCPT replies: its chunk follows the
 	// command at once, and must not go out for a refused recipient.
-	pipeData := c.pipelining && len(env.To) == 1 && !c.chunking
-	replied := false
-	read := func() (int, string, error) {
-		code, msg, err := readReply(c.c.Text.R)
-		if err == nil {
-			replied = true
-		}
-		return code, msg, err
-	}
-	var mailErr, first *postroom.DeliveryError
-	netFail := func(err error) (bool, bool, error) {
-		if e := firstErr(mailErr, first); e != nil {
-			// An earlier reply in the pipeline (such as 421, after which
-			// the server closed) says more than the lost connection.
-			return false, false, e
-		}
-		return false, !replied && !isProtocolError(err), &postroom.DeliveryError{Err: err}
-	}
-	if c.pipelining {
+	pipelining := c.ext.pipelining
+	x.pipeData = pipelining && len(env.To) == 1 && !c.chunking
+	if pipelining {
 		for _, a := range env.To {
 			w.WriteString("RCPT TO:<")
 			w.WriteString(a)
 			w.WriteString(">\r\n")
 		}
-		if pipeData {
+		if x.pipeData {
 			w.WriteString("DATA\r\n")
 		}
 	}
 	if err := c.flush(); err != nil {
-		return netFail(err)
+		return x.netFail(err), false
 	}
 	if rset {
-		code, msg, err := read()
+		code, msg, err := x.read()
 		if err != nil {
-			return netFail(err)
+			return x.netFail(err), false
 		}
 		if code/100 != 2 {
 			// A server that refuses RSET is in no state to go on with.
-			de := replyError(code, msg, c.enhanced)
+			de := replyError(code, msg, c.ext.enhanced)
 			de.Permanent = false
-			return false, false, de
+			return outcome{err: de}, false
 		}
 	}
-	code, msg, err := read()
+	code, msg, err := x.read()
 	if err != nil {
-		return netFail(err)
+		return x.netFail(err), false
 	}
 	if code/100 != 2 {
-		mailErr = replyError(code, msg, c.enhanced)
-		if !c.pipelining {
-			return code != 421 && code/100 != 1 && code/100 != 3, false, mailErr
+		x.mailErr = replyError(code, msg, c.ext.enhanced)
+		if !pipelining {
+			return outcome{keep: code != 421 && code/100 != 1 && code/100 != 3, err: x.mailErr}, false
 		}
 	}
-	var refused []postroom.RefusedRecipient
 	for i, a := range env.To {
-		if !c.pipelining {
-			if first != nil {
+		if !pipelining {
+			if x.first != nil {
 				break
 			}
-			c.deadline(o.CommandTimeout)
+			c.deadline(c.opts.CommandTimeout)
 			w.WriteString("RCPT TO:<")
 			w.WriteString(a)
 			w.WriteString(">\r\n")
 			if err := c.flush(); err != nil {
-				return netFail(err)
+				return x.netFail(err), false
 			}
 		}
-		code, msg, err := read()
+		code, msg, err := x.read()
 		if err != nil {
-			return netFail(err)
+			return x.netFail(err), false
 		}
 		if code/100 == 2 {
 			continue
 		}
-		de := replyError(code, msg, c.enhanced)
+		de := replyError(code, msg, c.ext.enhanced)
 		if code == 452 || code == 552 {
 			de.Permanent = false // too many recipients (RFC 5321 §4.5.3.1.10)
 		}
 		if i == 0 {
-			first = de
+			x.first = de
 		} else {
-			refused = append(refused, postroom.RefusedRecipient{Address: a, Err: de})
+			x.refused = append(x.refused, postroom.RefusedRecipient{Address: a, Err: de})
 		}
 	}
-	if pipeData {
-		code, msg, err := read()
+	if x.pipeData {
+		code, msg, err := x.read()
 		if err != nil {
-			return netFail(err)
+			return x.netFail(err), false
 		}
 		if code == 354 {
-			if mailErr != nil || first != nil {
+			if x.mailErr != nil || x.first != nil {
 				// The server wants the message although MAIL or the only
 				// RCPT failed: cut the connection before any of it.
-				return false, false, firstErr(mailErr, first)
+				return outcome{err: firstErr(x.mailErr, x.first)}, false
 			}
-		} else if mailErr == nil && first == nil {
-			return dataError(code, msg, c.enhanced)
+		} else if x.mailErr == nil && x.first == nil {
+			return dataError(code, msg, c.ext.enhanced), false
 		}
 	}
-	if mailErr != nil || first != nil {
-		e := firstErr(mailErr, first)
-		return e.Code != 421, false, e
+	if e := firstErr(x.mailErr, x.first); e != nil {
+		return outcome{keep: e.Code != 421, err: e}, false
 	}
+	return outcome{}, true
+}
+
+// body sends the message, with BDAT or after DATA, and reads the
+// end-of-data reply.
+func (x *tx) body(data []byte) outcome {
+	c := x.c
 	if c.chunking {
-		return c.bdat(data, refused)
+		return c.bdat(data, x.refused)
 	}
-	if !pipeData {
-		c.deadline(o.CommandTimeout)
+	w := c.bw
+	if !x.pipeData {
+		c.deadline(c.opts.CommandTimeout)
 		w.WriteString("DATA\r\n")
 		if err := c.flush(); err != nil {
-			return netFail(err)
+			return x.netFail(err)
 		}
-		code, msg, err := read()
+		code, msg, err := x.read()
 		if err != nil {
-			return netFail(err)
+			return x.netFail(err)
 		}
 		if code != 354 {
-			return dataError(code, msg, c.enhanced)
+			return dataError(code, msg, c.ext.enhanced)
 		}
 	}
-
-	c.deadline(o.DataTimeout)
+	c.deadline(c.opts.DataTimeout)
 	if err := writeData(w, data); err != nil {
-		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
+		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	if err := c.flush(); err != nil {
-		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
+		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The final dot is on its way: from here on, no reply means the server
 	// may have the message.
-	c.deadline(o.EndOfDataTimeout)
-	code, msg, err = read()
+	c.deadline(c.opts.EndOfDataTimeout)
+	code, msg, err := x.read()
 	if err != nil {
-		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}
+		return outcome{err: &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
 	}
-	return endOfData(code, msg, c.enhanced, refused)
+	return c.endOfData(code, msg, x.refused)
 }
 
 // bdat sends data as one BDAT LAST chunk (RFC 3030) and reads the
 // end-of-data reply. RFC 3030 puts no limit on a chunk's size, and one
 // chunk is one round trip.
-func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
-	data = crlfOnly(data)
-	tail := len(data) > 0 && !bytes.HasSuffix(data, crlf)
-	n := len(data)
-	if tail {
-		n += len(crlf) // as DATA does, so that both send the same message
-	}
-	w := c.bw
+func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) outcome {
 	c.deadline(c.opts.DataTimeout)
-	w.WriteString("BDAT ")
-	w.Write(strconv.AppendInt(c.num[:0], int64(n), 10))
-	w.WriteString(" LAST\r\n")
-	w.Write(data)
-	if tail {
-		w.Write(crlf)
-	}
+	writeBDAT(c.bw, c.num[:0], data)
 	if err := c.flush(); err != nil {
-		return false, false, &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}
+		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The whole chunk is written: from here on, no reply means the server
 	// may have the message.
 	c.deadline(c.opts.EndOfDataTimeout)
-	code, msg, err := readReply(c.c.Text.R)
+	code, msg, err := readReply(c.br)
 	if err != nil {
-		return false, false, &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}
+		return outcome{err: &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
 	}
-	return endOfData(code, msg, c.enhanced, refused)
+	return c.endOfData(code, msg, refused)
 }
 
 // endOfData is the outcome of the reply after the final dot or to BDAT
-// LAST.
-func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRecipient) (keep, stale bool, err error) {
-	switch code / 100 {
-	case 2:
-		if len(refused) > 0 {
-			return true, false, &postroom.PartialError{Refused: refused}
-		}
-		return true, false, nil
-	case 4, 5:
-		de := replyError(code, msg, enhanced)
-		return code != 421, false, de
+// LAST. A server that has sent more than that reply is out of step: the
+// reply may not have been this message's, so the outcome is Uncertain.
+func (c *smtpConn) endOfData(code int, msg string, refused []postroom.RefusedRecipient) outcome {
+	if c.br.Buffered() > 0 {
+		return outcome{err: &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
 	}
-	de := replyError(code, msg, enhanced)
-	de.Uncertain = true
-	return false, false, de
-}
-
-// dataError is the error for a refused DATA command.
-func dataError(code int, msg string, enhanced bool) (keep, stale bool, err error) {
-	de := replyError(code, msg, enhanced)
-	if code/100 != 4 && code/100 != 5 {
-		de.Permanent = false
-		return false, false, de
-	}
-	return code != 421, false, de
-}
-
-func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-func isProtocolError(err error) bool {
-	var pe textproto.ProtocolError
-	return errors.As(err, &pe)
-}
-
-// withCtx makes err, from an operation cut short by a done ctx, wrap
-// ctx's error, keeping whether the outcome is uncertain.
-func withCtx(ctx context.Context, err error) error {
-	var de *postroom.DeliveryError
-	if errors.As(err, &de) && de.Code == 0 {
-		return &postroom.DeliveryError{Uncertain: de.Uncertain, Permanent: de.Permanent, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
-	}
-	return err
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// has8Bit reports whether b has a byte over 127, 32 bytes at a time.
-func has8Bit(b []byte) bool {
-	const hi = 0x8080808080808080
-	for len(b) >= 32 {
-		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[8:])|
-			binary.LittleEndian.Uint64(b[16:])|binary.LittleEndian.Uint64(b[24:]))&hi != 0 {
-			return true
-		}
-		b = b[32:]
-	}
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&hi != 0 {
-			return true
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
-var (
-	crlf    = []byte("\r\n")
-	lfDot   = []byte("\n.")
-	dotCRLF = []byte(".\r\n")
-)
-
-// writeData writes data as the text of DATA: dot-stuffed (RFC 5321
-// §4.5.2), with CRLF line ends, ending in CRLF and the final ".\r\n".
-// Data that is CRLF only, as a postroom.Envelope's is, goes out in large
-// runs between the lines that start with a dot, found with bytes.Index;
-// anything else is normalized first.
-func writeData(w *bufio.Writer, data []byte) error {
-	data = crlfOnly(data)
-	if len(data) > 0 && data[0] == '.' {
-		w.WriteByte('.')
-	}
-	for len(data) > 0 {
-		i := bytes.Index(data, lfDot)
-		if i < 0 {
-			w.Write(data)
-			break
-		}
-		w.Write(data[:i+1])
-		w.WriteByte('.')
-		data = data[i+1:]
-	}
-	if len(data) > 0 && !bytes.HasSuffix(data, crlf) {
-		w.Write(crlf)
-	}
-	_, err := w.Write(dotCRLF)
-	return err
-}
-
-// crlfOnly returns data when its line ends are all CRLF, as a
-// postroom.Envelope's are, or else a normalized copy.
-func crlfOnly(data []byte) []byte {
-	// Every LF follows a CR, and there are as many CRs as LFs: then every
-	// CR is followed by an LF. IndexByte and Count are vectorized; a
-	// two-byte bytes.Count is not, and took most of the time.
-	lines := 0
-	for rest, off := data, 0; ; lines++ {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		if off+i == 0 || data[off+i-1] != '\r' {
-			return normalizeCRLF(data)
-		}
-		rest, off = rest[i+1:], off+i+1
-	}
-	if bytes.Count(data, crlf[:1]) != lines {
-		return normalizeCRLF(data)
-	}
-	return data
-}
-
-// normalizeCRLF returns a copy of b with every bare CR or LF made CRLF.
-func normalizeCRLF(b []byte) []byte {
-	out := make([]byte, 0, len(b)+len(b)/32)
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '\r':
-			out = append(out, '\r', '\n')
-			if i+1 < len(b) && b[i+1] == '\n' {
-				i++
-			}
-		case '\n':
-			out = append(out, '\r', '\n')
-		default:
-			out = append(out, b[i])
-		}
-	}
-	return out
+	return endOfData(code, msg, c.ext.enhanced, refused)
 }

@@ -1,0 +1,83 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/postroom/postroom"
+)
+
+// ErrCoolingDown: Send failed at once, without contacting the server,
+// because a session setup was refused less than SMTPOptions.SetupCoolDown
+// ago (AUTH refused, a certificate that does not verify, any other error
+// wrapping postroom.ErrTransportUnusable from the setup). The error also
+// wraps that refusal's error and postroom.ErrTransportUnusable.
+var ErrCoolingDown = errors.New("transport: session setup refused recently, not asking the server again yet")
+
+// gate keeps a transport from asking a server that refuses the session
+// setup again and again: relays lock the account, fail2ban bans the host.
+// Until a setup has succeeded (at first, and after every refusal) one
+// dial at a time runs, the probe, and the others wait for its outcome. A
+// refusal starts a cool-down during which dials fail with ErrCoolingDown
+// without contacting the server; after it, one probe decides again.
+type gate struct {
+	coolDown time.Duration // negative: none
+	now      func() time.Time
+
+	mu      sync.Mutex
+	proven  bool          // a setup succeeded since the last refusal
+	probing chan struct{} // while a probe runs; closed when it ends
+	refused *postroom.DeliveryError
+	until   time.Time // the cool-down's end
+}
+
+// enter is called before a dial. It says whether the dial is the probe
+// (then leave must follow), or fails during a cool-down.
+func (g *gate) enter(ctx context.Context) (probe bool, err error) {
+	for {
+		g.mu.Lock()
+		if g.refused != nil && g.coolDown >= 0 && g.now().Before(g.until) {
+			de := g.refused
+			g.mu.Unlock()
+			return false, &postroom.DeliveryError{Code: de.Code, Enhanced: de.Enhanced, Text: de.Text,
+				Err: fmt.Errorf("%w until %s: %w", ErrCoolingDown, g.until.Format(time.RFC3339), de.Err)}
+		}
+		if g.proven {
+			g.mu.Unlock()
+			return false, nil
+		}
+		if g.probing == nil {
+			g.probing = make(chan struct{})
+			g.mu.Unlock()
+			return true, nil
+		}
+		wait := g.probing
+		g.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return false, &postroom.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
+		}
+	}
+}
+
+// leave records a dial's outcome: err is dial's error.
+func (g *gate) leave(probe bool, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var de *postroom.DeliveryError
+	switch {
+	case err == nil:
+		g.proven, g.refused = true, nil
+	case errors.Is(err, postroom.ErrTransportUnusable) && errors.As(err, &de):
+		g.proven, g.refused = false, de
+		g.until = g.now().Add(g.coolDown)
+	}
+	if probe {
+		close(g.probing)
+		g.probing = nil
+	}
+}

@@ -1,0 +1,275 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	gomail "github.com/wneessen/go-mail/smtp"
+
+	"github.com/postroom/postroom"
+)
+
+// extensions is what the server's EHLO reply offers.
+type extensions struct {
+	startTLS     bool
+	pipelining   bool
+	enhanced     bool
+	utf8         bool
+	eightBitMIME bool
+	chunking     bool
+	sizeOffered  bool
+	maxSize      int64    // SIZE's limit; 0 when none
+	auth         []string // AUTH's mechanisms, upper case
+}
+
+// parse reads one line of an EHLO reply after the first: a keyword and
+// its parameters (RFC 5321 §4.1.1.1).
+func (e *extensions) parse(line []byte) {
+	kw, params, _ := strings.Cut(string(line), " ")
+	switch strings.ToUpper(kw) {
+	case "STARTTLS":
+		e.startTLS = true
+	case "PIPELINING":
+		e.pipelining = true
+	case "ENHANCEDSTATUSCODES":
+		e.enhanced = true
+	case "SMTPUTF8":
+		e.utf8 = true
+	case "8BITMIME":
+		e.eightBitMIME = true
+	case "CHUNKING":
+		e.chunking = true
+	case "SIZE":
+		e.sizeOffered = true
+		e.maxSize, _ = strconv.ParseInt(strings.TrimSpace(params), 10, 64)
+	case "AUTH":
+		e.auth = strings.Fields(strings.ToUpper(params))
+	}
+}
+
+// dial opens and sets up a session: TCP, TLS, greeting, EHLO, STARTTLS,
+// AUTH. Its errors are DeliveryErrors, wrapping ErrTransportUnusable when no
+// later attempt can do better.
+func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
+	o := &t.opts
+	dctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	raw, err := o.Dial(dctx, "tcp", o.Addr)
+	cancel()
+	if err != nil {
+		return nil, ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err))
+	}
+	c := newConn(raw, &t.opts)
+	stop := context.AfterFunc(ctx, c.abortFn)
+	err = t.setup(ctx, c)
+	if !stop() && err == nil {
+		err = ctxError(ctx, errors.New("session setup"))
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	c.deadline(o.CommandTimeout)
+	return c, nil
+}
+
+func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
+	o := &t.opts
+	c.deadline(o.ConnectTimeout)
+	if o.TLS == ImplicitTLS {
+		tc := tls.Client(c.raw, t.tlsConf)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return tlsError(ctx, err)
+		}
+		c.br.Reset(tc)
+		c.bw.Reset(tc)
+		c.tls = true
+	}
+	code, msg, err := readReply(c.br)
+	if err != nil {
+		return ctxError(ctx, fmt.Errorf("greeting: %w", err))
+	}
+	if code != 220 {
+		return setupRefused("greeting", code, msg)
+	}
+	c.deadline(o.CommandTimeout)
+	if err := t.hello(ctx, c); err != nil {
+		return err
+	}
+	if o.TLS == StartTLSOpportunistic || o.TLS == StartTLSRequired {
+		if err := t.startTLS(ctx, c); err != nil {
+			return err
+		}
+	}
+	c.deadline(o.CommandTimeout)
+	if o.Username != "" {
+		if err := t.auth(ctx, c); err != nil {
+			return err
+		}
+	}
+	c.chunking = c.ext.chunking && !o.DisableChunking
+	return nil
+}
+
+// hello says EHLO, or HELO to a server that refuses EHLO (RFC 5321
+// §4.1.4), and records what the server offers.
+func (t *SMTP) hello(ctx context.Context, c *smtpConn) error {
+	c.ext = extensions{}
+	first := true
+	c.bw.WriteString("EHLO ")
+	c.bw.WriteString(t.opts.HELOName)
+	c.bw.WriteString("\r\n")
+	if err := c.flush(); err != nil {
+		return ctxError(ctx, fmt.Errorf("EHLO: %w", err))
+	}
+	code, msg, err := readReplyLines(c.br, func(line []byte) {
+		if !first {
+			c.ext.parse(line)
+		}
+		first = false
+	})
+	switch {
+	case err != nil:
+		return ctxError(ctx, fmt.Errorf("EHLO: %w", err))
+	case code == 250:
+		return nil
+	case code/100 != 5:
+		return setupRefused("EHLO", code, msg)
+	}
+	c.ext = extensions{}
+	code, msg, err = c.cmd("HELO " + t.opts.HELOName)
+	switch {
+	case err != nil:
+		return ctxError(ctx, fmt.Errorf("HELO: %w", err))
+	case code != 250:
+		return setupRefused("HELO", code, msg)
+	}
+	return nil
+}
+
+// startTLS upgrades the session with STARTTLS when offered. A server that
+// refuses the command leaves the session in plaintext, which opportunistic
+// TLS accepts (RFC 3207 §4); a failed handshake is never downgraded.
+func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
+	o := &t.opts
+	if !c.ext.startTLS {
+		if o.TLS == StartTLSRequired {
+			return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrTLSUnavailable, postroom.ErrTransportUnusable)}
+		}
+		return nil
+	}
+	c.deadline(o.ConnectTimeout)
+	code, msg, err := c.cmd("STARTTLS")
+	switch {
+	case err != nil:
+		return ctxError(ctx, fmt.Errorf("STARTTLS: %w", err))
+	case code != 220 && o.TLS == StartTLSOpportunistic:
+		return nil
+	case code != 220:
+		return setupRefused("STARTTLS", code, msg)
+	case c.unsolicited():
+		// Bytes sent before the handshake would be read as if they came
+		// under TLS (the STARTTLS injection of CVE-2011-0411).
+		return &postroom.DeliveryError{Err: fmt.Errorf("STARTTLS: %w: bytes before the TLS handshake", ErrUnexpectedReply)}
+	}
+	tc := tls.Client(c.raw, t.tlsConf)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return tlsError(ctx, err)
+	}
+	c.br.Reset(tc)
+	c.bw.Reset(tc)
+	c.tls = true
+	c.deadline(o.CommandTimeout)
+	return t.hello(ctx, c)
+}
+
+// auth runs AUTH with go-mail's mechanisms (their Start and Next steps)
+// over the session's own reader and writer, never over plaintext unless
+// AllowInsecureAuth.
+func (t *SMTP) auth(ctx context.Context, c *smtpConn) error {
+	o := &t.opts
+	if !c.tls && !o.AllowInsecureAuth {
+		return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrInsecureAuth, postroom.ErrTransportUnusable)}
+	}
+	mechs := c.ext.auth
+	mech := o.Auth
+	if mech == "" {
+		for _, m := range []AuthMechanism{AuthPlain, AuthLogin, AuthCRAMMD5} {
+			if containsFold(mechs, string(m)) {
+				mech = m
+				break
+			}
+		}
+	}
+	if mech == "" || !containsFold(mechs, string(mech)) {
+		return &postroom.DeliveryError{Err: fmt.Errorf("%w (%s; offered: %q): %w", ErrAuthUnavailable, mech, strings.Join(mechs, " "), postroom.ErrTransportUnusable)}
+	}
+	var a gomail.Auth
+	switch mech {
+	case AuthPlain:
+		a = gomail.PlainAuth("", o.Username, o.Password, t.host, true)
+	case AuthLogin:
+		a = gomail.LoginAuth(o.Username, o.Password, t.host, true)
+	case AuthCRAMMD5:
+		a = gomail.CRAMMD5Auth(o.Username, o.Password)
+	case AuthXOAUTH2:
+		a = gomail.XOAuth2Auth(o.Username, o.Password)
+	}
+	proto, resp, err := a.Start(&gomail.ServerInfo{Name: t.host, TLS: c.tls, Auth: mechs})
+	if err != nil {
+		return ctxError(ctx, fmt.Errorf("AUTH: %w", err))
+	}
+	line := "AUTH " + proto
+	if len(resp) > 0 {
+		line += " " + base64.StdEncoding.EncodeToString(resp)
+	}
+	for round := 0; ; round++ {
+		if round == maxAuthRounds {
+			return &postroom.DeliveryError{Err: fmt.Errorf("AUTH: %w: more than %d challenges", ErrUnexpectedReply, maxAuthRounds)}
+		}
+		code, msg, err := c.cmd(line)
+		if err != nil {
+			return ctxError(ctx, fmt.Errorf("AUTH: %w", err))
+		}
+		var challenge []byte
+		switch code {
+		case 235:
+		case 334:
+			if challenge, err = base64.StdEncoding.DecodeString(msg); err != nil {
+				err = fmt.Errorf("AUTH: challenge: %w", err)
+			}
+		default:
+			return setupRefused("AUTH", code, msg)
+		}
+		if err == nil {
+			resp, err = a.Next(challenge, code == 334)
+		}
+		if err != nil {
+			if code == 334 && proto != string(AuthXOAUTH2) {
+				_, _, _ = c.cmd("*") // cancel the exchange (RFC 4954 §4)
+			}
+			return ctxError(ctx, fmt.Errorf("AUTH: %w", err))
+		}
+		if code == 235 {
+			return nil
+		}
+		line = base64.StdEncoding.EncodeToString(resp)
+	}
+}
+
+// maxAuthRounds bounds an AUTH exchange: the mechanisms here take at most
+// two challenges.
+const maxAuthRounds = 8
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
+}
