@@ -102,8 +102,6 @@ type Fault struct {
 	Delay time.Duration
 }
 
-func (f Fault) isZero() bool { return f == Fault{} }
-
 // smtpError is f's reply as a go-smtp error.
 func (f Fault) smtpError() *smtp.SMTPError {
 	e := &smtp.SMTPError{Code: f.Code, Message: f.Text, EnhancedCode: smtp.EnhancedCodeNotSet}
