@@ -175,7 +175,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		}
 	}
 	var errs []error
-	tpl, err := m.compileTemplates(templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
+	tpl, err := m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -185,6 +185,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		FromName: msg.FromName, FromAddr: j.from,
 		ReplyToName: msg.ReplyToName,
 		HasHTML:     html.src != "", HasText: text.src != "",
+		MaxSize: m.opts.MaxMessageBytes,
 	}
 	if msg.ReplyToEmail != "" {
 		layout.ReplyToAddr, _ = parseAddress(strings.TrimSpace(msg.ReplyToEmail)) // checked in checkStructure
@@ -437,8 +438,14 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	if !ok {
 		addr = strings.TrimSpace(r.Email) // checked by checkRecipients
 	}
-	if err := j.tpl.render(&w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams); err != nil {
-		res.Status, res.Reason = StatusInvalid, err.Error()
+	budget := j.m.opts.MaxMessageBytes - j.skel.staticSize()
+	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
+		var f *renderFailure
+		if errors.As(err, &f) {
+			res.Status, res.Reason = StatusInvalid, f.reason
+		} else {
+			res.Status, res.Reason = StatusDeferred, contextReason(err)
+		}
 		return res, nil
 	}
 	id := j.sendID(i, w)
@@ -451,12 +458,12 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	}
 	var err error
 	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
-	if err != nil {
-		res.Status, res.Reason = StatusInvalid, ReasonRenderError+": "+err.Error()
+	switch {
+	case errors.Is(err, errMessageTooLarge):
+		res.Status, res.Reason = StatusInvalid, fmt.Sprintf("%s: over %d bytes", ReasonMessageTooLarge, j.m.opts.MaxMessageBytes)
 		return res, nil
-	}
-	if len(w.msg) > j.m.opts.MaxMessageBytes {
-		res.Status, res.Reason = StatusInvalid, fmt.Sprintf("%s: %d bytes, over %d", ReasonMessageTooLarge, len(w.msg), j.m.opts.MaxMessageBytes)
+	case err != nil:
+		res.Status, res.Reason = StatusInvalid, ReasonRenderError+": "+err.Error()
 		return res, nil
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)

@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -124,7 +125,7 @@ func (w *Workload) StaticCall(n int) (*postroom.Call, error) {
 		name, src string
 		mode      program.Mode
 	}{{"subject", parts.Subject, program.Text}, {"html", parts.HTML, program.HTML}, {"text", parts.Text, program.Text}} {
-		prog, err := program.Compile(p.src, program.Options{Mode: p.mode})
+		prog, err := program.Compile(context.Background(), p.src, program.Options{Mode: p.mode})
 		if err != nil {
 			return nil, fmt.Errorf("benchmarks: the rendered %s is not a valid template: %w", p.name, err)
 		}
@@ -151,11 +152,11 @@ func (w *Workload) Rendered(i int) (Parts, error) {
 		src  string
 		mode program.Mode
 	}{{w.Base.Message.Subject, program.Text}, {w.Base.Message.HTML, program.HTML}, {w.Base.Message.Text, program.Text}} {
-		prog, err := program.Compile(p.src, program.Options{Mode: p.mode})
+		prog, err := program.Compile(context.Background(), p.src, program.Options{Mode: p.mode})
 		if err != nil {
 			return Parts{}, fmt.Errorf("benchmarks: compiling the workload: %w", err)
 		}
-		b, err := prog.Append(nil, d)
+		b, err := prog.Append(context.Background(), nil, d)
 		if err != nil {
 			return Parts{}, fmt.Errorf("benchmarks: rendering the workload: %w", err)
 		}

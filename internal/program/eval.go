@@ -2,6 +2,7 @@ package program
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -28,11 +29,14 @@ type bpFrame struct {
 
 // state is the per-render evaluation state; pooled.
 type state struct {
+	call   context.Context // the caller's, checked every ctxEvery steps
 	p      *Program
 	d      *Data
 	out    []byte
 	start  int
-	steps  int // remaining
+	max    int  // the length out may reach (see Program.limit)
+	budget bool // max is set by d's budget
+	steps  int  // remaining
 	html   bool
 	ctx    []any
 	frames []frame
@@ -40,14 +44,15 @@ type state struct {
 	args   []any
 	keys   []string
 	bp     bpCtx
-	miss   int // len(d.Missing) when the render started
+	seen   []bool // per path number (expr.missing): noted in d.Missing
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
 
-func getState(p *Program, d *Data, dst []byte) *state {
+func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 	s := statePool.Get().(*state)
-	s.p, s.d, s.out, s.start = p, d, dst, len(dst)
+	s.call, s.p, s.d, s.out, s.start = ctx, p, d, dst, len(dst)
+	s.max, s.budget = p.limit(len(dst), d)
 	s.steps = p.opts.MaxSteps
 	if s.steps <= 0 {
 		s.steps = int(^uint(0) >> 1)
@@ -58,36 +63,66 @@ func getState(p *Program, d *Data, dst []byte) *state {
 	s.bps = s.bps[:0]
 	s.args = s.args[:0]
 	s.keys = s.keys[:0]
-	s.miss = len(d.Missing)
+	s.seen = slices.Grow(s.seen[:0], p.paths)[:p.paths]
+	clear(s.seen)
 	return s
 }
 
 func putState(s *state) {
-	s.p, s.d, s.out = nil, nil, nil
+	s.call, s.p, s.d, s.out = nil, nil, nil, nil
 	clear(s.ctx[:cap(s.ctx)])
 	clear(s.bps[:cap(s.bps)])
 	clear(s.args[:cap(s.args)])
 	clear(s.frames[:cap(s.frames)])
 	s.bp = bpCtx{}
-	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 {
+	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 || cap(s.seen) > 1<<16 {
 		return // do not keep what a hostile render grew
 	}
 	statePool.Put(s)
 }
+
+// ctxEvery is how often, in steps, a render checks its context: a power
+// of two minus one, as a mask of the remaining steps.
+const ctxEvery = 1<<10 - 1
 
 func (s *state) step() error {
 	s.steps--
 	if s.steps < 0 {
 		return &RenderError{Err: ErrTooManySteps}
 	}
+	if s.steps&ctxEvery == 0 {
+		if err := s.call.Err(); err != nil {
+			return &RenderError{Err: err}
+		}
+	}
 	return nil
 }
 
 func (s *state) checkOut() error {
-	if m := s.p.opts.MaxOutputBytes; m > 0 && len(s.out)-s.start > m {
-		return &RenderError{Err: ErrOutputTooLarge}
+	if len(s.out) > s.max {
+		return tooLarge(s.budget)
 	}
 	return nil
+}
+
+// escChunk is how much of a string is escaped between two checks of the
+// output bound: escaping may grow it up to 6 times.
+const escChunk = 4096
+
+// writeString appends x, escaped when esc, stopping before the output
+// exceeds its bound.
+func (s *state) writeString(x string, esc bool) error {
+	for {
+		if len(x) > s.max-len(s.out) {
+			return tooLarge(s.budget) // escaping never shrinks
+		}
+		if !esc || len(x) <= escChunk {
+			s.out = appendString(s.out, x, esc)
+			return s.checkOut()
+		}
+		s.out = appendEscaped(s.out, x[:escChunk])
+		x = x[escChunk:]
+	}
 }
 
 // run executes the instructions of p.
@@ -99,6 +134,9 @@ func (s *state) run(p *prog) error {
 		}
 		switch o.kind {
 		case opText:
+			if len(o.text) > s.max-len(s.out) {
+				return tooLarge(s.budget)
+			}
 			s.out = append(s.out, o.text...)
 		case opValue:
 			if err := s.value(o); err != nil {
@@ -125,13 +163,13 @@ func (s *state) value(o *op) error {
 		var found bool
 		v, found = s.path(e.path)
 		if !found {
-			s.missing(e.orig)
+			s.missing(e)
 		}
 	case exField:
 		var found bool
 		v, found = fieldOf(s.ctx[len(s.ctx)-1], e.field, s.d)
 		if !found {
-			s.missing(e.orig)
+			s.missing(e)
 		}
 	default:
 		var err error
@@ -145,8 +183,7 @@ func (s *state) value(o *op) error {
 func (s *state) write(v any, esc bool) error {
 	switch x := v.(type) {
 	case string:
-		s.out = appendString(s.out, x, esc)
-		return nil
+		return s.writeString(x, esc)
 	case nil:
 		return nil
 	case rootT:
@@ -163,13 +200,13 @@ func (s *state) write(v any, esc bool) error {
 	return nil
 }
 
-func (s *state) missing(p string) {
-	for _, m := range s.d.Missing[s.miss:] {
-		if m == p {
-			return
-		}
+// missing notes e's path in d.Missing, once per render.
+func (s *state) missing(e *expr) {
+	if s.seen[e.missing] {
+		return
 	}
-	s.d.Missing = append(s.d.Missing, p)
+	s.seen[e.missing] = true
+	s.d.Missing = append(s.d.Missing, e.orig)
 }
 
 // rootMap materializes the root context as raymond sees it: Globals

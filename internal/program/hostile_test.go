@@ -78,7 +78,7 @@ func TestHostileTemplates(t *testing.T) {
 		{"decorator", "{{* deco}}", limits, compileError, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Compile(tc.src, tc.opts)
+			p, err := Compile(t.Context(), tc.src, tc.opts)
 			if tc.want == compileError {
 				var ce *Error
 				if !errors.As(err, &ce) {
@@ -89,7 +89,7 @@ func TestHostileTemplates(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compile: %v", err)
 			}
-			out, err := p.Append([]byte("pre"), &Data{Params: params})
+			out, err := p.Append(t.Context(), []byte("pre"), &Data{Params: params})
 			if tc.want == renderError {
 				var re *RenderError
 				if !errors.As(err, &re) {
@@ -114,7 +114,7 @@ func TestHostileTemplates(t *testing.T) {
 }
 
 func TestLimitsAreExact(t *testing.T) {
-	p, err := Compile("{{x}}", Options{Mode: Text, MaxOutputBytes: 5})
+	p, err := Compile(t.Context(), "{{x}}", Options{Mode: Text, MaxOutputBytes: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestLimitsAreExact(t *testing.T) {
 		fail bool
 	}{{"12345", false}, {"123456", true}} {
 		t.Run(tc.x, func(t *testing.T) {
-			_, err := p.Append(nil, &Data{Params: map[string]any{"x": tc.x}})
+			_, err := p.Append(t.Context(), nil, &Data{Params: map[string]any{"x": tc.x}})
 			if got := errors.Is(err, ErrOutputTooLarge); got != tc.fail {
 				t.Errorf("len %d: ErrOutputTooLarge = %v, want %v", len(tc.x), got, tc.fail)
 			}
@@ -133,13 +133,13 @@ func TestLimitsAreExact(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	var got [][]any
-	p, err := Compile("a{{log name}}b{{log (upper name)}}c{{log 3}}", Options{Mode: HTML, Log: func(args []any) {
+	p, err := Compile(t.Context(), "a{{log name}}b{{log (upper name)}}c{{log 3}}", Options{Mode: HTML, Log: func(args []any) {
 		got = append(got, append([]any(nil), args...))
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Append(nil, &Data{Params: map[string]any{"name": "x&y"}})
+	out, err := p.Append(t.Context(), nil, &Data{Params: map[string]any{"name": "x&y"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +155,11 @@ func TestLog(t *testing.T) {
 			t.Errorf("Log call %d: %v, want %v", i, got[i], want[i])
 		}
 	}
-	quiet, err := Compile("a{{log name}}b", Options{Mode: HTML})
+	quiet, err := Compile(t.Context(), "a{{log name}}b", Options{Mode: HTML})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := quiet.Append(nil, nil); err != nil || string(out) != "ab" {
+	if out, err := quiet.Append(t.Context(), nil, nil); err != nil || string(out) != "ab" {
 		t.Errorf("nil Log: %q, %v", out, err)
 	}
 }
@@ -169,11 +169,11 @@ func TestLog(t *testing.T) {
 func TestConcurrentAppend(t *testing.T) {
 	params, globals := testParams(t)
 	src := "{{#each items as |it i|}}{{i}}{{it.name}}{{#each ../obj}}{{@key}}{{/each}}{{/each}}{{missing}}"
-	p, err := Compile(src, Options{Mode: HTML})
+	p, err := Compile(t.Context(), src, Options{Mode: HTML})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := p.Append(nil, &Data{Params: params, Globals: globals})
+	want, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestConcurrentAppend(t *testing.T) {
 			for range 200 {
 				d.Missing = d.Missing[:0]
 				var err error
-				if buf, err = p.Append(buf[:0], d); err != nil {
+				if buf, err = p.Append(t.Context(), buf[:0], d); err != nil {
 					t.Error(err)
 					return
 				}

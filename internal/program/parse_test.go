@@ -262,7 +262,7 @@ func TestParseErrors(t *testing.T) {
 			if _, err := parseTemplate(tc.src); err == nil {
 				t.Fatalf("parseTemplate(%q) accepted it", tc.src)
 			}
-			_, err := Compile(tc.src, Options{Mode: HTML})
+			_, err := Compile(t.Context(), tc.src, Options{Mode: HTML})
 			var ce *Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("Compile(%q) = %v, want an *Error", tc.src, err)
@@ -307,7 +307,7 @@ func TestCompileLeavesNoGoroutine(t *testing.T) {
 	before := settledGoroutines(t, -1)
 	for i := range 200 {
 		src := leakSources[i%len(leakSources)] + strings.Repeat(" {{x}}", i%7)
-		p, err := Compile(src, Options{Mode: HTML})
+		p, err := Compile(t.Context(), src, Options{Mode: HTML})
 		var ce *Error
 		if !errors.As(err, &ce) {
 			t.Fatalf("Compile(%q) = %v, %v; want an *Error", src, p, err)
@@ -395,7 +395,7 @@ func BenchmarkParse(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Compile(src, Options{Mode: HTML}); err != nil {
+			if _, err := Compile(b.Context(), src, Options{Mode: HTML}); err != nil {
 				b.Fatal(err)
 			}
 		}
