@@ -94,12 +94,14 @@ func (m *Mailer) templateLog(args []any) {
 	m.opts.Logger.Debug("template log", slog.Any("args", args))
 }
 
-// renderBuffers are one worker's reusable render outputs.
+// renderBuffers are one worker's reusable render outputs: every part of a
+// recipient's message rendered into one buffer, out, which the budget
+// bounds as a whole; subject, html and text are slices of it.
 type renderBuffers struct {
+	out                 []byte
 	subject, html, text []byte
-	// header holds the dynamic header values one after the other; ends
-	// their end offsets, headerVals the values, all cut from one string.
-	header     []byte
+	// ends holds the end offset in out of each dynamic header value;
+	// headerVals the values, cut from one string.
 	ends       []int
 	headerVals []string
 	data       program.Data
@@ -124,43 +126,55 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 		return &renderFailure{ReasonMessageTooLarge + ": the images, attachments and fixed headers leave no room for the rendered parts"}
 	}
 	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget}
+	b.ends, b.headerVals = b.ends[:0], b.headerVals[:0]
 	var err error
-	if b.subject, err = t.subject.Append(ctx, b.subject[:0], &b.data); err != nil {
-		return renderError("subject", err, budget)
+	// The parts' offsets in out; the slices are cut at the end, from the
+	// buffer as grown.
+	var subject, html, text [2]int
+	part := func(p *program.Program, name string, off *[2]int) error {
+		off[0] = len(b.out)
+		if p != nil {
+			if b.out, err = p.Append(ctx, b.out, &b.data); err != nil {
+				return renderError(name, err, budget)
+			}
+		}
+		off[1] = len(b.out)
+		return nil
 	}
-	if bytes.ContainsAny(b.subject, "\r\n\x00") {
+	b.out = b.out[:0]
+	if err := part(t.subject, "subject", &subject); err != nil {
+		return err
+	}
+	if bytes.ContainsAny(b.out[subject[0]:subject[1]], "\r\n\x00") {
 		return &renderFailure{ReasonHeaderInjection + ": subject"}
 	}
-	if t.html != nil {
-		if b.html, err = t.html.Append(ctx, b.html[:0], &b.data); err != nil {
-			return renderError("html", err, budget)
-		}
+	if err := part(t.html, "html", &html); err != nil {
+		return err
 	}
-	if t.text != nil {
-		if b.text, err = t.text.Append(ctx, b.text[:0], &b.data); err != nil {
-			return renderError("text", err, budget)
-		}
+	if err := part(t.text, "text", &text); err != nil {
+		return err
 	}
-	b.header, b.ends, b.headerVals = b.header[:0], b.ends[:0], b.headerVals[:0]
 	for i, p := range t.headers {
 		if p == nil {
 			continue
 		}
-		start := len(b.header)
-		if b.header, err = p.Append(ctx, b.header, &b.data); err != nil {
-			return renderError(staticHeaders[i].Name, err, budget)
+		var h [2]int
+		if err := part(p, staticHeaders[i].Name, &h); err != nil {
+			return err
 		}
-		if bytes.ContainsAny(b.header[start:], "\r\n\x00") {
+		if bytes.ContainsAny(b.out[h[0]:h[1]], "\r\n\x00") {
 			return &renderFailure{ReasonHeaderInjection + ": " + staticHeaders[i].Name}
 		}
-		b.ends = append(b.ends, len(b.header))
+		b.ends = append(b.ends, h[1])
 	}
+	b.subject, b.html, b.text = b.out[subject[0]:subject[1]], b.out[html[0]:html[1]], b.out[text[0]:text[1]]
 	if len(b.ends) > 0 {
 		// One string for all the values, not one per header.
-		all, start := string(b.header), 0
+		start := text[1]
+		all := string(b.out[start:])
 		for _, end := range b.ends {
-			b.headerVals = append(b.headerVals, all[start:end])
-			start = end
+			b.headerVals = append(b.headerVals, all[:end-start])
+			all, start = all[end-start:], end
 		}
 	}
 	if strict && len(b.data.Missing) > 0 {

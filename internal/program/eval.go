@@ -109,6 +109,23 @@ func (s *state) checkOut() error {
 // output bound: escaping may grow it up to 6 times.
 const escChunk = 4096
 
+// grow makes room for n more bytes of output. It doubles the capacity, as
+// append does for small buffers (for large ones append grows by a quarter,
+// which allocates about five times the final size along the way), but not
+// beyond the output bound.
+func (s *state) grow(n int) {
+	if cap(s.out)-len(s.out) >= n {
+		return
+	}
+	c := max(2*cap(s.out), len(s.out)+n)
+	if c > s.max {
+		c = max(s.max, len(s.out)+n)
+	}
+	out := make([]byte, len(s.out), c)
+	copy(out, s.out)
+	s.out = out
+}
+
 // writeString appends x, escaped when esc, stopping before the output
 // exceeds its bound.
 func (s *state) writeString(x string, esc bool) error {
@@ -116,6 +133,7 @@ func (s *state) writeString(x string, esc bool) error {
 		if len(x) > s.max-len(s.out) {
 			return tooLarge(s.budget) // escaping never shrinks
 		}
+		s.grow(min(len(x), escChunk))
 		if !esc || len(x) <= escChunk {
 			s.out = appendString(s.out, x, esc)
 			return s.checkOut()
@@ -137,6 +155,7 @@ func (s *state) run(p *prog) error {
 			if len(o.text) > s.max-len(s.out) {
 				return tooLarge(s.budget)
 			}
+			s.grow(len(o.text))
 			s.out = append(s.out, o.text...)
 		case opValue:
 			if err := s.value(o); err != nil {

@@ -166,7 +166,8 @@ func (p *Program) Static() (string, bool) { return p.static, p.isStat }
 
 // Append renders the program for d, appending the output to dst, and returns
 // the extended buffer. d may be nil (no parameters). On error the returned
-// buffer is dst with nothing appended and the error is a *RenderError.
+// buffer holds dst with nothing appended (possibly grown) and the error is
+// a *RenderError.
 // Append checks ctx when it starts and then every 1024 steps or so, and
 // stops with ctx's error (wrapped in a *RenderError) once ctx is done.
 // Append never panics; a steady-state render of a template over
@@ -199,7 +200,9 @@ func (p *Program) Append(ctx context.Context, dst []byte, d *Data) (out []byte, 
 		if !errors.As(err, &re) {
 			err = &RenderError{Err: err}
 		}
-		return dst[:start], err
+		// s.out[:start] holds what dst[:start] holds, in the buffer as
+		// grown, which the caller may reuse.
+		return s.out[:start], err
 	}
 	d.Written += len(s.out) - start
 	return s.out, nil
