@@ -930,7 +930,7 @@ func TestMessageBudgetBoundsMemory(t *testing.T) {
 	call := smallCall()
 	call.Message.Subject, call.Message.HTML, call.Message.Text = eightMiB, eightMiB, eightMiB
 	call.Message.Headers = []postroom.Header{{Name: "X-Big", Value: eightMiB}}
-	params := map[string]any{"s": strings.Repeat("x", 64<<10)}
+	params := map[string]any{"s": strings.Repeat("words of 64 KiB ", 4<<10)}
 	for i := range 8 {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("u%d@example.com", i), Params: params})
 	}
