@@ -567,16 +567,14 @@ func (s *state) each(p *prog, c any) error {
 			}
 		}
 	case reflect.Struct:
-		t := rv.Type()
-		var fields []int
-		for i := 0; i < t.NumField(); i++ {
-			if t.Field(i).PkgPath == "" {
-				fields = append(fields, i)
+		fields := jsonFields(rv.Type())
+		for i, f := range fields {
+			fv, err := rv.FieldByIndexErr(f.index)
+			var v any
+			if err == nil {
+				v = fv.Interface()
 			}
-		}
-		for i, fi := range fields {
-			name := t.Field(fi).Name
-			if err := s.iter(p, rv.Field(fi).Interface(), frame{iter: true, index: i, length: len(fields), key: name}, name); err != nil {
+			if err := s.iter(p, v, frame{iter: true, index: i, length: len(fields), key: f.name}, f.name); err != nil {
 				return err
 			}
 		}
