@@ -325,10 +325,15 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 			dst, err = appendFolded(dst, seg.line, v.MessageID)
 		case segHeader:
 			dst, err = appendText(dst, seg.line, v.HeaderValues[seg.index])
-		case segText:
-			dst = appendBody(dst, v.Text, seg.final)
-		case segHTML:
-			dst = appendBody(dst, v.HTML, seg.final)
+		case segText, segHTML:
+			body := v.Text
+			if seg.kind == segHTML {
+				body = v.HTML
+			}
+			if !bodyFits(dst, body, seg.final, s.max-(len(dst)-start)) {
+				return dst[:start], errMessageTooLarge
+			}
+			dst = appendBody(dst, body, seg.final)
 		}
 		if err != nil {
 			return dst[:start], fmt.Errorf("postroom: %s field: %w", seg.name, err)
@@ -390,6 +395,25 @@ func appendBody(dst, body []byte, final bool) []byte {
 }
 
 var crlf = []byte("\r\n")
+
+// bodyFits reports whether appendBody(dst, body, final) appends at most
+// room octets. It measures the encoding (qp.Len) only when the bound
+// qp.MaxLen says it might not fit, so that a body is never encoded, three
+// times its size, only to be refused.
+func bodyFits(dst, body []byte, final bool, room int) bool {
+	if qp.MaxLen(len(body))+3 <= room {
+		return true
+	}
+	n := qp.Len(body)
+	endsCRLF := bytes.HasSuffix(dst, crlf) // what appendBody checks, for an empty body
+	if len(body) > 0 {
+		endsCRLF = body[len(body)-1] == '\n' // the encoding ends with CRLF exactly then
+	}
+	if final && !endsCRLF {
+		n += 3
+	}
+	return n <= room
+}
 
 // skelBuilder collects a skeleton's segments. Static segments are
 // consecutive pieces of buf, sized once for the files' base64.
