@@ -231,6 +231,7 @@ func (s *state) missing(e *expr) {
 // rootMap materializes the root context as raymond sees it: Globals
 // overridden by Params. Only needed when the root itself is used as a value.
 func (s *state) rootMap() map[string]any {
+	s.steps -= len(s.d.Params) + len(s.d.Globals) // a copy per use: charged
 	m := make(map[string]any, len(s.d.Params)+len(s.d.Globals))
 	for k, v := range s.d.Globals {
 		m[k] = v
@@ -688,13 +689,16 @@ func (s *state) ctxParts(c any, parts []string) (v any, ok, resolved bool) {
 }
 
 // project resolves parts in each element of an array context. The result is
-// a []any, possibly empty, never a nil interface (raymond's quirk).
+// a []any, possibly empty, never a nil interface (raymond's quirk). Each
+// element costs a step, so that a template looking many paths up in a
+// large array is bounded by Options.MaxSteps like a loop over it.
 func (s *state) project(x []any, rv *reflect.Value, parts []string) any {
 	var out []any
 	n := len(x)
 	if rv != nil {
 		n = rv.Len()
 	}
+	s.steps -= n
 	for i := 0; i < n; i++ {
 		var e any
 		if rv != nil {

@@ -57,6 +57,8 @@ func TestHostileTemplates(t *testing.T) {
 		{"huge each, output cap", "{{#each big}}{{this}},{{/each}}", Options{Mode: HTML, MaxOutputBytes: 100_000}, renderError, ErrOutputTooLarge, ""},
 		{"huge nested each, step cap", "{{#each big}}{{#each ../big}}{{/each}}{{/each}}", Options{Mode: HTML, MaxSteps: 1_000_000}, renderError, ErrTooManySteps, ""},
 		{"huge array printed, step cap", "{{big}}", Options{Mode: HTML, MaxSteps: 1000}, renderError, ErrTooManySteps, ""},
+		{"paths in a huge array context, step cap", "{{#with big}}" + strings.Repeat("{{x}}", 100) + "{{/with}}", Options{Mode: HTML, MaxSteps: 2_000_000}, renderError, ErrTooManySteps, ""},
+		{"root as a value, step cap", strings.Repeat("{{length this}}", 100), Options{Mode: HTML, MaxSteps: 500}, renderError, ErrTooManySteps, ""},
 		{"partial", "{{> partial}}", limits, compileError, nil, ""},
 		{"dynamic partial", "{{> (lookup a b)}}", limits, compileError, nil, ""},
 		{"unknown helper", "{{nope a}}", limits, compileError, nil, ""},

@@ -38,8 +38,10 @@ type Options struct {
 	// bytes with ErrOutputTooLarge. 0: no limit.
 	MaxOutputBytes int
 	// MaxSteps stops a render that takes more than this many evaluation steps
-	// (one per instruction executed, per iteration of a block and per element
-	// of a composite value printed) with ErrTooManySteps. 0: no limit.
+	// (one per instruction executed, per iteration of a block, per element
+	// of a composite value printed, per element of an array context a path
+	// is looked up in, and per parameter when the root is copied into a map
+	// to be used as a value) with ErrTooManySteps. 0: no limit.
 	MaxSteps int
 	// Log receives the argument of each {{log x}} evaluated. It is called
 	// from the goroutine that renders, possibly from several at once, and
