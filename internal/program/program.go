@@ -115,8 +115,9 @@ func (e *RenderError) Unwrap() error { return e.Err }
 // try Params first, then Globals, key by key: nothing is merged per render.
 // Values are what encoding/json produces (map[string]any, []any, string,
 // float64, bool, nil), which take a fast path, or other Go values (integers,
-// typed slices and maps, structs, pointers), read by reflection. Methods and
-// func values in the data are never called.
+// typed slices and maps, structs, pointers), read by reflection, a struct's
+// fields under their encoding/json names (see the package documentation).
+// Methods and func values in the data are never called.
 //
 // Append reads Params and Globals and never modifies them; the caller must
 // not modify them during a render. A Data is not safe for concurrent use
@@ -136,8 +137,9 @@ type Data struct {
 	// MaxBytes, when positive, bounds the output of all the renders with
 	// this Data together, such as the parts of one message: a render that
 	// would bring Written over MaxBytes stops, as soon as it would, with
-	// ErrOverBudget, so that no more than the budget is ever appended (give
-	// or take one escaped chunk). Options.MaxOutputBytes still bounds each
+	// ErrOverBudget, so that little more than the budget is ever appended
+	// (at most one chunk of an escaped string or one composite value
+	// printed). Options.MaxOutputBytes still bounds each
 	// render; when it is the tighter bound (or equal), exceeding it is
 	// ErrOutputTooLarge. 0: no bound but Options.MaxOutputBytes.
 	MaxBytes int
