@@ -85,15 +85,23 @@ func putState(s *state) {
 // of two minus one, as a mask of the remaining steps.
 const ctxEvery = 1<<10 - 1
 
+// step counts one step. It is small enough to be inlined; the checks it
+// rarely needs are in stepCheck.
 func (s *state) step() error {
 	s.steps--
+	if s.steps&ctxEvery == 0 || s.steps < 0 {
+		return s.stepCheck()
+	}
+	return nil
+}
+
+// stepCheck fails when the steps are spent, or ctx is done.
+func (s *state) stepCheck() error {
 	if s.steps < 0 {
 		return &RenderError{Err: ErrTooManySteps}
 	}
-	if s.steps&ctxEvery == 0 {
-		if err := s.call.Err(); err != nil {
-			return &RenderError{Err: err}
-		}
+	if err := s.call.Err(); err != nil {
+		return &RenderError{Err: err}
 	}
 	return nil
 }
@@ -202,6 +210,11 @@ func (s *state) value(o *op) error {
 func (s *state) write(v any, esc bool) error {
 	switch x := v.(type) {
 	case string:
+		if n := len(x); n <= escChunk && n <= s.max-len(s.out) && n <= cap(s.out)-len(s.out) {
+			// The common case, inline: run checks the bound after the op.
+			s.out = appendString(s.out, x, esc)
+			return nil
+		}
 		return s.writeString(x, esc)
 	case nil:
 		return nil
