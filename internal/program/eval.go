@@ -581,14 +581,17 @@ func (s *state) each(p *prog, c any) error {
 			}
 		}
 	case reflect.Struct:
-		fields := jsonFields(rv.Type())
-		for i, f := range fields {
-			fv, err := rv.FieldByIndexErr(f.index)
-			var v any
-			if err == nil {
-				v = fv.Interface()
+		// The fields encoding/json would write: none behind a nil embedded
+		// pointer.
+		var fields []jsonField
+		var values []reflect.Value
+		for _, f := range jsonFields(rv.Type()) {
+			if fv, err := rv.FieldByIndexErr(f.index); err == nil {
+				fields, values = append(fields, f), append(values, fv)
 			}
-			if err := s.iter(p, v, frame{iter: true, index: i, length: len(fields), key: f.name}, f.name); err != nil {
+		}
+		for i, f := range fields {
+			if err := s.iter(p, values[i].Interface(), frame{iter: true, index: i, length: len(fields), key: f.name}, f.name); err != nil {
 				return err
 			}
 		}

@@ -195,9 +195,22 @@ func TestStructsResolveLikeJSON(t *testing.T) {
 			}
 		})
 	}
-	// Go field order, not sorted: encoding/json's order.
-	got, err := render(t, "{{#each o}}{{@key}},{{/each}}", HTML, map[string]any{"o": jsonLine{"A", 1}, "x": nil}, nil)
-	if err != nil || got != "sku,qty," {
-		t.Errorf("each over a struct = %q, %v; want %q", got, err, "sku,qty,")
+	// Go field order, not sorted: encoding/json's order, without the
+	// fields behind a nil embedded pointer.
+	for _, tc := range []struct {
+		o    any
+		want string
+	}{
+		{jsonLine{"A", 1}, "sku=A,qty=1,"},
+		{jsonMeta{Source: "s"}, "source=s,region=,Tie=,"},
+		{struct {
+			*jsonMeta
+			N int `json:"n"`
+		}{N: 1}, "n=1,"},
+	} {
+		got, err := render(t, "{{#each o}}{{@key}}={{this}},{{/each}}", HTML, map[string]any{"o": tc.o}, nil)
+		if err != nil || got != tc.want {
+			t.Errorf("each over %T = %q, %v; want %q", tc.o, got, err, tc.want)
+		}
 	}
 }
