@@ -292,6 +292,13 @@ func (s *state) eval(e *expr) (any, error) {
 		}
 	}
 	args := s.args[base:]
+	switch e.helper {
+	case hLookup, hLength, hDefault, hAnd, hOr, hNot: // constant time
+	default:
+		if err := s.chargeArgs(args...); err != nil {
+			return nil, err
+		}
+	}
 	if e.helper == hLog {
 		if f := s.p.opts.Log; f != nil {
 			f([]any{args[0]})
@@ -387,7 +394,11 @@ func (s *state) block(b *block) error {
 		if _, err := s.evalHash(e); err != nil {
 			return err
 		}
-		eq, err := strEqual(s.valueOf(a), s.valueOf(c))
+		a, c = s.valueOf(a), s.valueOf(c)
+		if err := s.chargeArgs(a, c); err != nil {
+			return err
+		}
+		eq, err := strEqual(a, c)
 		if err != nil {
 			return &RenderError{Msg: "helper equal", Err: err}
 		}
@@ -404,6 +415,35 @@ func (s *state) block(b *block) error {
 		return s.fn(b.body, nil)
 	}
 	return s.runInverse(b)
+}
+
+// chargeArgs charges the steps of a helper that prints or compares its
+// arguments: one per element of an array or map, one per KiB of a string,
+// so that helpers over large values are bounded by Options.MaxSteps like
+// loops over them ({{#if (eq s s)}} on an 8 MiB s compares 8 MiB).
+func (s *state) chargeArgs(args ...any) error {
+	for _, v := range args {
+		switch x := v.(type) {
+		case nil, bool, float64, int:
+		case string:
+			s.steps -= len(x) >> 10
+		case []any:
+			s.steps -= len(x)
+		case map[string]any:
+			s.steps -= len(x)
+		default:
+			switch rv := reflect.ValueOf(v); rv.Kind() {
+			case reflect.String:
+				s.steps -= rv.Len() >> 10
+			case reflect.Array, reflect.Slice, reflect.Map:
+				s.steps -= rv.Len()
+			}
+		}
+	}
+	if s.steps < 0 {
+		return &RenderError{Err: ErrTooManySteps}
+	}
+	return nil
 }
 
 func strEqual(a, b any) (bool, error) {

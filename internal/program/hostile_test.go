@@ -29,6 +29,7 @@ func TestHostileTemplates(t *testing.T) {
 		"cyclic": cyclic,
 		"cslice": cyclicSlice,
 		"arr":    []any{"zero", "one"},
+		"s":      strings.Repeat("x", 1<<20),
 	}
 	limits := Options{Mode: HTML, MaxOutputBytes: 1 << 20, MaxSteps: 2_000_000}
 	type outcome int
@@ -58,6 +59,9 @@ func TestHostileTemplates(t *testing.T) {
 		{"huge nested each, step cap", "{{#each big}}{{#each ../big}}{{/each}}{{/each}}", Options{Mode: HTML, MaxSteps: 1_000_000}, renderError, ErrTooManySteps, ""},
 		{"huge array printed, step cap", "{{big}}", Options{Mode: HTML, MaxSteps: 1000}, renderError, ErrTooManySteps, ""},
 		{"paths in a huge array context, step cap", "{{#with big}}" + strings.Repeat("{{x}}", 100) + "{{/with}}", Options{Mode: HTML, MaxSteps: 2_000_000}, renderError, ErrTooManySteps, ""},
+		{"helper over a huge string, step cap", strings.Repeat("{{#if (eq s s)}}{{/if}}", 200), Options{Mode: HTML, MaxSteps: 100_000}, renderError, ErrTooManySteps, ""},
+		{"helper over a huge array, step cap", strings.Repeat("{{#if (eq big big)}}{{/if}}", 3), Options{Mode: HTML, MaxSteps: 2_000_000}, renderError, ErrTooManySteps, ""},
+		{"equal over a huge string, step cap", strings.Repeat("{{#equal s s}}{{/equal}}", 200), Options{Mode: HTML, MaxSteps: 100_000}, renderError, ErrTooManySteps, ""},
 		{"root as a value, step cap", strings.Repeat("{{length this}}", 100), Options{Mode: HTML, MaxSteps: 500}, renderError, ErrTooManySteps, ""},
 		{"partial", "{{> partial}}", limits, compileError, nil, ""},
 		{"dynamic partial", "{{> (lookup a b)}}", limits, compileError, nil, ""},

@@ -40,8 +40,10 @@ type Options struct {
 	// MaxSteps stops a render that takes more than this many evaluation steps
 	// (one per instruction executed, per iteration of a block, per element
 	// of a composite value printed, per element of an array context a path
-	// is looked up in, and per parameter when the root is copied into a map
-	// to be used as a value) with ErrTooManySteps. 0: no limit.
+	// is looked up in, per parameter when the root is copied into a map to
+	// be used as a value, and, for a helper that prints or compares its
+	// arguments, per element of an array or map argument and per KiB of a
+	// string argument) with ErrTooManySteps. 0: no limit.
 	MaxSteps int
 	// Log receives the argument of each {{log x}} evaluated. It is called
 	// from the goroutine that renders, possibly from several at once, and
