@@ -304,14 +304,16 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 		return dst, fmt.Errorf("postroom: %d dynamic header values for %d dynamic headers", len(v.HeaderValues), s.dynamic)
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, min(s.maxSize(v), s.max))
+	bound := s.maxSize(v)
+	dst = slices.Grow(dst, min(bound, s.max))
+	check := bound > s.max // else the message cannot exceed the limit
 	var err error
 	for i := range s.segs {
 		seg := &s.segs[i]
 		// Every encoding writes at least one octet per input octet: a
 		// segment whose input alone does not fit is refused before it is
 		// encoded.
-		if len(dst)-start+seg.minSize(v) > s.max {
+		if check && len(dst)-start+seg.minSize(v) > s.max {
 			return dst[:start], errMessageTooLarge
 		}
 		switch seg.kind {
@@ -330,7 +332,7 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 			if seg.kind == segHTML {
 				body = v.HTML
 			}
-			if !bodyFits(dst, body, seg.final, s.max-(len(dst)-start)) {
+			if check && !bodyFits(dst, body, seg.final, s.max-(len(dst)-start)) {
 				return dst[:start], errMessageTooLarge
 			}
 			dst = appendBody(dst, body, seg.final)
@@ -338,7 +340,7 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 		if err != nil {
 			return dst[:start], fmt.Errorf("postroom: %s field: %w", seg.name, err)
 		}
-		if len(dst)-start > s.max {
+		if check && len(dst)-start > s.max {
 			return dst[:start], errMessageTooLarge
 		}
 	}

@@ -44,7 +44,11 @@ type state struct {
 	args   []any
 	keys   []string
 	bp     bpCtx
-	seen   []bool // per path number (expr.missing): noted in d.Missing
+	// seen holds, per path number (expr.missing), the render (epoch) that
+	// last noted the path in d.Missing, so that nothing is cleared per
+	// render.
+	seen  []uint32
+	epoch uint32
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -63,8 +67,13 @@ func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 	s.bps = s.bps[:0]
 	s.args = s.args[:0]
 	s.keys = s.keys[:0]
-	s.seen = slices.Grow(s.seen[:0], p.paths)[:p.paths]
-	clear(s.seen)
+	if len(s.seen) < p.paths {
+		s.seen = make([]uint32, p.paths)
+	}
+	if s.epoch++; s.epoch == 0 { // wrapped: forget every epoch
+		clear(s.seen)
+		s.epoch = 1
+	}
 	return s
 }
 
@@ -160,10 +169,12 @@ func (s *state) run(p *prog) error {
 		}
 		switch o.kind {
 		case opText:
-			if len(o.text) > s.max-len(s.out) {
-				return tooLarge(s.budget)
+			if n := len(o.text); n > cap(s.out)-len(s.out) || n > s.max-len(s.out) {
+				if n > s.max-len(s.out) {
+					return tooLarge(s.budget)
+				}
+				s.grow(n)
 			}
-			s.grow(len(o.text))
 			s.out = append(s.out, o.text...)
 		case opValue:
 			if err := s.value(o); err != nil {
@@ -234,10 +245,10 @@ func (s *state) write(v any, esc bool) error {
 
 // missing notes e's path in d.Missing, once per render.
 func (s *state) missing(e *expr) {
-	if s.seen[e.missing] {
+	if s.seen[e.missing] == s.epoch {
 		return
 	}
-	s.seen[e.missing] = true
+	s.seen[e.missing] = s.epoch
 	s.d.Missing = append(s.d.Missing, e.orig)
 }
 
