@@ -89,6 +89,15 @@
 //
 //   - {{x}} is HTML-escaped in the html body only; in the subject, the text
 //     body and header values it is inserted as is. {{{x}}} is raw everywhere.
+//   - A backslash makes a mustache literal: \{{x}} renders {{x}}, for a
+//     template that must show braces; \\{{x}} renders a backslash and x.
+//   - Params given as Go values (in a Call built in Go rather than decoded
+//     from JSON) are read as their JSON encoding would be: a struct field
+//     by its json tag name (omitempty and other options do not matter),
+//     an untagged exported field by its Go name exactly, json:"-" and
+//     unexported fields never; embedded structs' fields are promoted as
+//     encoding/json promotes them. {{order.customer_name}} finds
+//     CustomerName string `json:"customer_name"`.
 //   - Missing params render empty, or make the recipient invalid with
 //     Options.StrictParams.
 //   - {{#each}} over an object visits its keys in sorted order, with @key.
@@ -104,7 +113,13 @@
 //   - The rendered html is compared byte for byte with raymond's own
 //     evaluator by a differential fuzz test; the two deliberate differences
 //     are the sorted each over objects and the unescaped subject, text and
-//     header values.
+//     header values (and, for Go structs, the json names).
+//   - All the parts of a recipient's message render within the message
+//     size limit (Options.MaxMessageBytes less the call's attachments,
+//     images and fixed headers): a render stops as soon as the parts
+//     together would exceed it, and the recipient is invalid with reason
+//     message-too-large. A render also stops when the call's ctx is done;
+//     the recipient is then deferred.
 //
 // # Messages
 //

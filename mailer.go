@@ -176,7 +176,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		}
 	}
 	var errs []error
-	tpl, err := m.compileTemplates(templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
+	tpl, err := m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -186,6 +186,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		FromName: msg.FromName, FromAddr: j.from,
 		ReplyToName: msg.ReplyToName,
 		HasHTML:     html.src != "", HasText: text.src != "",
+		MaxSize: m.opts.MaxMessageBytes,
 	}
 	if msg.ReplyToEmail != "" {
 		layout.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
@@ -438,10 +439,15 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	res := Result{Email: r.Email}
 	addr, ok := j.normalized[i]
 	if !ok {
-		addr = strings.TrimSpace(r.Email) // checked by checkRecipients
+		addr = trimAddress(r.Email) // checked by checkRecipients
 	}
-	if err := j.tpl.render(&w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams); err != nil {
-		j.settle(ctx, i, &res, outcomeOf(err))
+	budget := j.m.opts.MaxMessageBytes - j.skel.staticSize()
+	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
+		o := outcomeOf(err)
+		if fromContext(err) {
+			o = outcome{status: StatusDeferred, code: contextCode(err), err: err}
+		}
+		j.settle(ctx, i, &res, o)
 		return res, nil
 	}
 	id := j.sendID(i, w)
@@ -454,12 +460,12 @@ func (j *job) one(ctx context.Context, i int, w *worker) (Result, error) {
 	}
 	var err error
 	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
-	if err != nil {
-		j.settle(ctx, i, &res, outcomeOf(err))
+	switch {
+	case errors.Is(err, errMessageTooLarge):
+		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes)))
 		return res, nil
-	}
-	if len(w.msg) > j.m.opts.MaxMessageBytes {
-		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("%d bytes, over %d", len(w.msg), j.m.opts.MaxMessageBytes)))
+	case err != nil:
+		j.settle(ctx, i, &res, outcomeOf(err))
 		return res, nil
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)

@@ -1166,3 +1166,87 @@ json.dump(res, sys.stdout)
 }
 
 func noSpace(s string) string { return strings.Join(strings.Fields(s), "") }
+
+// TestMessageBudgetBoundsMemory: 8 recipients whose subject, html, text and
+// one header would each render 8 MiB (within MaxRenderBytes) under a 1 MiB
+// message limit. Their parts together are checked against the limit while
+// they render, so the call allocates a small multiple of the limit, not
+// the 32 MiB per recipient the parts would render to (plus three times
+// that in reserved message buffer).
+func TestMessageBudgetBoundsMemory(t *testing.T) {
+	const limit = 1 << 20
+	const eightMiB = "{{#each parts}}{{this}}{{/each}}" // few tokens: compiling allocates little
+	call := smallCall()
+	call.Message.Subject, call.Message.HTML, call.Message.Text = eightMiB, eightMiB, eightMiB
+	call.Message.Headers = []postroom.Header{{Name: "X-Big", Value: eightMiB}}
+	parts := make([]any, 128) // 128 × 64 KiB
+	for i := range parts {
+		parts[i] = strings.Repeat("words of 64 KiB ", 4<<10)
+	}
+	params := map[string]any{"parts": parts}
+	for i := range 8 {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("u%d@example.com", i), Params: params})
+	}
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{Concurrency: 1, MaxMessageBytes: limit})
+	var results []postroom.Result
+	var err error
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	results, err = m.Send(t.Context(), call)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonMessageTooLarge {
+			t.Fatalf("result %+v, want invalid, %s", r, postroom.ReasonMessageTooLarge)
+		}
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*limit {
+		t.Errorf("the call allocated %d bytes, want at most 4 × MaxMessageBytes (%d)", n, 4*limit)
+	}
+}
+
+// countdownCtx is a context whose Err turns context.Canceled after its
+// first n calls: a deadline passing mid-call, without timing.
+type countdownCtx struct {
+	context.Context
+	n, calls atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.calls.Add(1) > c.n.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestCancelWhileRendering: a recipient whose html takes 100 million steps
+// (MaxRenderSteps allows them) under a context that is done after a few
+// dozen checks. The render checks ctx as it goes: the call returns ctx's
+// error with the recipient deferred, a few checks after ctx is done, not
+// after the 100,000 checks the whole render would make.
+func TestCancelWhileRendering(t *testing.T) {
+	big := make([]any, 10_000)
+	for i := range big {
+		big[i] = float64(i)
+	}
+	call := smallCall("a@example.com")
+	call.Message.HTML = "{{#each big}}{{#each ../big}}{{/each}}{{/each}}"
+	call.Recipients[0].Params = map[string]any{"big": big}
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{MaxRenderSteps: 1 << 40})
+	ctx := &countdownCtx{Context: t.Context()}
+	ctx.n.Store(30)
+	results, err := m.Send(ctx, call)
+	if !errors.Is(err, context.Canceled) || len(results) != 1 {
+		t.Fatalf("Send = %+v, %v; want one result and context.Canceled", results, err)
+	}
+	if r := results[0]; r.Status != postroom.StatusDeferred || r.Code != postroom.ReasonCanceled {
+		t.Errorf("result %+v, want deferred, %s", r, postroom.ReasonCanceled)
+	}
+	if calls := ctx.calls.Load(); calls > ctx.n.Load()+10 || mem.Len() != 0 {
+		t.Errorf("ctx checked %d times after it was done after %d; %d messages sent", calls, ctx.n.Load(), mem.Len())
+	}
+}

@@ -138,6 +138,9 @@ type mimeLayout struct {
 	// Images are used only when HasHTML.
 	Images      []mimeFile
 	Attachments []mimeFile
+	// MaxSize is the largest message appendMessage builds: past it, it
+	// stops with errMessageTooLarge. 0: no limit.
+	MaxSize int
 }
 
 // mimeVarying is what differs per recipient. appendMessage reads it and
@@ -163,6 +166,10 @@ type mimeVarying struct {
 // a header value holding a run without white space too long to fit a
 // 998-octet line (RFC 5322 §2.1.1).
 var errHeaderLine = errors.New("postroom: header value cannot be folded within 998 octets")
+
+// errMessageTooLarge is the error of appendMessage for a message that would
+// exceed mimeLayout.MaxSize.
+var errMessageTooLarge = errors.New("postroom: message over the size limit")
 
 // Line limits of RFC 5322 §2.1.1, without the CRLF.
 const (
@@ -202,6 +209,7 @@ type skeleton struct {
 	segs    []segment
 	static  int // octets in static segments
 	dynamic int // number of dynamic headers
+	max     int // mimeLayout.MaxSize, or the largest int
 }
 
 // newSkeleton lays out, once per call, every byte that is the same for all
@@ -222,6 +230,10 @@ func newSkeleton(l *mimeLayout, rnd io.Reader) (*skeleton, error) {
 		size += base64.StdEncoding.EncodedLen(len(f.Data)) + 2*(len(f.Data)/57) + 1024
 	}
 	b := &skelBuilder{buf: make([]byte, 0, size)}
+	b.sk.max = l.MaxSize
+	if b.sk.max <= 0 {
+		b.sk.max = int(^uint(0) >> 1)
+	}
 	if err := b.header("From", addressString(l.FromName, l.FromAddr)); err != nil {
 		return nil, err
 	}
@@ -280,20 +292,31 @@ func (s *skeleton) staticSize() int { return s.static }
 
 // appendMessage appends one complete message for v to dst and returns the
 // extended buffer. It grows dst once to an upper bound of the message's
-// size, so with enough capacity it allocates nothing for an ASCII subject
-// and header values. It is safe for concurrent use. It fails only for a
-// header value that cannot be written within 998-octet lines
-// (errHeaderLine), or when v has not one value per dynamic header; dst is
-// then returned at its original length.
+// size, never beyond mimeLayout.MaxSize, so with enough capacity it
+// allocates nothing for an ASCII subject and header values. It is safe for
+// concurrent use. It fails for a header value that cannot be written
+// within 998-octet lines (errHeaderLine), for a message that would exceed
+// mimeLayout.MaxSize (errMessageTooLarge, found before encoding a part that
+// cannot fit, so that the buffer stays within a small multiple of the
+// limit), or when v has not one value per dynamic header; dst is then
+// returned at its original length.
 func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 	if len(v.HeaderValues) != s.dynamic {
 		return dst, fmt.Errorf("postroom: %d dynamic header values for %d dynamic headers", len(v.HeaderValues), s.dynamic)
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, s.maxSize(v))
+	bound := s.maxSize(v)
+	dst = slices.Grow(dst, min(bound, s.max))
+	check := bound > s.max // else the message cannot exceed the limit
 	var err error
 	for i := range s.segs {
 		seg := &s.segs[i]
+		// Every encoding writes at least one octet per input octet: a
+		// segment whose input alone does not fit is refused before it is
+		// encoded.
+		if check && len(dst)-start+seg.minSize(v) > s.max {
+			return dst[:start], errMessageTooLarge
+		}
 		switch seg.kind {
 		case segStatic:
 			dst = append(dst, seg.data...)
@@ -305,16 +328,45 @@ func (s *skeleton) appendMessage(dst []byte, v *mimeVarying) ([]byte, error) {
 			dst, err = appendFolded(dst, seg.line, v.MessageID)
 		case segHeader:
 			dst, err = appendText(dst, seg.line, v.HeaderValues[seg.index])
-		case segText:
-			dst = appendBody(dst, v.Text, seg.final)
-		case segHTML:
-			dst = appendBody(dst, v.HTML, seg.final)
+		case segText, segHTML:
+			body := v.Text
+			if seg.kind == segHTML {
+				body = v.HTML
+			}
+			if check && !bodyFits(dst, body, seg.final, s.max-(len(dst)-start)) {
+				return dst[:start], errMessageTooLarge
+			}
+			dst = appendBody(dst, body, seg.final)
 		}
 		if err != nil {
 			return dst[:start], &headerError{Field: seg.name, Err: err}
 		}
+		if check && len(dst)-start > s.max {
+			return dst[:start], errMessageTooLarge
+		}
 	}
 	return dst, nil
+}
+
+// minSize is a lower bound of the octets seg writes for v.
+func (seg *segment) minSize(v *mimeVarying) int {
+	switch seg.kind {
+	case segStatic:
+		return len(seg.data)
+	case segTo:
+		return len(v.ToAddr)
+	case segSubject:
+		return len(v.Subject)
+	case segMessageID:
+		return len(v.MessageID)
+	case segHeader:
+		return len(v.HeaderValues[seg.index])
+	case segText:
+		return len(v.Text)
+	case segHTML:
+		return len(v.HTML)
+	}
+	return 0
 }
 
 // maxSize is an upper bound of the size of v's message.
@@ -346,6 +398,25 @@ func appendBody(dst, body []byte, final bool) []byte {
 }
 
 var crlf = []byte("\r\n")
+
+// bodyFits reports whether appendBody(dst, body, final) appends at most
+// room octets. It measures the encoding (qp.Len) only when the bound
+// qp.MaxLen says it might not fit, so that a body is never encoded, three
+// times its size, only to be refused.
+func bodyFits(dst, body []byte, final bool, room int) bool {
+	if qp.MaxLen(len(body))+3 <= room {
+		return true
+	}
+	n := qp.Len(body)
+	endsCRLF := bytes.HasSuffix(dst, crlf) // what appendBody checks, for an empty body
+	if len(body) > 0 {
+		endsCRLF = body[len(body)-1] == '\n' // the encoding ends with CRLF exactly then
+	}
+	if final && !endsCRLF {
+		n += 3
+	}
+	return n <= room
+}
 
 // skelBuilder collects a skeleton's segments. Static segments are
 // consecutive pieces of buf, sized once for the files' base64.

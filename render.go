@@ -2,6 +2,7 @@ package postroom
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,12 +30,16 @@ type templateSource struct {
 }
 
 // compileTemplates compiles the subject, bodies and header values of a call.
-// A syntax error names the part and its position.
-func (m *Mailer) compileTemplates(subject, html, text templateSource, headers []Header) (*templates, error) {
+// A syntax error names the part and its position. When ctx is done, it
+// stops and returns ctx's error.
+func (m *Mailer) compileTemplates(ctx context.Context, subject, html, text templateSource, headers []Header) (*templates, error) {
 	t := &templates{headers: make([]*program.Program, len(headers)), headerStatic: make([]string, len(headers))}
 	var errs []error
 	compile := func(s templateSource, mode program.Mode) *program.Program {
-		p, err := program.Compile(s.src, program.Options{
+		if ctx.Err() != nil {
+			return nil
+		}
+		p, err := program.Compile(ctx, s.src, program.Options{
 			Mode:           mode,
 			MaxSourceBytes: m.opts.MaxTemplateBytes,
 			MaxDepth:       m.opts.MaxTemplateDepth,
@@ -42,7 +47,7 @@ func (m *Mailer) compileTemplates(subject, html, text templateSource, headers []
 			MaxSteps:       m.opts.MaxRenderSteps,
 			Log:            m.templateLog,
 		})
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			errs = append(errs, &ValidationError{Field: s.field, Reason: templateReason(err), Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)})
 		}
 		return p
@@ -65,6 +70,9 @@ func (m *Mailer) compileTemplates(subject, html, text templateSource, headers []
 			t.headers[i] = p
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -86,49 +94,81 @@ func (m *Mailer) templateLog(args []any) {
 	m.opts.Logger.Debug("template log", slog.Any("args", args))
 }
 
-// renderBuffers are one worker's reusable render outputs.
+// renderBuffers are one worker's reusable render outputs: every part of a
+// recipient's message rendered into one buffer, out, which the budget
+// bounds as a whole; subject, html and text are slices of it.
 type renderBuffers struct {
+	out                 []byte
 	subject, html, text []byte
-	header              []byte
-	headerVals          []string
-	data                program.Data
+	// ends holds the end offset in out of each dynamic header value;
+	// headerVals the values, cut from one string.
+	ends       []int
+	headerVals []string
+	data       program.Data
 }
 
-// render renders every template of t for one recipient into b. A failure
-// is returned as an error carrying the recipient's outcome (see
-// outcomeOf).
-func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, globals map[string]any, strict bool) error {
-	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0]}
-	var err error
-	if b.subject, err = t.subject.Append(b.subject[:0], &b.data); err != nil {
-		return renderError("subject", err)
+// render renders every template of t for one recipient into b, all parts
+// together within budget bytes (the message size limit less what every
+// message of the call carries): the render stops as soon as the parts
+// would exceed it, so that a recipient never holds more than that in
+// rendered text. A failure is returned as an error carrying the
+// recipient's outcome (see outcomeOf), or, when ctx is done, as an error
+// wrapping ctx's.
+func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders []Header, params, globals map[string]any, strict bool, budget int) error {
+	if budget <= 0 {
+		return failed(invalid(ReasonMessageTooLarge, "the images, attachments and fixed headers leave no room for the rendered parts"))
 	}
-	if bytes.ContainsAny(b.subject, "\r\n\x00") {
+	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget}
+	b.ends, b.headerVals = b.ends[:0], b.headerVals[:0]
+	var err error
+	// The parts' offsets in out; the slices are cut at the end, from the
+	// buffer as grown.
+	var subject, html, text [2]int
+	part := func(p *program.Program, name string, off *[2]int) error {
+		off[0] = len(b.out)
+		if p != nil {
+			if b.out, err = p.Append(ctx, b.out, &b.data); err != nil {
+				return renderError(name, err, budget)
+			}
+		}
+		off[1] = len(b.out)
+		return nil
+	}
+	b.out = b.out[:0]
+	if err := part(t.subject, "subject", &subject); err != nil {
+		return err
+	}
+	if bytes.ContainsAny(b.out[subject[0]:subject[1]], "\r\n\x00") {
 		return failed(invalid(ReasonHeaderInjection, "subject"))
 	}
-	if t.html != nil {
-		if b.html, err = t.html.Append(b.html[:0], &b.data); err != nil {
-			return renderError("html", err)
-		}
+	if err := part(t.html, "html", &html); err != nil {
+		return err
 	}
-	if t.text != nil {
-		if b.text, err = t.text.Append(b.text[:0], &b.data); err != nil {
-			return renderError("text", err)
-		}
+	if err := part(t.text, "text", &text); err != nil {
+		return err
 	}
-	b.headerVals = b.headerVals[:0]
 	for i, p := range t.headers {
 		if p == nil {
 			continue
 		}
-		if b.header, err = p.Append(b.header[:0], &b.data); err != nil {
-			return renderError(staticHeaders[i].Name, err)
+		var h [2]int
+		if err := part(p, staticHeaders[i].Name, &h); err != nil {
+			return err
 		}
-		v := string(b.header)
-		if hasLineBreak(v) {
+		if bytes.ContainsAny(b.out[h[0]:h[1]], "\r\n\x00") {
 			return failed(invalid(ReasonHeaderInjection, staticHeaders[i].Name))
 		}
-		b.headerVals = append(b.headerVals, v)
+		b.ends = append(b.ends, h[1])
+	}
+	b.subject, b.html, b.text = b.out[subject[0]:subject[1]], b.out[html[0]:html[1]], b.out[text[0]:text[1]]
+	if len(b.ends) > 0 {
+		// One string for all the values, not one per header.
+		start := text[1]
+		all := string(b.out[start:])
+		for _, end := range b.ends {
+			b.headerVals = append(b.headerVals, all[:end-start])
+			all, start = all[end-start:], end
+		}
 	}
 	if strict && len(b.data.Missing) > 0 {
 		missing := slices.Clone(b.data.Missing)
@@ -139,12 +179,17 @@ func (t *templates) render(b *renderBuffers, staticHeaders []Header, params, glo
 	return nil
 }
 
-// renderError is the failure of a part's render: a limit passed, or an
-// error the reason does not repeat (it may be a panic's text); the Mailer
-// logs it.
-func renderError(part string, err error) error {
+// renderError is the failure of rendering part: ctx's error, a message
+// over budget, a limit passed, or an error the reason does not repeat (it
+// may be a panic's text); the Mailer logs it.
+func renderError(part string, err error, budget int) error {
 	o := outcome{status: StatusInvalid, code: ReasonRenderError, detail: part, err: err, hidden: true}
 	switch {
+	case fromContext(err):
+		return err
+	case errors.Is(err, program.ErrOverBudget):
+		o.code, o.hidden = ReasonMessageTooLarge, false
+		o.detail = fmt.Sprintf("the rendered parts exceed the %d bytes the message size limit leaves them (at %s)", budget, part)
 	case errors.Is(err, program.ErrOutputTooLarge):
 		o.detail, o.hidden = part+": output over the render size limit", false
 	case errors.Is(err, program.ErrTooManySteps):

@@ -217,7 +217,7 @@ func RenderPostroom(b *testing.B, w *fixture.Workload) {
 		mode program.Mode
 	}{{msg.Subject, program.Text}, {msg.HTML, program.HTML}, {msg.Text, program.Text}} {
 		var err error
-		if progs[i], err = program.Compile(p.src, program.Options{Mode: p.mode}); err != nil {
+		if progs[i], err = program.Compile(b.Context(), p.src, program.Options{Mode: p.mode}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func RenderPostroom(b *testing.B, w *fixture.Workload) {
 		i++
 		for k, p := range progs {
 			var err error
-			if bufs[k], err = p.Append(bufs[k][:0], d); err != nil {
+			if bufs[k], err = p.Append(b.Context(), bufs[k][:0], d); err != nil {
 				b.Fatal(err)
 			}
 		}

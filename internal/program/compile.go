@@ -1,6 +1,7 @@
 package program
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -62,6 +63,7 @@ type expr struct {
 	hash     []*expr
 	hashKeys []string
 	orig     string // as written, for Data.Missing
+	missing  int    // the number of orig among the program's output paths
 }
 
 // path is a compiled ast.PathExpression.
@@ -75,10 +77,12 @@ type path struct {
 }
 
 // Compile parses src as raymond's parser does (see parseTokens) and compiles
-// it once into a flat, read-only Program. Errors are *Error. Compile is safe
+// it once into a flat, read-only Program. Errors are *Error, or ctx's error
+// when ctx is done: Compile checks it between its phases and every 1024
+// nodes compiled. Compile takes time and memory linear in len(src), is safe
 // for concurrent use, never panics (a panic in the parser becomes an
 // *Error) and leaves no goroutine behind.
-func Compile(src string, opts Options) (p *Program, err error) {
+func Compile(ctx context.Context, src string, opts Options) (p *Program, err error) {
 	if opts.Mode != HTML && opts.Mode != Text {
 		return nil, &Error{Msg: fmt.Sprintf("invalid mode %d", opts.Mode)}
 	}
@@ -94,21 +98,30 @@ func Compile(src string, opts Options) (p *Program, err error) {
 	if opts.MaxDepth > 0 && opts.MaxDepth < maxDepth {
 		maxDepth = opts.MaxDepth
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	toks := lexer.Collect(src)
 	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	tree, err := parseTokens(toks)
 	if err != nil {
 		return nil, parseError(err)
 	}
-	c := &compiler{src: src, html: opts.Mode == HTML}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}}
 	body, err := c.program(tree, false)
 	if err != nil {
 		return nil, err
 	}
-	p = &Program{body: body, opts: opts, depth: depth}
+	p = &Program{body: body, opts: opts, depth: depth, paths: len(c.missing)}
 	p.static, p.isStat = staticText(body)
 	return p, nil
 }
@@ -178,8 +191,33 @@ func column(src string, pos int) int {
 }
 
 type compiler struct {
-	src  string
-	html bool
+	ctx   context.Context
+	nodes int // statements compiled, to check ctx every 1024
+	src   string
+	html  bool
+	// missing numbers the distinct paths of output mustaches (expr.orig),
+	// so that a render notes each missing path once in constant time.
+	missing map[string]int
+}
+
+// tick counts a node compiled and returns ctx's error, checked every 1024
+// nodes.
+func (c *compiler) tick() error {
+	c.nodes++
+	if c.nodes%1024 == 0 {
+		return c.ctx.Err()
+	}
+	return nil
+}
+
+// missingID returns the number of an output mustache's path.
+func (c *compiler) missingID(orig string) int {
+	id, ok := c.missing[orig]
+	if !ok {
+		id = len(c.missing)
+		c.missing[orig] = id
+	}
+	return id
 }
 
 func (c *compiler) errAt(n ast.Node, format string, args ...any) *Error {
@@ -192,22 +230,43 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 		return nil, nil
 	}
 	p := &prog{params: n.BlockParams}
+	// text holds the contents not yet written as an opText: consecutive
+	// contents (split by comments or \{{ escapes) become one opText, joined
+	// once rather than with += (quadratic in their number).
+	var text []string
+	flush := func() {
+		switch len(text) {
+		case 0:
+			return
+		case 1:
+			p.ops = append(p.ops, op{kind: opText, text: text[0]})
+		default:
+			p.ops = append(p.ops, op{kind: opText, text: strings.Join(text, "")})
+		}
+		text = text[:0]
+	}
 	for _, st := range n.Body {
+		if err := c.tick(); err != nil {
+			return nil, err
+		}
+		switch st.(type) {
+		case *ast.ContentStatement, *ast.CommentStatement:
+		default:
+			flush()
+		}
 		switch st := st.(type) {
 		case *ast.ContentStatement:
-			if st.Value == "" {
-				continue
+			if st.Value != "" {
+				text = append(text, st.Value)
 			}
-			if k := len(p.ops); k > 0 && p.ops[k-1].kind == opText {
-				p.ops[k-1].text += st.Value
-				continue
-			}
-			p.ops = append(p.ops, op{kind: opText, text: st.Value})
 		case *ast.CommentStatement:
 		case *ast.MustacheStatement:
 			e, err := c.expression(st.Expression, posOutput)
 			if err != nil {
 				return nil, err
+			}
+			if e.kind == exPath || e.kind == exField {
+				e.missing = c.missingID(e.orig)
 			}
 			p.ops = append(p.ops, op{kind: opValue, e: e, esc: c.html && !st.Unescaped})
 		case *ast.BlockStatement:
@@ -222,6 +281,7 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 			return nil, c.errAt(st, "unsupported statement %s", st)
 		}
 	}
+	flush()
 	return p, nil
 }
 
@@ -306,6 +366,9 @@ func (c *compiler) helperCall(n *ast.Expression, spec helperSpec, pos position) 
 
 // param compiles a helper argument or hash value.
 func (c *compiler) param(n ast.Node) (*expr, error) {
+	if err := c.tick(); err != nil {
+		return nil, err
+	}
 	switch x := n.(type) {
 	case *ast.PathExpression:
 		path, err := c.compilePath(x)

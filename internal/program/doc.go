@@ -12,7 +12,9 @@
 // # Language
 //
 // Content, comments, whitespace control (~) and standalone lines as raymond
-// parses them; \{{ escapes a mustache.
+// parses them. A backslash before a mustache makes it literal text: \{{x}}
+// renders {{x}} (and \{{{x}}} renders {{{x}}}); \\{{x}} renders a backslash
+// followed by the value of x.
 //
 // Mustaches {{x}} (HTML-escaped in HTML mode), {{{x}}} and {{&x}} (raw).
 // Paths x, x.y.z, this, this.x, ./x, ../x (parent context), @root.x,
@@ -41,6 +43,16 @@
 // {{#eq a b}}yes{{else}}no{{/eq}}: the block renders when the value is
 // truthy, else the inverse. A helper's value is escaped like any value.
 //
+// Data is what encoding/json produces, or other Go values read by
+// reflection. A struct's fields are found by the names encoding/json gives
+// them, so that a struct renders as its JSON round trip would: the name in
+// the json tag (options such as omitempty play no part in the lookup),
+// else the field's own name, exactly (FirstName, not firstName); fields
+// tagged json:"-" and unexported fields are absent; the fields of an
+// embedded struct are promoted, with encoding/json's rules for fields of
+// the same name. {{#each}} over a struct visits those fields in their
+// order, @key being the name.
+//
 // Values print as raymond prints them: strings as they are, numbers as
 // strconv.FormatFloat(f, 'f', -1, 64) (a JSON 3 is 3, 2.5 is 2.5), integers
 // in decimal, booleans as true and false, nil and absent values as nothing,
@@ -67,15 +79,29 @@
 //     levels (a cyclic map), is a render error.
 //   - A negative index (lookup x -1, x.[-1]) is absent; raymond panics.
 //   - {{log x}} calls Options.Log, never the log package.
+//   - Struct fields are found by their encoding/json names (see above);
+//     raymond finds them by the name with its first letter upper-cased
+//     ({{firstName}} finds FirstName) or by a handlebars tag, and iterates
+//     them by Go name.
 //
 // # Limits
 //
 // Options.MaxSourceBytes and Options.MaxDepth (nesting of blocks, {{else
 // if}} links and subexpressions) are checked before raymond's recursive
-// parser runs; nesting is never accepted beyond MaxNesting. Each render is
-// bounded by Options.MaxOutputBytes and Options.MaxSteps; with both at 0 a
-// render is bounded only by the data (an each over an each over a large
-// array takes quadratic time). No panic escapes Compile or Append.
+// parser runs; nesting is never accepted beyond MaxNesting. Compile takes
+// time and memory linear in the source. Each render is bounded by
+// Options.MaxOutputBytes and Options.MaxSteps, and the renders with one
+// Data together by Data.MaxBytes (the parts of one message); a render
+// stops before it appends what would exceed a bound, so it never holds
+// much more than the bound. With no bound, a render is bounded only by the
+// data (an each over an each over a large array takes quadratic time).
+// Compile and Append check their context as they go (Append every 1024
+// steps) and stop with its error once it is done. No panic escapes
+// Compile or Append.
+//
+// QUIRK: raymond's ast.PathExpression builds Original with += per segment,
+// quadratic in the segments of {{a.b.c...}} or ../../..; parsePath builds
+// it once. Runs of content split by comments or \{{ are joined once too.
 //
 // QUIRK: raymond's parser runs its lexer in a goroutine and abandons it,
 // blocked for ever, when it stops at a syntax error before the end of the

@@ -2,6 +2,7 @@ package program
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -28,11 +29,14 @@ type bpFrame struct {
 
 // state is the per-render evaluation state; pooled.
 type state struct {
+	call   context.Context // the caller's, checked every ctxEvery steps
 	p      *Program
 	d      *Data
 	out    []byte
 	start  int
-	steps  int // remaining
+	max    int  // the length out may reach (see Program.limit)
+	budget bool // max is set by d's budget
+	steps  int  // remaining
 	html   bool
 	ctx    []any
 	frames []frame
@@ -40,14 +44,19 @@ type state struct {
 	args   []any
 	keys   []string
 	bp     bpCtx
-	miss   int // len(d.Missing) when the render started
+	// seen holds, per path number (expr.missing), the render (epoch) that
+	// last noted the path in d.Missing, so that nothing is cleared per
+	// render.
+	seen  []uint32
+	epoch uint32
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
 
-func getState(p *Program, d *Data, dst []byte) *state {
+func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 	s := statePool.Get().(*state)
-	s.p, s.d, s.out, s.start = p, d, dst, len(dst)
+	s.call, s.p, s.d, s.out, s.start = ctx, p, d, dst, len(dst)
+	s.max, s.budget = p.limit(len(dst), d)
 	s.steps = p.opts.MaxSteps
 	if s.steps <= 0 {
 		s.steps = int(^uint(0) >> 1)
@@ -58,36 +67,97 @@ func getState(p *Program, d *Data, dst []byte) *state {
 	s.bps = s.bps[:0]
 	s.args = s.args[:0]
 	s.keys = s.keys[:0]
-	s.miss = len(d.Missing)
+	if len(s.seen) < p.paths {
+		s.seen = make([]uint32, p.paths)
+	}
+	if s.epoch++; s.epoch == 0 { // wrapped: forget every epoch
+		clear(s.seen)
+		s.epoch = 1
+	}
 	return s
 }
 
 func putState(s *state) {
-	s.p, s.d, s.out = nil, nil, nil
+	s.call, s.p, s.d, s.out = nil, nil, nil, nil
 	clear(s.ctx[:cap(s.ctx)])
 	clear(s.bps[:cap(s.bps)])
 	clear(s.args[:cap(s.args)])
 	clear(s.frames[:cap(s.frames)])
 	s.bp = bpCtx{}
-	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 {
+	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 || cap(s.seen) > 1<<16 {
 		return // do not keep what a hostile render grew
 	}
 	statePool.Put(s)
 }
 
+// ctxEvery is how often, in steps, a render checks its context: a power
+// of two minus one, as a mask of the remaining steps.
+const ctxEvery = 1<<10 - 1
+
+// step counts one step. It is small enough to be inlined; the checks it
+// rarely needs are in stepCheck.
 func (s *state) step() error {
 	s.steps--
+	if s.steps&ctxEvery == 0 || s.steps < 0 {
+		return s.stepCheck()
+	}
+	return nil
+}
+
+// stepCheck fails when the steps are spent, or ctx is done.
+func (s *state) stepCheck() error {
 	if s.steps < 0 {
 		return &RenderError{Err: ErrTooManySteps}
+	}
+	if err := s.call.Err(); err != nil {
+		return &RenderError{Err: err}
 	}
 	return nil
 }
 
 func (s *state) checkOut() error {
-	if m := s.p.opts.MaxOutputBytes; m > 0 && len(s.out)-s.start > m {
-		return &RenderError{Err: ErrOutputTooLarge}
+	if len(s.out) > s.max {
+		return tooLarge(s.budget)
 	}
 	return nil
+}
+
+// escChunk is how much of a string is escaped between two checks of the
+// output bound: escaping may grow it up to 6 times.
+const escChunk = 4096
+
+// grow makes room for n more bytes of output. It doubles the capacity, as
+// append does for small buffers (for large ones append grows by a quarter,
+// which allocates about five times the final size along the way), but not
+// beyond the output bound.
+func (s *state) grow(n int) {
+	if cap(s.out)-len(s.out) >= n {
+		return
+	}
+	c := max(2*cap(s.out), len(s.out)+n)
+	if c > s.max {
+		c = max(s.max, len(s.out)+n)
+	}
+	out := make([]byte, len(s.out), c)
+	copy(out, s.out)
+	s.out = out
+}
+
+// writeString appends x, escaped when esc, stopping before the output
+// exceeds its bound.
+func (s *state) writeString(x string, esc bool) error {
+	for {
+		if len(x) > s.max-len(s.out) {
+			return tooLarge(s.budget) // escaping never shrinks
+		}
+		s.grow(min(len(x), escChunk))
+		if !esc || len(x) <= escChunk {
+			s.out = appendString(s.out, x, esc)
+			return s.checkOut()
+		}
+		s.out = appendEscaped(s.out, x[:escChunk])
+		x = x[escChunk:]
+	}
 }
 
 // run executes the instructions of p.
@@ -99,6 +169,12 @@ func (s *state) run(p *prog) error {
 		}
 		switch o.kind {
 		case opText:
+			if n := len(o.text); n > cap(s.out)-len(s.out) || n > s.max-len(s.out) {
+				if n > s.max-len(s.out) {
+					return tooLarge(s.budget)
+				}
+				s.grow(n)
+			}
 			s.out = append(s.out, o.text...)
 		case opValue:
 			if err := s.value(o); err != nil {
@@ -125,13 +201,13 @@ func (s *state) value(o *op) error {
 		var found bool
 		v, found = s.path(e.path)
 		if !found {
-			s.missing(e.orig)
+			s.missing(e)
 		}
 	case exField:
 		var found bool
 		v, found = fieldOf(s.ctx[len(s.ctx)-1], e.field, s.d)
 		if !found {
-			s.missing(e.orig)
+			s.missing(e)
 		}
 	default:
 		var err error
@@ -145,8 +221,12 @@ func (s *state) value(o *op) error {
 func (s *state) write(v any, esc bool) error {
 	switch x := v.(type) {
 	case string:
-		s.out = appendString(s.out, x, esc)
-		return nil
+		if n := len(x); n <= escChunk && n <= s.max-len(s.out) && n <= cap(s.out)-len(s.out) {
+			// The common case, inline: run checks the bound after the op.
+			s.out = appendString(s.out, x, esc)
+			return nil
+		}
+		return s.writeString(x, esc)
 	case nil:
 		return nil
 	case rootT:
@@ -163,18 +243,19 @@ func (s *state) write(v any, esc bool) error {
 	return nil
 }
 
-func (s *state) missing(p string) {
-	for _, m := range s.d.Missing[s.miss:] {
-		if m == p {
-			return
-		}
+// missing notes e's path in d.Missing, once per render.
+func (s *state) missing(e *expr) {
+	if s.seen[e.missing] == s.epoch {
+		return
 	}
-	s.d.Missing = append(s.d.Missing, p)
+	s.seen[e.missing] = s.epoch
+	s.d.Missing = append(s.d.Missing, e.orig)
 }
 
 // rootMap materializes the root context as raymond sees it: Globals
 // overridden by Params. Only needed when the root itself is used as a value.
 func (s *state) rootMap() map[string]any {
+	s.steps -= len(s.d.Params) + len(s.d.Globals) // a copy per use: charged
 	m := make(map[string]any, len(s.d.Params)+len(s.d.Globals))
 	for k, v := range s.d.Globals {
 		m[k] = v
@@ -222,6 +303,13 @@ func (s *state) eval(e *expr) (any, error) {
 		}
 	}
 	args := s.args[base:]
+	switch e.helper {
+	case hLookup, hLength, hDefault, hAnd, hOr, hNot: // constant time
+	default:
+		if err := s.chargeArgs(args...); err != nil {
+			return nil, err
+		}
+	}
 	if e.helper == hLog {
 		if f := s.p.opts.Log; f != nil {
 			f([]any{args[0]})
@@ -317,7 +405,11 @@ func (s *state) block(b *block) error {
 		if _, err := s.evalHash(e); err != nil {
 			return err
 		}
-		eq, err := strEqual(s.valueOf(a), s.valueOf(c))
+		a, c = s.valueOf(a), s.valueOf(c)
+		if err := s.chargeArgs(a, c); err != nil {
+			return err
+		}
+		eq, err := strEqual(a, c)
 		if err != nil {
 			return &RenderError{Msg: "helper equal", Err: err}
 		}
@@ -334,6 +426,35 @@ func (s *state) block(b *block) error {
 		return s.fn(b.body, nil)
 	}
 	return s.runInverse(b)
+}
+
+// chargeArgs charges the steps of a helper that prints or compares its
+// arguments: one per element of an array or map, one per KiB of a string,
+// so that helpers over large values are bounded by Options.MaxSteps like
+// loops over them ({{#if (eq s s)}} on an 8 MiB s compares 8 MiB).
+func (s *state) chargeArgs(args ...any) error {
+	for _, v := range args {
+		switch x := v.(type) {
+		case nil, bool, float64, int:
+		case string:
+			s.steps -= len(x) >> 10
+		case []any:
+			s.steps -= len(x)
+		case map[string]any:
+			s.steps -= len(x)
+		default:
+			switch rv := reflect.ValueOf(v); rv.Kind() {
+			case reflect.String:
+				s.steps -= rv.Len() >> 10
+			case reflect.Array, reflect.Slice, reflect.Map:
+				s.steps -= rv.Len()
+			}
+		}
+	}
+	if s.steps < 0 {
+		return &RenderError{Err: ErrTooManySteps}
+	}
+	return nil
 }
 
 func strEqual(a, b any) (bool, error) {
@@ -511,16 +632,17 @@ func (s *state) each(p *prog, c any) error {
 			}
 		}
 	case reflect.Struct:
-		t := rv.Type()
-		var fields []int
-		for i := 0; i < t.NumField(); i++ {
-			if t.Field(i).PkgPath == "" {
-				fields = append(fields, i)
+		// The fields encoding/json would write: none behind a nil embedded
+		// pointer.
+		var fields []jsonField
+		var values []reflect.Value
+		for _, f := range jsonFields(rv.Type()) {
+			if fv, err := rv.FieldByIndexErr(f.index); err == nil {
+				fields, values = append(fields, f), append(values, fv)
 			}
 		}
-		for i, fi := range fields {
-			name := t.Field(fi).Name
-			if err := s.iter(p, rv.Field(fi).Interface(), frame{iter: true, index: i, length: len(fields), key: name}, name); err != nil {
+		for i, f := range fields {
+			if err := s.iter(p, values[i].Interface(), frame{iter: true, index: i, length: len(fields), key: f.name}, f.name); err != nil {
 				return err
 			}
 		}
@@ -634,13 +756,16 @@ func (s *state) ctxParts(c any, parts []string) (v any, ok, resolved bool) {
 }
 
 // project resolves parts in each element of an array context. The result is
-// a []any, possibly empty, never a nil interface (raymond's quirk).
+// a []any, possibly empty, never a nil interface (raymond's quirk). Each
+// element costs a step, so that a template looking many paths up in a
+// large array is bounded by Options.MaxSteps like a loop over it.
 func (s *state) project(x []any, rv *reflect.Value, parts []string) any {
 	var out []any
 	n := len(x)
 	if rv != nil {
 		n = rv.Len()
 	}
+	s.steps -= n
 	for i := 0; i < n; i++ {
 		var e any
 		if rv != nil {

@@ -149,7 +149,7 @@ func FuzzDifferential(f *testing.F) {
 			return
 		}
 		tmpl := assemble(src, pick)
-		p, err := Compile(tmpl, Options{Mode: HTML, MaxDepth: 50})
+		p, err := Compile(t.Context(), tmpl, Options{Mode: HTML, MaxDepth: 50})
 		if err != nil {
 			var ce *Error
 			if !errors.As(err, &ce) {
@@ -161,14 +161,14 @@ func FuzzDifferential(f *testing.F) {
 			t.Fatalf("Compile accepted %q, raymond's parser refuses it: %v", tmpl, err)
 		}
 		params, globals := genParams(seed)
-		lim, err := Compile(tmpl, Options{Mode: HTML, MaxSteps: 20_000, MaxOutputBytes: 1 << 16})
+		lim, err := Compile(t.Context(), tmpl, Options{Mode: HTML, MaxSteps: 20_000, MaxOutputBytes: 1 << 16})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lim.Append(nil, &Data{Params: params, Globals: globals}); errors.Is(err, ErrTooManySteps) || errors.Is(err, ErrOutputTooLarge) {
+		if _, err := lim.Append(t.Context(), nil, &Data{Params: params, Globals: globals}); errors.Is(err, ErrTooManySteps) || errors.Is(err, ErrOutputTooLarge) {
 			return // too big to compare with an unbounded raymond render
 		}
-		got, err := p.Append(nil, &Data{Params: params, Globals: globals})
+		got, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
 		ref := refMatch(tmpl, params, globals, string(got))
 		switch {
 		case ref.skipped != "":
@@ -206,7 +206,7 @@ func FuzzAppendBounded(f *testing.F) {
 		tmpl := assemble(src, pick)
 		const maxOut = 2048
 		for _, mode := range []Mode{HTML, Text} {
-			p, err := Compile(tmpl, Options{Mode: mode, MaxOutputBytes: maxOut, MaxSteps: 10_000, MaxDepth: 100, MaxSourceBytes: 1 << 16})
+			p, err := Compile(t.Context(), tmpl, Options{Mode: mode, MaxOutputBytes: maxOut, MaxSteps: 10_000, MaxDepth: 100, MaxSourceBytes: 1 << 16})
 			if err != nil {
 				var ce *Error
 				if !errors.As(err, &ce) {
@@ -216,8 +216,8 @@ func FuzzAppendBounded(f *testing.F) {
 			}
 			params, globals := genParams(seed)
 			d := &Data{Params: params, Globals: globals}
-			out1, err1 := p.Append([]byte("pre"), d)
-			out2, err2 := p.Append([]byte("pre"), &Data{Params: params, Globals: globals})
+			out1, err1 := p.Append(t.Context(), []byte("pre"), d)
+			out2, err2 := p.Append(t.Context(), []byte("pre"), &Data{Params: params, Globals: globals})
 			for _, err := range []error{err1, err2} {
 				var re *RenderError
 				if err != nil && (!errors.As(err, &re) || strings.HasPrefix(re.Msg, "panic")) {

@@ -1,6 +1,9 @@
 package program
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,7 +56,6 @@ func TestHelpers(t *testing.T) {
 type person struct {
 	FirstName string
 	Age       int
-	Nick      string `handlebars:"nickname"`
 	Tags      []string
 	Boss      *person
 	secret    string
@@ -64,7 +66,7 @@ type person struct {
 func TestGoValues(t *testing.T) {
 	boss := &person{FirstName: "Ada", Age: 36}
 	params := map[string]any{
-		"p":      person{FirstName: "Bob", Age: 7, Nick: "bobby", Tags: []string{"a", "b"}, Boss: boss, secret: "s"},
+		"p":      person{FirstName: "Bob", Age: 7, Tags: []string{"a", "b"}, Boss: boss, secret: "s"},
 		"pp":     boss,
 		"ints":   []int{3, 1, 2},
 		"i64":    int64(-5),
@@ -76,13 +78,13 @@ func TestGoValues(t *testing.T) {
 		"anymap": map[any]any{"k": "v"},
 	}
 	for _, tc := range []struct{ name, src string }{
-		{"struct fields", "{{p.firstName}} {{p.FirstName}} {{p.age}} {{p.nickname}} {{p.secret}}"},
-		{"pointer chain", "{{p.boss.firstName}} {{pp.age}} {{nilp.age}}"},
-		{"typed slices", "{{ints}} {{p.tags}} {{#each ints}}[{{@index}}:{{this}}]{{/each}}"},
+		{"struct fields", "{{p.FirstName}} {{p.Age}} {{p.secret}}"},
+		{"pointer chain", "{{p.Boss.FirstName}} {{pp.Age}} {{nilp.Age}}"},
+		{"typed slices", "{{ints}} {{p.Tags}} {{#each ints}}[{{@index}}:{{this}}]{{/each}}"},
 		{"numbers", "{{i64}} {{u}} {{f32}}"},
 		{"typed map", "{{im.a}} {{#each strs}}{{@key}}={{#each this}}{{.}}{{/each}}{{/each}} {{anymap.k}}"},
-		{"conditions", "{{#if nilp}}x{{else}}nil{{/if}}{{#if ints}}y{{/if}}{{#with pp}}{{firstName}}{{/with}}"},
-		{"helpers", "{{upper p.firstName}} {{length ints}} {{eq u 7}} {{lookup ints 2}}"},
+		{"conditions", "{{#if nilp}}x{{else}}nil{{/if}}{{#if ints}}y{{/if}}{{#with pp}}{{FirstName}}{{/with}}"},
+		{"helpers", "{{upper p.FirstName}} {{length ints}} {{eq u 7}} {{lookup ints 2}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := render(t, tc.src, HTML, params, nil)
@@ -107,4 +109,108 @@ func TestGoValues(t *testing.T) {
 			t.Errorf("got %q, want a1b2", got)
 		}
 	})
+}
+
+// Types whose fields encoding/json names in every way it can: tags,
+// options, "-", unexported fields, embedded structs (by value, by pointer,
+// unexported, tagged), a name hidden by a shallower field, a tie broken by
+// a tag and a tie that drops the name.
+type (
+	jsonOrder struct {
+		ID       string `json:"id"`
+		Customer string `json:"customer_name,omitempty"`
+		Total    float64
+		Note     string `json:"-"`
+		Dash     string `json:"-,"` // named "-"
+		secret   string
+		jsonBase
+		*jsonMeta
+		jsonHidden
+		Lines   []jsonLine `json:"lines"`
+		Shipped jsonBase   `json:"shipped"`
+	}
+	jsonBase struct {
+		Kind   string `json:"kind"`
+		Region string
+		ID     string `json:"id"` // hidden by jsonOrder.ID
+	}
+	jsonMeta struct {
+		Source string `json:"source"`
+		Region string `json:"region"` // another name than jsonBase.Region
+		Tie    string
+	}
+	jsonHidden struct {
+		Tie    string // ties with jsonMeta.Tie: the name is dropped
+		Tagged string `json:"Region"` // tagged: wins the tie with jsonBase.Region
+	}
+	jsonLine struct {
+		SKU string `json:"sku"`
+		Qty int    `json:"qty"`
+	}
+)
+
+// TestStructsResolveLikeJSON is the oracle for struct parameters: a
+// template renders a Go struct exactly as it renders the struct's
+// encoding/json round trip (the map[string]any the HTTP API would give).
+func TestStructsResolveLikeJSON(t *testing.T) {
+	order := jsonOrder{
+		ID: "o-1", Customer: "Ann", Total: 12.5, Note: "n", Dash: "d", secret: "s",
+		jsonBase:   jsonBase{Kind: "web", Region: "eu", ID: "base"},
+		jsonMeta:   &jsonMeta{Source: "app", Region: "meta", Tie: "m"},
+		jsonHidden: jsonHidden{Tie: "h", Tagged: "tagged"},
+		Lines:      []jsonLine{{"A-1", 2}, {"B-2", 1}},
+		Shipped:    jsonBase{Kind: "post", Region: "us", ID: "ship"},
+	}
+	raw, err := json.Marshal(order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asJSON map[string]any
+	if err := json.Unmarshal(raw, &asJSON); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"id", "ID", "customer_name", "Customer", "Total", "total", "Note", "-", "Dash",
+		"secret", "kind", "Kind", "Region", "region", "source", "Tie", "Tagged", "jsonBase", "jsonMeta",
+		"Lines", "Shipped"} // composites print with fmt, differently as structs and maps
+	var src strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&src, "%s=[{{o.[%s]}}] ", n, n)
+	}
+	src.WriteString("{{#each o.lines}}{{sku}}x{{qty}} {{/each}}{{o.shipped.kind}} {{o.shipped.id}} {{#with o}}{{id}}{{/with}} {{lookup o \"kind\"}}")
+	for _, tc := range []struct {
+		name string
+		o    any
+	}{{"struct", order}, {"pointer", &order}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := render(t, src.String(), HTML, map[string]any{"o": tc.o}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := render(t, src.String(), HTML, map[string]any{"o": asJSON}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("struct renders\n%s\nits JSON round trip renders\n%s", got, want)
+			}
+		})
+	}
+	// Go field order, not sorted: encoding/json's order, without the
+	// fields behind a nil embedded pointer.
+	for _, tc := range []struct {
+		o    any
+		want string
+	}{
+		{jsonLine{"A", 1}, "sku=A,qty=1,"},
+		{jsonMeta{Source: "s"}, "source=s,region=,Tie=,"},
+		{struct {
+			*jsonMeta
+			N int `json:"n"`
+		}{N: 1}, "n=1,"},
+	} {
+		got, err := render(t, "{{#each o}}{{@key}}={{this}},{{/each}}", HTML, map[string]any{"o": tc.o}, nil)
+		if err != nil || got != tc.want {
+			t.Errorf("each over %T = %q, %v; want %q", tc.o, got, err, tc.want)
+		}
+	}
 }

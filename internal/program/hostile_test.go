@@ -1,7 +1,9 @@
 package program
 
 import (
+	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +29,7 @@ func TestHostileTemplates(t *testing.T) {
 		"cyclic": cyclic,
 		"cslice": cyclicSlice,
 		"arr":    []any{"zero", "one"},
+		"s":      strings.Repeat("x", 1<<20),
 	}
 	limits := Options{Mode: HTML, MaxOutputBytes: 1 << 20, MaxSteps: 2_000_000}
 	type outcome int
@@ -55,6 +58,11 @@ func TestHostileTemplates(t *testing.T) {
 		{"huge each, output cap", "{{#each big}}{{this}},{{/each}}", Options{Mode: HTML, MaxOutputBytes: 100_000}, renderError, ErrOutputTooLarge, ""},
 		{"huge nested each, step cap", "{{#each big}}{{#each ../big}}{{/each}}{{/each}}", Options{Mode: HTML, MaxSteps: 1_000_000}, renderError, ErrTooManySteps, ""},
 		{"huge array printed, step cap", "{{big}}", Options{Mode: HTML, MaxSteps: 1000}, renderError, ErrTooManySteps, ""},
+		{"paths in a huge array context, step cap", "{{#with big}}" + strings.Repeat("{{x}}", 100) + "{{/with}}", Options{Mode: HTML, MaxSteps: 2_000_000}, renderError, ErrTooManySteps, ""},
+		{"helper over a huge string, step cap", strings.Repeat("{{#if (eq s s)}}{{/if}}", 200), Options{Mode: HTML, MaxSteps: 100_000}, renderError, ErrTooManySteps, ""},
+		{"helper over a huge array, step cap", strings.Repeat("{{#if (eq big big)}}{{/if}}", 3), Options{Mode: HTML, MaxSteps: 2_000_000}, renderError, ErrTooManySteps, ""},
+		{"equal over a huge string, step cap", strings.Repeat("{{#equal s s}}{{/equal}}", 200), Options{Mode: HTML, MaxSteps: 100_000}, renderError, ErrTooManySteps, ""},
+		{"root as a value, step cap", strings.Repeat("{{length this}}", 100), Options{Mode: HTML, MaxSteps: 500}, renderError, ErrTooManySteps, ""},
 		{"partial", "{{> partial}}", limits, compileError, nil, ""},
 		{"dynamic partial", "{{> (lookup a b)}}", limits, compileError, nil, ""},
 		{"unknown helper", "{{nope a}}", limits, compileError, nil, ""},
@@ -78,7 +86,7 @@ func TestHostileTemplates(t *testing.T) {
 		{"decorator", "{{* deco}}", limits, compileError, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Compile(tc.src, tc.opts)
+			p, err := Compile(t.Context(), tc.src, tc.opts)
 			if tc.want == compileError {
 				var ce *Error
 				if !errors.As(err, &ce) {
@@ -89,7 +97,7 @@ func TestHostileTemplates(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compile: %v", err)
 			}
-			out, err := p.Append([]byte("pre"), &Data{Params: params})
+			out, err := p.Append(t.Context(), []byte("pre"), &Data{Params: params})
 			if tc.want == renderError {
 				var re *RenderError
 				if !errors.As(err, &re) {
@@ -114,7 +122,7 @@ func TestHostileTemplates(t *testing.T) {
 }
 
 func TestLimitsAreExact(t *testing.T) {
-	p, err := Compile("{{x}}", Options{Mode: Text, MaxOutputBytes: 5})
+	p, err := Compile(t.Context(), "{{x}}", Options{Mode: Text, MaxOutputBytes: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +131,7 @@ func TestLimitsAreExact(t *testing.T) {
 		fail bool
 	}{{"12345", false}, {"123456", true}} {
 		t.Run(tc.x, func(t *testing.T) {
-			_, err := p.Append(nil, &Data{Params: map[string]any{"x": tc.x}})
+			_, err := p.Append(t.Context(), nil, &Data{Params: map[string]any{"x": tc.x}})
 			if got := errors.Is(err, ErrOutputTooLarge); got != tc.fail {
 				t.Errorf("len %d: ErrOutputTooLarge = %v, want %v", len(tc.x), got, tc.fail)
 			}
@@ -133,13 +141,13 @@ func TestLimitsAreExact(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	var got [][]any
-	p, err := Compile("a{{log name}}b{{log (upper name)}}c{{log 3}}", Options{Mode: HTML, Log: func(args []any) {
+	p, err := Compile(t.Context(), "a{{log name}}b{{log (upper name)}}c{{log 3}}", Options{Mode: HTML, Log: func(args []any) {
 		got = append(got, append([]any(nil), args...))
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Append(nil, &Data{Params: map[string]any{"name": "x&y"}})
+	out, err := p.Append(t.Context(), nil, &Data{Params: map[string]any{"name": "x&y"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +163,11 @@ func TestLog(t *testing.T) {
 			t.Errorf("Log call %d: %v, want %v", i, got[i], want[i])
 		}
 	}
-	quiet, err := Compile("a{{log name}}b", Options{Mode: HTML})
+	quiet, err := Compile(t.Context(), "a{{log name}}b", Options{Mode: HTML})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := quiet.Append(nil, nil); err != nil || string(out) != "ab" {
+	if out, err := quiet.Append(t.Context(), nil, nil); err != nil || string(out) != "ab" {
 		t.Errorf("nil Log: %q, %v", out, err)
 	}
 }
@@ -169,11 +177,11 @@ func TestLog(t *testing.T) {
 func TestConcurrentAppend(t *testing.T) {
 	params, globals := testParams(t)
 	src := "{{#each items as |it i|}}{{i}}{{it.name}}{{#each ../obj}}{{@key}}{{/each}}{{/each}}{{missing}}"
-	p, err := Compile(src, Options{Mode: HTML})
+	p, err := Compile(t.Context(), src, Options{Mode: HTML})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := p.Append(nil, &Data{Params: params, Globals: globals})
+	want, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +193,7 @@ func TestConcurrentAppend(t *testing.T) {
 			for range 200 {
 				d.Missing = d.Missing[:0]
 				var err error
-				if buf, err = p.Append(buf[:0], d); err != nil {
+				if buf, err = p.Append(t.Context(), buf[:0], d); err != nil {
 					t.Error(err)
 					return
 				}
@@ -197,4 +205,137 @@ func TestConcurrentAppend(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// countdownCtx is a context whose Err turns context.Canceled after its
+// first n calls: a deadline passing mid-work, without timing. calls counts
+// every call to Err.
+type countdownCtx struct {
+	context.Context
+	n, calls int
+}
+
+func (c *countdownCtx) Err() error {
+	c.calls++
+	if c.calls > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestAppendChecksContext renders a template of 9 million steps with no
+// step limit under a context canceled after its third check: Append must
+// stop at the next check, a few thousand steps later, with ctx's error.
+func TestAppendChecksContext(t *testing.T) {
+	big := make([]any, 3000)
+	for i := range big {
+		big[i] = float64(i)
+	}
+	p, err := Compile(t.Context(), "{{#each big}}{{#each ../big}}{{/each}}{{/each}}", Options{Mode: HTML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &countdownCtx{Context: t.Context(), n: 3}
+	out, err := p.Append(ctx, []byte("pre"), &Data{Params: map[string]any{"big": big}})
+	var re *RenderError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &re) {
+		t.Fatalf("Append = %v, want a *RenderError wrapping context.Canceled", err)
+	}
+	if string(out) != "pre" || ctx.calls != ctx.n+1 {
+		t.Errorf("Append returned %q after %d checks of ctx, want %q after %d", out, ctx.calls, "pre", ctx.n+1)
+	}
+	if _, err := p.Append(&countdownCtx{Context: t.Context()}, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Append with a done ctx = %v, want context.Canceled", err)
+	}
+}
+
+// TestCompileChecksContext compiles a template of 20,000 statements under
+// a context canceled after a few checks: Compile checks it between its
+// phases and every 1024 statements.
+func TestCompileChecksContext(t *testing.T) {
+	src := strings.Repeat("{{a}}.", 20_000)
+	for _, n := range []int{0, 1, 3, 5} {
+		ctx := &countdownCtx{Context: t.Context(), n: n}
+		if p, err := Compile(ctx, src, Options{Mode: HTML}); !errors.Is(err, context.Canceled) || p != nil {
+			t.Errorf("Compile after %d checks = %v, %v; want context.Canceled", n, p, err)
+		}
+		if ctx.calls != n+1 {
+			t.Errorf("Compile checked ctx %d times after it was done after %d", ctx.calls, n)
+		}
+	}
+}
+
+// allocated returns the bytes f allocates (runtime.MemStats.TotalAlloc).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestBudget checks Data.MaxBytes: it bounds the renders with one Data
+// together, by ErrOverBudget, unless Options.MaxOutputBytes is tighter.
+func TestBudget(t *testing.T) {
+	render := func(p *Program, d *Data) error {
+		t.Helper()
+		out, err := p.Append(t.Context(), []byte("pre"), d)
+		if err != nil && string(out) != "pre" {
+			t.Errorf("failed Append returned %.40q, want the input buffer", out)
+		}
+		return err
+	}
+	compile := func(src string, max int) *Program {
+		t.Helper()
+		p, err := Compile(t.Context(), src, Options{Mode: HTML, MaxOutputBytes: max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	params := map[string]any{"x": "12345678"}
+	t.Run("across renders", func(t *testing.T) {
+		p, static := compile("<{{x}}>", 0), compile("static", 0)
+		d := &Data{Params: params, MaxBytes: 20}
+		if err := render(p, d); err != nil || d.Written != 10 {
+			t.Fatalf("first render: %v, Written %d; want nil, 10", err, d.Written)
+		}
+		if err := render(p, d); err != nil || d.Written != 20 {
+			t.Fatalf("second render: %v, Written %d; want nil, 20", err, d.Written)
+		}
+		if err := render(p, d); !errors.Is(err, ErrOverBudget) || d.Written != 20 {
+			t.Fatalf("third render: %v, Written %d; want ErrOverBudget, 20", err, d.Written)
+		}
+		if err := render(static, d); !errors.Is(err, ErrOverBudget) {
+			t.Fatalf("static render over budget: %v, want ErrOverBudget", err)
+		}
+		if err := render(compile("{{! nothing }}", 0), d); err != nil {
+			t.Fatalf("empty render at the budget: %v", err)
+		}
+	})
+	t.Run("tighter part limit", func(t *testing.T) {
+		if err := render(compile("{{x}}{{x}}", 10), &Data{Params: params, MaxBytes: 12}); !errors.Is(err, ErrOutputTooLarge) {
+			t.Errorf("got %v, want ErrOutputTooLarge", err)
+		}
+		if err := render(compile("{{x}}{{x}}", 12), &Data{Params: params, MaxBytes: 10}); !errors.Is(err, ErrOverBudget) {
+			t.Errorf("got %v, want ErrOverBudget", err)
+		}
+	})
+	// A render stops before it appends what would exceed its bound, so that
+	// an 8 MiB value (40 MiB escaped) under a 64 KiB budget costs about the
+	// budget, not the value.
+	t.Run("stops early", func(t *testing.T) {
+		huge := map[string]any{"x": strings.Repeat("&", 8<<20)}
+		for _, src := range []string{"{{x}}", "{{{x}}}", strings.Repeat("y", 1<<20) + "{{x}}"} {
+			p := compile(src, 0)
+			var err error
+			n := allocated(func() { err = render(p, &Data{Params: huge, MaxBytes: 64 << 10}) })
+			if !errors.Is(err, ErrOverBudget) {
+				t.Errorf("%.20s: %v, want ErrOverBudget", src, err)
+			}
+			if n > 1<<20 {
+				t.Errorf("%.20s: a render over a 64 KiB budget allocated %d bytes", src, n)
+			}
+		}
+	})
 }

@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/aymerick/raymond/ast"
 	"github.com/aymerick/raymond/lexer"
@@ -575,25 +576,37 @@ func (p *tokParser) parsePath(data bool) *ast.PathExpression {
 
 	result := ast.NewPathExpression(tok.Pos, tok.Line, data)
 	result.Part(tok.Val)
+	if !p.isToken(lexer.TokenSep) {
+		return result
+	}
 
+	// QUIRK: raymond's PathExpression.Part and Sep append to Original with
+	// +=, which copies the path so far for each segment: quadratic in the
+	// number of segments. Original is built here once instead; Part still
+	// sets Parts, Depth and Scoped.
+	var orig strings.Builder
+	orig.WriteString(result.Original) // "@" and the first part
 	for p.isToken(lexer.TokenSep) {
 		tok = p.shift()
-		result.Sep(tok.Val)
+		orig.WriteString(tok.Val)
 
 		tok = p.shift()
 		if tok.Kind != lexer.TokenID {
 			errExpected(lexer.TokenID, tok)
 		}
 
+		result.Original = ""
 		result.Part(tok.Val)
+		orig.WriteString(tok.Val)
 
 		if len(result.Parts) > 0 {
 			switch tok.Val {
 			case "..", ".", "this":
-				errToken(tok, "Invalid path: "+result.Original)
+				errToken(tok, "Invalid path: "+orig.String())
 			}
 		}
 	}
+	result.Original = orig.String()
 	return result
 }
 

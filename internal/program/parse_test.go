@@ -262,7 +262,7 @@ func TestParseErrors(t *testing.T) {
 			if _, err := parseTemplate(tc.src); err == nil {
 				t.Fatalf("parseTemplate(%q) accepted it", tc.src)
 			}
-			_, err := Compile(tc.src, Options{Mode: HTML})
+			_, err := Compile(t.Context(), tc.src, Options{Mode: HTML})
 			var ce *Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("Compile(%q) = %v, want an *Error", tc.src, err)
@@ -307,7 +307,7 @@ func TestCompileLeavesNoGoroutine(t *testing.T) {
 	before := settledGoroutines(t, -1)
 	for i := range 200 {
 		src := leakSources[i%len(leakSources)] + strings.Repeat(" {{x}}", i%7)
-		p, err := Compile(src, Options{Mode: HTML})
+		p, err := Compile(t.Context(), src, Options{Mode: HTML})
 		var ce *Error
 		if !errors.As(err, &ce) {
 			t.Fatalf("Compile(%q) = %v, %v; want an *Error", src, p, err)
@@ -395,7 +395,7 @@ func BenchmarkParse(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Compile(src, Options{Mode: HTML}); err != nil {
+			if _, err := Compile(b.Context(), src, Options{Mode: HTML}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -409,4 +409,40 @@ func BenchmarkParse(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestCompileIsLinear compiles templates built of n and 4n repetitions of a
+// construct and checks that the bytes allocated grow about 4 times, not 16:
+// raymond's paths built Original with += (quadratic in the segments), and
+// runs of content split by comments or \{{ were joined the same way.
+func TestCompileIsLinear(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  func(n int) string
+	}{
+		{"long path", func(n int) string { return "{{a" + strings.Repeat(".b", n) + "}}" }},
+		{"long ../ run", func(n int) string { return "{{" + strings.Repeat("../", n) + "a}}" }},
+		{"long data path", func(n int) string { return "{{@a" + strings.Repeat("/b", n) + "}}" }},
+		{"content and comments", func(n int) string { return strings.Repeat("x{{!c}}", n) }},
+		{"escaped mustaches", func(n int) string { return strings.Repeat(`\{{a}}`, n) }},
+		{"mustaches", func(n int) string { return strings.Repeat("{{a}}", n) }},
+		{"helper arguments", func(n int) string { return "{{and" + strings.Repeat(" a", n) + "}}" }},
+		{"hash", func(n int) string { return "{{#if a" + strings.Repeat(" k=1", n) + "}}{{/if}}" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 8000
+			var alloc [2]uint64
+			for i, size := range []int{n, 4 * n} {
+				src := tc.src(size)
+				alloc[i] = allocated(func() {
+					if _, err := Compile(t.Context(), src, Options{Mode: HTML}); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			if ratio := float64(alloc[1]) / float64(alloc[0]); ratio > 7 {
+				t.Errorf("compiling %d then %d repetitions allocated %d then %d bytes: %.1f times more, want about 4", n, 4*n, alloc[0], alloc[1], ratio)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,8 +38,12 @@ type Options struct {
 	// bytes with ErrOutputTooLarge. 0: no limit.
 	MaxOutputBytes int
 	// MaxSteps stops a render that takes more than this many evaluation steps
-	// (one per instruction executed, per iteration of a block and per element
-	// of a composite value printed) with ErrTooManySteps. 0: no limit.
+	// (one per instruction executed, per iteration of a block, per element
+	// of a composite value printed, per element of an array context a path
+	// is looked up in, per parameter when the root is copied into a map to
+	// be used as a value, and, for a helper that prints or compares its
+	// arguments, per element of an array or map argument and per KiB of a
+	// string argument) with ErrTooManySteps. 0: no limit.
 	MaxSteps int
 	// Log receives the argument of each {{log x}} evaluated. It is called
 	// from the goroutine that renders, possibly from several at once, and
@@ -78,10 +83,14 @@ var (
 	ErrOutputTooLarge = errors.New("program: output too large")
 	// ErrTooManySteps: the render took more than Options.MaxSteps steps.
 	ErrTooManySteps = errors.New("program: too many evaluation steps")
+	// ErrOverBudget: the render would bring Data.Written over
+	// Data.MaxBytes.
+	ErrOverBudget = errors.New("program: output over the data's budget")
 )
 
 // RenderError is what Append returns when a render fails: a limit was
-// reached (Err is ErrOutputTooLarge or ErrTooManySteps), a value cannot be
+// reached (Err is ErrOutputTooLarge, ErrOverBudget or ErrTooManySteps), the
+// context was done (Err is the context's error), a value cannot be
 // printed (a func, a chan, a value nested too deep), or the evaluator
 // panicked (Msg says so; the panic does not escape). An *RenderError is
 // immutable.
@@ -108,8 +117,9 @@ func (e *RenderError) Unwrap() error { return e.Err }
 // try Params first, then Globals, key by key: nothing is merged per render.
 // Values are what encoding/json produces (map[string]any, []any, string,
 // float64, bool, nil), which take a fast path, or other Go values (integers,
-// typed slices and maps, structs, pointers), read by reflection. Methods and
-// func values in the data are never called.
+// typed slices and maps, structs, pointers), read by reflection, a struct's
+// fields under their encoding/json names (see the package documentation).
+// Methods and func values in the data are never called.
 //
 // Append reads Params and Globals and never modifies them; the caller must
 // not modify them during a render. A Data is not safe for concurrent use
@@ -126,6 +136,19 @@ type Data struct {
 	// is appended once per render. Append only appends: the caller resets it
 	// (Missing = Missing[:0]) between renders.
 	Missing []string
+	// MaxBytes, when positive, bounds the output of all the renders with
+	// this Data together, such as the parts of one message: a render that
+	// would bring Written over MaxBytes stops, as soon as it would, with
+	// ErrOverBudget, so that little more than the budget is ever appended
+	// (at most one chunk of an escaped string or one composite value
+	// printed). Options.MaxOutputBytes still bounds each
+	// render; when it is the tighter bound (or equal), exceeding it is
+	// ErrOutputTooLarge. 0: no bound but Options.MaxOutputBytes.
+	MaxBytes int
+	// Written counts the bytes the renders with this Data appended: each
+	// successful Append adds its output. Append only adds: the caller resets
+	// it along with Missing.
+	Written int
 }
 
 // Program is a compiled template: a flat list of literal bytes and value and
@@ -138,6 +161,8 @@ type Program struct {
 	isStat bool
 	// depth is the deepest block nesting of body, to size per-render stacks.
 	depth int
+	// paths is the number of distinct paths of output mustaches.
+	paths int
 }
 
 // Static reports the template's whole output when it contains no mustache,
@@ -147,21 +172,28 @@ func (p *Program) Static() (string, bool) { return p.static, p.isStat }
 
 // Append renders the program for d, appending the output to dst, and returns
 // the extended buffer. d may be nil (no parameters). On error the returned
-// buffer is dst with nothing appended and the error is a *RenderError.
+// buffer holds dst with nothing appended (possibly grown) and the error is
+// a *RenderError.
+// Append checks ctx when it starts and then every 1024 steps or so, and
+// stops with ctx's error (wrapped in a *RenderError) once ctx is done.
 // Append never panics; a steady-state render of a template over
 // encoding/json values allocates nothing beyond growing dst, d.Missing and
 // printing composite values.
-func (p *Program) Append(dst []byte, d *Data) (out []byte, err error) {
-	if p.isStat {
-		if p.opts.MaxOutputBytes > 0 && len(p.static) > p.opts.MaxOutputBytes {
-			return dst, &RenderError{Err: ErrOutputTooLarge}
-		}
-		return append(dst, p.static...), nil
+func (p *Program) Append(ctx context.Context, dst []byte, d *Data) (out []byte, err error) {
+	if err := ctx.Err(); err != nil {
+		return dst, &RenderError{Err: err}
 	}
 	if d == nil {
 		d = &Data{}
 	}
-	s := getState(p, d, dst)
+	if p.isStat {
+		if max, budget := p.limit(len(dst), d); len(p.static) > max-len(dst) {
+			return dst, tooLarge(budget)
+		}
+		d.Written += len(p.static)
+		return append(dst, p.static...), nil
+	}
+	s := getState(ctx, p, d, dst)
 	start := len(dst)
 	defer func() {
 		if r := recover(); r != nil {
@@ -174,7 +206,34 @@ func (p *Program) Append(dst []byte, d *Data) (out []byte, err error) {
 		if !errors.As(err, &re) {
 			err = &RenderError{Err: err}
 		}
-		return dst[:start], err
+		// s.out[:start] holds what dst[:start] holds, in the buffer as
+		// grown, which the caller may reuse.
+		return s.out[:start], err
 	}
+	d.Written += len(s.out) - start
 	return s.out, nil
+}
+
+// limit returns the length the output buffer may reach when a render
+// starts at length start, and whether d's budget (rather than
+// Options.MaxOutputBytes) sets it.
+func (p *Program) limit(start int, d *Data) (max int, budget bool) {
+	max = int(^uint(0) >> 1)
+	if m := p.opts.MaxOutputBytes; m > 0 {
+		max = start + m
+	}
+	if d.MaxBytes > 0 {
+		if b := start + d.MaxBytes - d.Written; b < max {
+			return b, true
+		}
+	}
+	return max, false
+}
+
+// tooLarge is the error of a render stopped by an output bound.
+func tooLarge(budget bool) error {
+	if budget {
+		return &RenderError{Err: ErrOverBudget}
+	}
+	return &RenderError{Err: ErrOutputTooLarge}
 }

@@ -178,12 +178,12 @@ func TestMissing(t *testing.T) {
 		{"triple", "{{{x}}}", []string{"x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Compile(tc.src, Options{Mode: HTML})
+			p, err := Compile(t.Context(), tc.src, Options{Mode: HTML})
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := &Data{Params: params, Globals: globals, Missing: []string{"kept"}}
-			if _, err := p.Append(nil, d); err != nil {
+			if _, err := p.Append(t.Context(), nil, d); err != nil {
 				t.Fatal(err)
 			}
 			want := append([]string{"kept"}, tc.want...)
@@ -206,7 +206,7 @@ func TestStatic(t *testing.T) {
 		{"block", "{{#if x}}a{{/if}}", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Compile(tc.src, Options{Mode: HTML})
+			p, err := Compile(t.Context(), tc.src, Options{Mode: HTML})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestStatic(t *testing.T) {
 			if ok != tc.static || got != tc.want {
 				t.Errorf("Static() = %q, %v; want %q, %v", got, ok, tc.want, tc.static)
 			}
-			out, err := p.Append([]byte("pre:"), nil)
+			out, err := p.Append(t.Context(), []byte("pre:"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestCompileErrors(t *testing.T) {
 		{"bad mode", "x", Options{Mode: 9}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Compile(tc.src, tc.opts)
+			p, err := Compile(t.Context(), tc.src, tc.opts)
 			var ce *Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("Compile(%q) = %v, %v; want an *Error", tc.src, p, err)

@@ -234,10 +234,10 @@ func refExec(tpl *raymond.Template, ctx map[string]any) (r refResult) {
 // render compiles and renders src with this package.
 func render(t testing.TB, src string, mode Mode, params, globals map[string]any) (string, error) {
 	t.Helper()
-	p, err := Compile(src, Options{Mode: mode})
+	p, err := Compile(t.Context(), src, Options{Mode: mode})
 	if err != nil {
 		t.Fatalf("Compile(%q): %v", src, err)
 	}
-	out, err := p.Append(nil, &Data{Params: params, Globals: globals})
+	out, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
 	return string(out), err
 }

@@ -1,9 +1,11 @@
 package program
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -315,15 +317,11 @@ func fieldReflect(rv reflect.Value, name string) (any, bool) {
 	var res reflect.Value
 	switch rv.Kind() {
 	case reflect.Struct:
-		if f, ok := rv.Type().FieldByName(titleASCII(name)); ok && f.PkgPath == "" {
-			if v, err := rv.FieldByIndexErr(f.Index); err == nil {
-				res = v
-			}
-			break
-		}
-		for i := 0; i < rv.NumField(); i++ {
-			if rv.Type().Field(i).Tag.Get("handlebars") == name {
-				res = rv.Field(i)
+		for _, f := range jsonFields(rv.Type()) {
+			if f.name == name {
+				if v, err := rv.FieldByIndexErr(f.index); err == nil {
+					res = v
+				}
 				break
 			}
 		}
@@ -349,35 +347,93 @@ func fieldReflect(rv reflect.Value, name string) (any, bool) {
 	return res.Interface(), true
 }
 
-// titleASCII is the strings.Title raymond applies to a field name to find
-// an exported struct field.
-func titleASCII(s string) string {
-	prev := ' '
-	return strings.Map(func(r rune) rune {
-		sep := isSeparator(prev)
-		prev = r
-		if sep {
-			return toTitle(r)
-		}
-		return r
-	}, s)
+// jsonField is a struct field as encoding/json names it.
+type jsonField struct {
+	name   string
+	index  []int
+	tagged bool
+	depth  int
 }
 
-func isSeparator(r rune) bool {
+// jsonFields lists the fields of struct type t that encoding/json would
+// encode, under the names it would give them, in its order: the name of
+// the json tag (options such as omitempty play no part), else the field's
+// own name; json:"-" and unexported fields left out; the fields of an
+// untagged embedded struct promoted, a shallower field hiding deeper ones
+// of the same name, a tagged one winning among fields at the same depth,
+// and the name dropped when that leaves several.
+func jsonFields(t reflect.Type) []jsonField {
+	type embedded struct {
+		t     reflect.Type
+		index []int
+	}
+	var all []jsonField
+	visited := map[reflect.Type]bool{}
+	next := []embedded{{t: t}}
+	for depth := 0; len(next) > 0; depth++ {
+		current := next
+		next = nil
+		for _, e := range current {
+			if visited[e.t] {
+				continue
+			}
+			visited[e.t] = true
+			for i := 0; i < e.t.NumField(); i++ {
+				f := e.t.Field(i)
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if !f.IsExported() && !(f.Anonymous && ft.Kind() == reflect.Struct) {
+					continue
+				}
+				tag := f.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				index := append(e.index[:len(e.index):len(e.index)], i)
+				if name == "" && f.Anonymous && ft.Kind() == reflect.Struct {
+					next = append(next, embedded{ft, index})
+					continue
+				}
+				if !f.IsExported() {
+					continue // an unexported embedded struct with a tag
+				}
+				tagged := name != ""
+				if !tagged {
+					name = f.Name
+				}
+				all = append(all, jsonField{name: name, index: index, tagged: tagged, depth: depth})
+			}
+		}
+	}
+	// Keep, per name, the one dominant field, as encoding/json does.
+	slices.SortStableFunc(all, func(a, b jsonField) int {
+		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(a.depth, b.depth), compareBool(b.tagged, a.tagged))
+	})
+	out := all[:0]
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].name == all[i].name {
+			j++
+		}
+		f := all[i]
+		if j-i == 1 || all[i+1].depth > f.depth || (f.tagged && !all[i+1].tagged) {
+			out = append(out, f)
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+func compareBool(a, b bool) int {
 	switch {
-	case r <= 0x7F:
-		switch {
-		case '0' <= r && r <= '9', 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', r == '_':
-			return false
-		}
-		return true
+	case a == b:
+		return 0
+	case a:
+		return 1
 	}
-	return r == ' ' || r == '\t' || r == '\n' || r == '\r'
-}
-
-func toTitle(r rune) rune {
-	if 'a' <= r && r <= 'z' {
-		return r - 'a' + 'A'
-	}
-	return []rune(strings.ToTitle(string(r)))[0]
+	return -1
 }

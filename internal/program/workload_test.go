@@ -51,7 +51,7 @@ func TestWorkloadMatchesRaymond(t *testing.T) {
 		{"text", w.Message.Text, Text},
 	}
 	for _, part := range parts {
-		p, err := Compile(part.src, Options{Mode: part.mode})
+		p, err := Compile(t.Context(), part.src, Options{Mode: part.mode})
 		if err != nil {
 			t.Fatalf("%s: %v", part.name, err)
 		}
@@ -59,7 +59,7 @@ func TestWorkloadMatchesRaymond(t *testing.T) {
 		for i, r := range w.Recipients {
 			t.Run(part.name+"/"+r.Email, func(t *testing.T) {
 				d := &Data{Params: r.Params, Globals: w.GlobalParams}
-				got, err := p.Append(nil, d)
+				got, err := p.Append(t.Context(), nil, d)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -165,7 +165,7 @@ func BenchmarkRender(b *testing.B) {
 	b.Run("program", func(b *testing.B) {
 		progs := make([]*Program, len(srcs))
 		for i, s := range srcs {
-			p, err := Compile(s, Options{Mode: modes[i]})
+			p, err := Compile(b.Context(), s, Options{Mode: modes[i]})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func BenchmarkRender(b *testing.B) {
 			i++
 			for _, p := range progs {
 				var err error
-				if buf, err = p.Append(buf[:0], d); err != nil {
+				if buf, err = p.Append(b.Context(), buf[:0], d); err != nil {
 					b.Fatal(err)
 				}
 			}

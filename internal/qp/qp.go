@@ -99,6 +99,56 @@ func Append(dst, src []byte) []byte {
 	return dst
 }
 
+// Len returns len(Append(nil, src)) without encoding, so that a caller can
+// check a size limit before it writes anything. It follows Append step by
+// step.
+func Len(src []byte) int {
+	n := len(src)
+	size, line, i := 0, 0, 0
+	for i < n {
+		if plain[src[i]] {
+			if line == maxLine {
+				size += 3
+				line = 0
+			}
+			end := min(n, i+maxLine-line)
+			j := i + 1
+			for j < end && plain[src[j]] {
+				j++
+			}
+			k := j
+			if c := src[j-1]; (c == ' ' || c == '\t') && atLineEnd(src, j) {
+				k--
+			}
+			size += k - i
+			line += k - i
+			i = k
+			if k == j {
+				continue
+			}
+		}
+		switch c := src[i]; {
+		case c == '\n':
+			size += 2
+			line = 0
+			i++
+		case c == '\r' && i+1 < n && src[i+1] == '\n':
+			size += 2
+			line = 0
+			i += 2
+		default:
+			if line+3 > maxLine {
+				size += 3
+				line = 0
+			}
+			size += 3
+			line += 3
+			i++
+		}
+	}
+	return size
+}
+
 // atLineEnd reports whether position j of src is the end of the input or
 // the start of a line break (LF or CRLF).
 func atLineEnd(src []byte, j int) bool {

@@ -29,6 +29,9 @@ func canonical(src []byte) []byte {
 // trip through mime/quotedprintable's Reader back to canonical(src).
 func checkEncoded(t *testing.T, src, enc []byte) {
 	t.Helper()
+	if n := Len(src); n != len(enc) {
+		t.Errorf("Len = %d, want len(Append) = %d", n, len(enc))
+	}
 	lines := bytes.Split(enc, []byte("\r\n"))
 	for n, l := range lines {
 		limit := 76
