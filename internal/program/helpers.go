@@ -13,7 +13,7 @@ import (
 type helperID uint8
 
 const (
-	hNone helperID = iota
+	_ helperID = iota // zero: no helper
 	// raymond's built-in helpers
 	hIf
 	hUnless

@@ -121,8 +121,9 @@ type (
 		Customer string `json:"customer_name,omitempty"`
 		Total    float64
 		Note     string `json:"-"`
-		Dash     string `json:"-,"` // named "-"
-		secret   string
+		//lint:ignore SA5008 the test checks that "-," names the field "-", as encoding/json does
+		Dash   string `json:"-,"` // named "-"
+		secret string
 		jsonBase
 		*jsonMeta
 		jsonHidden

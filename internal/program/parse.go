@@ -103,6 +103,7 @@ func parseRecover(errp *error) {
 
 // errPanic panics with a parse error on the given line.
 func errPanic(err error, line int) {
+	//lint:ignore ST1005 raymond's message, which FuzzParseEquivalence compares
 	panic(fmt.Errorf("Parse error on line %d:\n%s", line, err))
 }
 
@@ -118,6 +119,7 @@ func errToken(tok *lexer.Token, msg string) {
 
 // errExpected panics because of an unexpected token kind.
 func errExpected(expect lexer.TokenKind, tok *lexer.Token) {
+	//lint:ignore ST1005 raymond's message, which FuzzParseEquivalence compares
 	errPanic(fmt.Errorf("Expecting %s, got: '%s'", expect, tok), tok.Line)
 }
 

@@ -190,15 +190,6 @@ func refTemplate(src string) (tpl *raymond.Template, skipped string, err error) 
 	return tpl, "", nil
 }
 
-// refRender renders src for params over globals with raymond.
-func refRender(src string, params, globals map[string]any) (r refResult) {
-	tpl, skipped, err := refTemplate(src)
-	if err != nil || skipped != "" {
-		return refResult{err: err, skipped: skipped}
-	}
-	return refExec(tpl, merged(params, globals))
-}
-
 // refAttempts bounds the renders refMatch tries: raymond's each visits a
 // map in Go's random order, and the sorted order this package produces is
 // one of those raymond produces (often, given sortedCopy).
