@@ -134,56 +134,7 @@ func TestConcurrentCallsFaultMix(t *testing.T) {
 		}
 		all = append(all, results[c]...)
 	}
-	checkLedgerAgrees(t, srv, all)
-}
-
-// checkLedgerAgrees asserts that results, one per address, agree with the
-// messages srv holds: a sent recipient's message was accepted exactly once,
-// a rejected, deferred or invalid one's never, an unknown one's at most
-// once, and only unknown recipients' messages were kept with the connection
-// cut after the final dot.
-func checkLedgerAgrees(t *testing.T, srv *smtptest.Server, results []postroom.Result) {
-	t.Helper()
-	accepted, cut := map[string]int{}, map[string]int{}
-	for _, m := range srv.Messages() {
-		if m.Cut {
-			cut[m.To[0]]++
-		} else {
-			accepted[m.To[0]]++
-		}
-	}
-	status := map[string]postroom.Status{}
-	for _, r := range results {
-		if _, dup := status[r.Email]; dup {
-			t.Fatalf("two results for %s", r.Email)
-		}
-		status[r.Email] = r.Status
-		a, c := accepted[r.Email], cut[r.Email]
-		switch r.Status {
-		case postroom.StatusSent:
-			if a != 1 || c != 0 {
-				t.Errorf("%s sent, but the server accepted it %d times and kept it cut %d times", r.Email, a, c)
-			}
-		case postroom.StatusUnknown:
-			if a+c > 1 {
-				t.Errorf("%s unknown, but the server holds it %d times", r.Email, a+c)
-			}
-		default:
-			if a+c != 0 {
-				t.Errorf("%s %s, but the server holds it %d times", r.Email, r.Status, a+c)
-			}
-		}
-	}
-	for addr := range cut {
-		if status[addr] != postroom.StatusUnknown {
-			t.Errorf("the connection was cut after the dot for %s, reported %q, want unknown", addr, status[addr])
-		}
-	}
-	for addr := range accepted {
-		if _, ok := status[addr]; !ok {
-			t.Errorf("the server accepted a message for %s, which no call had", addr)
-		}
-	}
+	smtptest.CheckLedger(t, srv, all)
 }
 
 // TestSequentialCallsLeaveNothing: 1,000 calls one after another on one

@@ -187,7 +187,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 				t.Fatalf("Send: %v", err)
 			}
 			checkResults(t, results, tt.wants)
-			checkLedger(t, srv, results)
+			smtptest.CheckLedger(t, srv, results)
 			for _, msg := range srv.Messages() {
 				if msg.Chunked != tt.wantChunked {
 					t.Errorf("message to %s: Chunked %v, want %v", msg.To[0], msg.Chunked, tt.wantChunked)

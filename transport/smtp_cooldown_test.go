@@ -92,7 +92,7 @@ func TestSMTPAuthRefusedCoolDown(t *testing.T) {
 	if errors.Is(tr.Send(t.Context(), envelope("x", rcpt(0))), transport.ErrCoolingDown) == false {
 		t.Fatal("the probe's refusal started no new cool-down")
 	}
-	checkLedger(t, srv, results)
+	smtptest.CheckLedger(t, srv, results)
 
 	refuse.Store(false)
 	clock.advance(coolDown)

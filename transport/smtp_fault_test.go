@@ -61,46 +61,6 @@ type want struct {
 	reason string
 }
 
-// checkLedger asserts that results agree with what the server holds: a
-// sent recipient's message was accepted exactly once, a rejected or
-// deferred one's never, and the messages the server kept after cutting the
-// connection past the final dot are exactly the unknown ones.
-func checkLedger(t *testing.T, srv *smtptest.Server, results []postroom.Result) {
-	t.Helper()
-	accepted, cut := map[string]int{}, map[string]int{}
-	for _, m := range srv.Messages() {
-		if m.Cut {
-			cut[m.To[0]]++
-		} else {
-			accepted[m.To[0]]++
-		}
-	}
-	status := map[string]postroom.Status{}
-	for _, r := range results {
-		status[r.Email] = r.Status
-		a, c := accepted[r.Email], cut[r.Email]
-		switch r.Status {
-		case postroom.StatusSent:
-			if a != 1 || c != 0 {
-				t.Errorf("%s sent, but the server accepted it %d times and kept it cut %d times", r.Email, a, c)
-			}
-		case postroom.StatusUnknown:
-			if a+c > 1 {
-				t.Errorf("%s unknown, but the server holds it %d times", r.Email, a+c)
-			}
-		default:
-			if a+c != 0 {
-				t.Errorf("%s %s, but the server holds it %d times", r.Email, r.Status, a+c)
-			}
-		}
-	}
-	for addr := range cut {
-		if status[addr] != postroom.StatusUnknown {
-			t.Errorf("the connection was cut after the dot for %s, reported %q, want unknown", addr, status[addr])
-		}
-	}
-}
-
 func checkResults(t *testing.T, results []postroom.Result, wants []want) {
 	t.Helper()
 	for i, r := range results {
@@ -346,7 +306,7 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 				t.Fatalf("Send: %v, want %v", err, tt.wantErr)
 			}
 			checkResults(t, results, tt.wants)
-			checkLedger(t, srv, results)
+			smtptest.CheckLedger(t, srv, results)
 			if cut := countCut(srv); cut != tt.wantCut {
 				t.Errorf("server cut %d connections after the dot, want %d", cut, tt.wantCut)
 			}
@@ -415,7 +375,7 @@ func TestSMTPCanceledMidBatch(t *testing.T) {
 		{postroom.StatusSent, ""}, {postroom.StatusSent, ""}, {postroom.StatusSent, ""},
 		{postroom.StatusDeferred, "canceled"},
 	})
-	checkLedger(t, srv, results)
+	smtptest.CheckLedger(t, srv, results)
 	if n := len(srv.Messages()); n != 3 {
 		t.Errorf("server holds %d messages, want 3", n)
 	}

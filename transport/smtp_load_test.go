@@ -103,7 +103,7 @@ func TestSMTPLoad(t *testing.T) {
 					t.Errorf("recipient %d: %s %q, want %s %q…", i, r.Status, r.Reason, w.status, w.reason)
 				}
 			}
-			checkLedger(t, srv, results)
+			smtptest.CheckLedger(t, srv, results)
 			for _, msg := range srv.Messages() {
 				if msg.Chunked != mode.chunking {
 					t.Fatalf("message to %s: Chunked %v, want %v", msg.To[0], msg.Chunked, mode.chunking)
