@@ -1,0 +1,64 @@
+package postroom_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/transport"
+)
+
+func TestMIMETree(t *testing.T) {
+	img := postroom.Image{Name: "a.png", CID: "a", ContentType: "image/png", Content: base64.StdEncoding.EncodeToString([]byte("PNG"))}
+	att := postroom.Attachment{Name: "f.txt", ContentType: "text/plain", Content: base64.StdEncoding.EncodeToString([]byte("file"))}
+	tests := []struct {
+		name      string
+		html, txt string
+		images    []postroom.Image
+		atts      []postroom.Attachment
+		want      string
+	}{
+		{"text only", "", "t", nil, nil, "text/plain"},
+		{"html only", "<b>h</b>", "", nil, nil, "text/html"},
+		{"both", "<b>h</b>", "t", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"},
+		{"html and image", `<img src="cid:a">`, "", []postroom.Image{img}, nil, "multipart/related>text/html multipart/related>image/png"},
+		{"both and image", `<img src="cid:a">`, "t", []postroom.Image{img}, nil, "multipart/alternative>text/plain multipart/alternative>multipart/related>text/html multipart/alternative>multipart/related>image/png"},
+		{"text and attachment", "", "t", nil, []postroom.Attachment{att}, "multipart/mixed>text/plain multipart/mixed>text/plain"},
+		{"html, image, attachment", `<img src="cid:a">`, "", []postroom.Image{img}, []postroom.Attachment{att}, "multipart/mixed>multipart/related>text/html multipart/mixed>multipart/related>image/png multipart/mixed>text/plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			call.Message.HTML, call.Message.Text = tt.html, tt.txt
+			call.Message.Images, call.Message.Attachments = tt.images, tt.atts
+			res, p := sendOne(t, nil, call)
+			if p == nil {
+				t.Fatalf("result %+v", res)
+			}
+			if got := strings.Join(p.Paths(), " "); got != tt.want {
+				t.Fatalf("tree %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMessageTooLarge(t *testing.T) {
+	call := smallCall("a@example.com", "b@example.com")
+	call.Recipients[1].Params = map[string]any{"name": strings.Repeat("long ", 2000)}
+	call.Message.Subject = "s"
+	results, err := newMailer(t, transport.NewMemory(), postroom.Options{MaxMessageBytes: 4000}).Send(t.Context(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Status != postroom.StatusSent || results[1].Status != postroom.StatusInvalid || results[1].Code != postroom.ReasonMessageTooLarge {
+		t.Fatalf("results %+v", results)
+	}
+	call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", Content: base64.StdEncoding.EncodeToString(make([]byte, 8000))}}
+	_, err = newMailer(t, transport.NewMemory(), postroom.Options{MaxMessageBytes: 4000}).Send(t.Context(), call)
+	var ve *postroom.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err %v, want a ValidationError", err)
+	}
+}
