@@ -50,15 +50,13 @@ func mustB64(t testing.TB, s string) []byte {
 	return b
 }
 
-// onlyPart sends one recipient of call and returns the message parsed.
-func sendOne(t *testing.T, m *postroom.Mailer, call *postroom.Call) (postroom.Result, *mailtest.Message) {
+// sendOne sends call through a fresh mailer with a memory transport and
+// returns the first recipient's result and, if it was sent, its message
+// parsed.
+func sendOne(t *testing.T, call *postroom.Call) (postroom.Result, *mailtest.Message) {
 	t.Helper()
 	mem := transport.NewMemory()
-	m2 := m
-	if m2 == nil {
-		m2 = newMailer(t, mem, postroom.Options{})
-	}
-	results, err := m2.Send(t.Context(), call)
+	results, err := newMailer(t, mem, postroom.Options{}).Send(t.Context(), call)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}

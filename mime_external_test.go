@@ -33,7 +33,7 @@ func TestMIMETree(t *testing.T) {
 			call := smallCall("a@example.com")
 			call.Message.HTML, call.Message.Text = tt.html, tt.txt
 			call.Message.Images, call.Message.Attachments = tt.images, tt.atts
-			res, p := sendOne(t, nil, call)
+			res, p := sendOne(t, call)
 			if p == nil {
 				t.Fatalf("result %+v", res)
 			}

@@ -22,7 +22,7 @@ func TestEscaping(t *testing.T) {
 	call.Message.Text = "Text {{who}} / {{{who}}}"
 	call.Message.HTML = "<p>{{who}}</p><p>{{{who}}}</p>"
 	call.Message.Headers = []postroom.Header{{Name: "List-Unsubscribe", Value: "<{{link}}>"}, {Name: "X-Who", Value: "{{who}}"}}
-	res, p := sendOne(t, nil, call)
+	res, p := sendOne(t, call)
 	if p == nil {
 		t.Fatalf("result %+v", res)
 	}
@@ -50,7 +50,7 @@ func TestParams(t *testing.T) {
 	call.Message.HTML = ""
 	call.Message.Text = "{{a}} {{b}} {{evil}} {{n}} {{f}} [{{missing}}] {{#each obj}}{{@key}}={{this}};{{/each}}"
 	call.GlobalParams["obj"] = map[string]any{"zeta": 1.0, "alpha": 2.0, "mid": 3.0}
-	res, p := sendOne(t, nil, call)
+	res, p := sendOne(t, call)
 	if p == nil {
 		t.Fatalf("result %+v", res)
 	}
