@@ -41,6 +41,9 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// TestSendWorkload sends the shared fixture's call to 16 recipients, with
+// two bcc addresses, and checks each message as a reader sees it: one
+// subtest per concern, each over all 16 messages.
 func TestSendWorkload(t *testing.T) {
 	call := fixture.Shared(t).Call(16)
 	call.Message.BCC = "audit@shop.example.com, Archive <archive@shop.example.com>"
@@ -53,57 +56,91 @@ func TestSendWorkload(t *testing.T) {
 	if len(results) != 16 || mem.Len() != 16 {
 		t.Fatalf("got %d results and %d messages, want 16 and 16", len(results), mem.Len())
 	}
-	html := raymond.MustParse(call.Message.HTML)
-	logo := mustB64(t, call.Message.Images[0].Content)
-	banner := mustB64(t, call.Message.Images[1].Content)
-	pdf := mustB64(t, call.Message.Attachments[0].Content)
-	seen := map[string]bool{}
-	for i, res := range results {
-		r := call.Recipients[i]
-		if res.Email != r.Email || res.Status != postroom.StatusSent || res.Reason != "" {
-			t.Fatalf("result %d = %+v, want %s sent", i, res, r.Email)
+	// sent is one recipient's result with its envelope and message parsed.
+	type sent struct {
+		r   postroom.Recipient
+		res postroom.Result
+		env postroom.Envelope
+		p   *mailtest.Message
+	}
+	var msgs []sent
+	if !t.Run("results", func(t *testing.T) {
+		seen := map[string]bool{}
+		for i, res := range results {
+			r := call.Recipients[i]
+			if res.Email != r.Email || res.Status != postroom.StatusSent || res.Reason != "" {
+				t.Fatalf("result %d = %+v, want %s sent", i, res, r.Email)
+			}
+			if !sendIDPattern.MatchString(res.SendID) || seen[res.SendID] {
+				t.Fatalf("result %d send_id %q: not 32 hex or not unique", i, res.SendID)
+			}
+			seen[res.SendID] = true
+			env, ok := mem.Envelope(res.SendID)
+			if !ok {
+				t.Fatalf("no message for send_id %s", res.SendID)
+			}
+			msgs = append(msgs, sent{r: r, res: res, env: env, p: mailtest.Parse(t, env.Data)})
 		}
-		if !sendIDPattern.MatchString(res.SendID) || seen[res.SendID] {
-			t.Fatalf("result %d send_id %q: not 32 hex or not unique", i, res.SendID)
+	}) {
+		return
+	}
+
+	t.Run("envelope", func(t *testing.T) {
+		for _, s := range msgs {
+			if s.env.From != "orders@shop.example.com" || strings.Join(s.env.To, " ") != s.r.Email+" audit@shop.example.com archive@shop.example.com" {
+				t.Fatalf("envelope from %q to %q", s.env.From, s.env.To)
+			}
 		}
-		seen[res.SendID] = true
-		env, ok := mem.Envelope(res.SendID)
-		if !ok {
-			t.Fatalf("no message for send_id %s", res.SendID)
-		}
-		if env.From != "orders@shop.example.com" || strings.Join(env.To, " ") != r.Email+" audit@shop.example.com archive@shop.example.com" {
-			t.Fatalf("envelope from %q to %q", env.From, env.To)
-		}
-		p := mailtest.Parse(t, env.Data)
+	})
+	t.Run("header fields", func(t *testing.T) {
 		wantKeys := "From To Subject Date Message-ID MIME-Version X-Campaign-ID X-Entity-Ref-ID List-Unsubscribe Content-Type"
-		if got := strings.Join(p.Keys, " "); got != wantKeys {
-			t.Fatalf("header fields %q, want %q", got, wantKeys)
+		for _, s := range msgs {
+			if got := strings.Join(s.p.Keys, " "); got != wantKeys {
+				t.Fatalf("header fields %q, want %q", got, wantKeys)
+			}
 		}
-		if p.Header.Get("Bcc") != "" || bytes.Contains(env.Data, []byte("audit@")) || bytes.Contains(env.Data, []byte("archive@")) {
-			t.Fatalf("a bcc address appears in the message")
+	})
+	t.Run("bcc hidden", func(t *testing.T) {
+		for _, s := range msgs {
+			if s.p.Header.Get("Bcc") != "" || bytes.Contains(s.env.Data, []byte("audit@")) || bytes.Contains(s.env.Data, []byte("archive@")) {
+				t.Fatalf("a bcc address appears in the message")
+			}
 		}
-		from, _ := p.Header.AddressList("From")
-		to, _ := p.Header.AddressList("To")
-		if len(from) != 1 || from[0].Name != "Example Shop" || from[0].Address != "orders@shop.example.com" {
-			t.Fatalf("From = %v", from)
+	})
+	t.Run("from and to", func(t *testing.T) {
+		for _, s := range msgs {
+			from, _ := s.p.Header.AddressList("From")
+			to, _ := s.p.Header.AddressList("To")
+			if len(from) != 1 || from[0].Name != "Example Shop" || from[0].Address != "orders@shop.example.com" {
+				t.Fatalf("From = %v", from)
+			}
+			if len(to) != 1 || to[0].Name != s.r.Name || to[0].Address != s.r.Email {
+				t.Fatalf("To = %v, want %s <%s>", to, s.r.Name, s.r.Email)
+			}
 		}
-		if len(to) != 1 || to[0].Name != r.Name || to[0].Address != r.Email {
-			t.Fatalf("To = %v, want %s <%s>", to, r.Name, r.Email)
+	})
+	t.Run("subject", func(t *testing.T) {
+		for _, s := range msgs {
+			wantSubject := fmt.Sprintf("Your order #%s is confirmed, %s", s.r.Params["order_id"], s.r.Params["first_name"].(string))
+			if got := mailtest.DecodeHeader(t, s.p.Header.Get("Subject")); got != wantSubject {
+				t.Fatalf("Subject %q, want %q (no HTML escaping)", got, wantSubject)
+			}
 		}
-		first := r.Params["first_name"].(string)
-		wantSubject := fmt.Sprintf("Your order #%s is confirmed, %s", r.Params["order_id"], first)
-		if got := mailtest.DecodeHeader(t, p.Header.Get("Subject")); got != wantSubject {
-			t.Fatalf("Subject %q, want %q (no HTML escaping)", got, wantSubject)
+	})
+	t.Run("message-id, date and fixed headers", func(t *testing.T) {
+		for _, s := range msgs {
+			if got := s.p.Header.Get("Message-ID"); got != "<"+s.res.SendID+"@shop.example.com>" {
+				t.Fatalf("Message-ID %q", got)
+			}
+			if _, err := s.p.Header.Date(); err != nil {
+				t.Fatalf("Date: %v", err)
+			}
+			if s.p.Header.Get("MIME-Version") != "1.0" || s.p.Header.Get("X-Campaign-ID") != "order-confirmation-2024" {
+				t.Fatalf("headers %v", s.p.Header)
+			}
 		}
-		if got := p.Header.Get("Message-ID"); got != "<"+res.SendID+"@shop.example.com>" {
-			t.Fatalf("Message-ID %q", got)
-		}
-		if _, err := p.Header.Date(); err != nil {
-			t.Fatalf("Date: %v", err)
-		}
-		if p.Header.Get("MIME-Version") != "1.0" || p.Header.Get("X-Campaign-ID") != "order-confirmation-2024" {
-			t.Fatalf("headers %v", p.Header)
-		}
+	})
+	if !t.Run("mime tree", func(t *testing.T) {
 		wantPaths := []string{
 			"multipart/mixed>multipart/alternative>text/plain",
 			"multipart/mixed>multipart/alternative>multipart/related>text/html",
@@ -111,34 +148,58 @@ func TestSendWorkload(t *testing.T) {
 			"multipart/mixed>multipart/alternative>multipart/related>image/png",
 			"multipart/mixed>application/pdf",
 		}
-		if got := strings.Join(p.Paths(), " "); got != strings.Join(wantPaths, " ") {
-			t.Fatalf("tree %v, want %v", p.Paths(), wantPaths)
-		}
-		params := maps.Clone(call.GlobalParams)
-		maps.Copy(params, r.Params)
-		wantHTML, err := html.Exec(params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Text bodies travel with CRLF line breaks (RFC 2045 §6.7).
-		if got := string(p.Parts[1].Body); got != strings.ReplaceAll(wantHTML, "\n", "\r\n") {
-			t.Fatalf("recipient %d: html differs from raymond's rendering", i)
-		}
-		text := string(p.Parts[0].Body)
-		if !strings.Contains(text, "Hi "+first+",") || strings.Contains(text, "&apos;") || strings.Contains(text, "&amp;") {
-			t.Fatalf("text body not rendered as is: %.80q", text)
-		}
-		for j, img := range [][]byte{logo, banner} {
-			pt := p.Parts[2+j]
-			if pt.Header.Get("Content-ID") != "<"+call.Message.Images[j].CID+">" || !strings.HasPrefix(pt.Header.Get("Content-Disposition"), "inline") || !bytes.Equal(pt.Body, img) {
-				t.Fatalf("image %d: Content-ID %q, disposition %q, %d bytes", j, pt.Header.Get("Content-ID"), pt.Header.Get("Content-Disposition"), len(pt.Body))
+		for _, s := range msgs {
+			if got := strings.Join(s.p.Paths(), " "); got != strings.Join(wantPaths, " ") {
+				t.Fatalf("tree %v, want %v", s.p.Paths(), wantPaths)
 			}
 		}
-		att := p.Parts[4]
-		if !bytes.Equal(att.Body, pdf) || !strings.Contains(att.Header.Get("Content-Disposition"), "invoice.pdf") {
-			t.Fatalf("attachment: %d bytes, disposition %q", len(att.Body), att.Header.Get("Content-Disposition"))
-		}
+	}) {
+		return // the subtests below read the parts by index
 	}
+	t.Run("html", func(t *testing.T) {
+		html := raymond.MustParse(call.Message.HTML)
+		for i, s := range msgs {
+			params := maps.Clone(call.GlobalParams)
+			maps.Copy(params, s.r.Params)
+			wantHTML, err := html.Exec(params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Text bodies travel with CRLF line breaks (RFC 2045 §6.7).
+			if got := string(s.p.Parts[1].Body); got != strings.ReplaceAll(wantHTML, "\n", "\r\n") {
+				t.Fatalf("recipient %d: html differs from raymond's rendering", i)
+			}
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		for _, s := range msgs {
+			text := string(s.p.Parts[0].Body)
+			if !strings.Contains(text, "Hi "+s.r.Params["first_name"].(string)+",") || strings.Contains(text, "&apos;") || strings.Contains(text, "&amp;") {
+				t.Fatalf("text body not rendered as is: %.80q", text)
+			}
+		}
+	})
+	t.Run("images", func(t *testing.T) {
+		logo := mustB64(t, call.Message.Images[0].Content)
+		banner := mustB64(t, call.Message.Images[1].Content)
+		for _, s := range msgs {
+			for j, img := range [][]byte{logo, banner} {
+				pt := s.p.Parts[2+j]
+				if pt.Header.Get("Content-ID") != "<"+call.Message.Images[j].CID+">" || !strings.HasPrefix(pt.Header.Get("Content-Disposition"), "inline") || !bytes.Equal(pt.Body, img) {
+					t.Fatalf("image %d: Content-ID %q, disposition %q, %d bytes", j, pt.Header.Get("Content-ID"), pt.Header.Get("Content-Disposition"), len(pt.Body))
+				}
+			}
+		}
+	})
+	t.Run("attachment", func(t *testing.T) {
+		pdf := mustB64(t, call.Message.Attachments[0].Content)
+		for _, s := range msgs {
+			att := s.p.Parts[4]
+			if !bytes.Equal(att.Body, pdf) || !strings.Contains(att.Header.Get("Content-Disposition"), "invoice.pdf") {
+				t.Fatalf("attachment: %d bytes, disposition %q", len(att.Body), att.Header.Get("Content-Disposition"))
+			}
+		}
+	})
 }
 
 func TestSendTemplate(t *testing.T) {
