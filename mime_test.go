@@ -136,22 +136,28 @@ func (p *mimeParsed) leaf(t *testing.T, mt string) mimeLeaf {
 	return found[0]
 }
 
+// mimeTestParts says which parts a test layout has.
+type mimeTestParts struct {
+	Text, HTML          bool
+	Images, Attachments int
+}
+
 // mimeTestLayout is a layout with the given parts, one static and one
 // dynamic custom header.
-func mimeTestLayout(text, html bool, images, attachments int) *mimeLayout {
+func mimeTestLayout(parts mimeTestParts) *mimeLayout {
 	l := &mimeLayout{
 		FromName: "Example Shop", FromAddr: "orders@shop.example.com",
 		Date:    time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("", 2*3600)),
 		Headers: []mimeHeader{{Name: "X-Campaign-ID", Value: "spring"}, {Name: "List-Unsubscribe", Dynamic: true}},
-		HasText: text, HasHTML: html,
+		HasText: parts.Text, HasHTML: parts.HTML,
 	}
-	for i := range images {
+	for i := range parts.Images {
 		l.Images = append(l.Images, mimeFile{
 			Name: fmt.Sprintf("img%d.png", i), CID: fmt.Sprintf("img%d@example", i),
 			ContentType: "image/png", Data: bytes.Repeat([]byte{byte(i), 0x89, 'P', 0xff}, 100+i),
 		})
 	}
-	for i := range attachments {
+	for i := range parts.Attachments {
 		l.Attachments = append(l.Attachments, mimeFile{
 			Name: fmt.Sprintf("doc%d.pdf", i), ContentType: "application/pdf",
 			Data: bytes.Repeat([]byte{'%', byte(i), 0xfe}, 1000+i),
@@ -206,7 +212,7 @@ func TestMIMELayouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := mimeTestLayout(tt.text, tt.html, tt.images, tt.attachments)
+			l := mimeTestLayout(mimeTestParts{Text: tt.text, HTML: tt.html, Images: tt.images, Attachments: tt.attachments})
 			v := mimeTestVarying()
 			p := mimeParse(t, mimeBuild(t, l, v))
 
@@ -311,7 +317,7 @@ func mimeCheckFile(t *testing.T, leaf mimeLeaf, f mimeFile, disposition, name st
 }
 
 func TestMIMEReplyTo(t *testing.T) {
-	l := mimeTestLayout(true, false, 0, 0)
+	l := mimeTestLayout(mimeTestParts{Text: true})
 	l.ReplyToName, l.ReplyToAddr = "Support, Team", "help@shop.example.com"
 	p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
 	want := []string{"From", "To", "Reply-To", "Subject", "Date", "Message-ID", "MIME-Version", "X-Campaign-ID", "List-Unsubscribe", "Content-Type", "Content-Transfer-Encoding"}
@@ -363,7 +369,7 @@ func TestMIMEHeaderEncoding(t *testing.T) {
 	dec := new(mime.WordDecoder)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := mimeTestLayout(true, false, 0, 0)
+			l := mimeTestLayout(mimeTestParts{Text: true})
 			l.FromName = tt.fromName
 			l.Headers[0].Value = tt.static
 			v := mimeTestVarying()
@@ -449,7 +455,7 @@ func TestSafeFileName(t *testing.T) {
 	// Through a whole message: the names come back intact from the headers.
 	for _, tt := range tests {
 		t.Run("message/"+tt.in, func(t *testing.T) {
-			l := mimeTestLayout(false, true, 1, 1)
+			l := mimeTestLayout(mimeTestParts{HTML: true, Images: 1, Attachments: 1})
 			l.Attachments[0].Name = tt.in
 			l.Images[0].Name = tt.in
 			p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
@@ -464,7 +470,7 @@ func TestSafeFileName(t *testing.T) {
 }
 
 func TestMIMEContentTypeParams(t *testing.T) {
-	l := mimeTestLayout(true, false, 0, 1)
+	l := mimeTestLayout(mimeTestParts{Text: true, Attachments: 1})
 	l.Attachments[0].ContentType = `text/csv; charset=utf-8; name="ignored.csv"`
 	l.Attachments[0].Name = "data.csv"
 	p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
@@ -688,10 +694,10 @@ func TestMIMEMaxSize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := mimeTestVarying()
 			v.Text = []byte(tc.body)
-			l := mimeTestLayout(tc.text, tc.html, 0, 0)
+			l := mimeTestLayout(mimeTestParts{Text: tc.text, HTML: tc.html})
 			want := mimeBuild(t, l, v)
 			for _, max := range []int{len(want), len(want) - 1} {
-				l := mimeTestLayout(tc.text, tc.html, 0, 0)
+				l := mimeTestLayout(mimeTestParts{Text: tc.text, HTML: tc.html})
 				l.MaxSize = max
 				sk, err := newSkeleton(l, mimeSeededRand(1))
 				if err != nil {
@@ -727,7 +733,7 @@ func TestMIMEMaxSizeBoundsMemory(t *testing.T) {
 		{"small parts", func(v *mimeVarying) { v.Text, v.HTML = []byte(utf8MiB[:50<<10]), []byte(utf8MiB[:50<<10]) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := mimeTestLayout(true, true, 0, 0)
+			l := mimeTestLayout(mimeTestParts{Text: true, HTML: true})
 			l.MaxSize = max
 			sk, err := newSkeleton(l, mimeSeededRand(1))
 			if err != nil {
@@ -750,7 +756,7 @@ func TestMIMEMaxSizeBoundsMemory(t *testing.T) {
 }
 
 func TestMIMEHeaderValueCount(t *testing.T) {
-	sk, err := newSkeleton(mimeTestLayout(true, false, 0, 0), mimeSeededRand(1))
+	sk, err := newSkeleton(mimeTestLayout(mimeTestParts{Text: true}), mimeSeededRand(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -823,7 +829,7 @@ func FuzzMIMEHeaders(f *testing.F) {
 	f.Add("Alice", "Hello", "<https://x.example/u>")
 	f.Add("Zoë, \"Z\"", "Grüße =?utf-8?q?x?= _", "ü\t=?")
 	f.Add(strings.Repeat("Ørsted ", 30), strings.Repeat("lorem ", 200), strings.Repeat("x", 500))
-	l := mimeTestLayout(true, false, 0, 0)
+	l := mimeTestLayout(mimeTestParts{Text: true})
 	sk, err := newSkeleton(l, mimeSeededRand(1))
 	if err != nil {
 		f.Fatal(err)

@@ -75,7 +75,7 @@ func TestMIMEFolding(t *testing.T) {
 	}
 
 	t.Run("appendMessage", func(t *testing.T) {
-		l := mimeTestLayout(true, false, 0, 0)
+		l := mimeTestLayout(mimeTestParts{Text: true})
 		sk, err := newSkeleton(l, mimeSeededRand(1))
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +92,7 @@ func TestMIMEFolding(t *testing.T) {
 		}
 	})
 	t.Run("newSkeleton", func(t *testing.T) {
-		l := mimeTestLayout(true, false, 0, 0)
+		l := mimeTestLayout(mimeTestParts{Text: true})
 		l.Headers[0].Value = strings.Repeat("x", 998)
 		if _, err := newSkeleton(l, mimeSeededRand(1)); !errors.Is(err, errHeaderLine) {
 			t.Fatalf("err = %v, want errHeaderLine", err)
