@@ -12,8 +12,11 @@ import (
 	"github.com/postroom/postroom/transport"
 )
 
+// sendIDPattern is the form of every send_id: 32 lower-case hex digits.
 var sendIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// newMailer is postroom.New with NoAuth when opts has no Auth; it fails
+// the test on an error.
 func newMailer(t testing.TB, tr postroom.Transport, opts postroom.Options) *postroom.Mailer {
 	t.Helper()
 	if opts.Auth == nil {
@@ -41,6 +44,7 @@ func smallCall(recipients ...string) *postroom.Call {
 	return c
 }
 
+// mustB64 decodes standard base64 or fails the test.
 func mustB64(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := base64.StdEncoding.DecodeString(s)
