@@ -186,5 +186,5 @@
 //
 // From the module this package imports only internal/program (the template
 // engine) and internal/qp (the quoted-printable encoder). It never imports
-// transport, templatestore or a test helper: they import it.
+// transport or templatestore (they import it), nor any test helper.
 package postroom
