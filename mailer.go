@@ -122,25 +122,27 @@ func (m *Mailer) send(ctx context.Context, call *Call, stored bool) ([]Result, e
 }
 
 // run renders and hands over every recipient with bounded concurrency:
-// workers take the next index, write results[i] only, and never cancel one
-// another. Every goroutine has ended when run returns.
+// workers take the next index and write results[i] only. A worker whose
+// transport reports ErrTransportUnusable (or that panics) returns the error
+// to the group, whose context then stops the others before their next
+// recipient; the sends already in flight keep ctx and finish. The
+// recipients no worker reached are filled in after the group has ended.
+// Every goroutine has ended when run returns.
 func (j *job) run(ctx context.Context) ([]Result, error) {
 	n := len(j.call.Recipients)
 	results := make([]Result, n)
 	j.checkRecipients(results)
 	var next atomic.Int64
-	var stop atomic.Pointer[error] // set when the transport is unusable
 	var panicked atomic.Pointer[any]
 	workers := min(j.m.opts.Concurrency, n)
-	var g errgroup.Group
+	g, stopped := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	for range workers {
-		g.Go(func() error {
+		g.Go(func() (err error) {
 			defer func() {
 				if p := recover(); p != nil {
 					panicked.CompareAndSwap(nil, &p)
-					err := fmt.Errorf("postroom: worker panicked: %v", p)
-					stop.CompareAndSwap(nil, &err)
+					err = fmt.Errorf("postroom: worker panicked: %v", p)
 				}
 			}()
 			w, _ := j.m.workers.Get().(*worker)
@@ -159,25 +161,38 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 					// Found invalid by checkRecipients.
 				case ctx.Err() != nil:
 					results[i] = outcome{status: StatusDeferred, code: contextCode(ctx.Err()), err: ctx.Err()}.result(r.Email, "")
-				case stop.Load() != nil:
-					results[i] = notAttempted(*stop.Load()).result(r.Email, "")
+				case stopped.Err() != nil:
+					return nil // another worker stopped the group: see below
 				default:
 					res, err := j.deliver(ctx, i, w)
 					results[i] = res
 					if errors.Is(err, ErrTransportUnusable) {
-						stopErr := err
-						stop.CompareAndSwap(nil, &stopErr)
+						return err
 					}
 				}
 			}
 		})
 	}
-	_ = g.Wait()
+	stop := g.Wait()
 	if p := panicked.Load(); p != nil {
 		panic(*p) // a Transport or MIME bug: re-raised on the caller's goroutine
 	}
-	if err := stop.Load(); err != nil {
-		return results, *err
+	if stop != nil || ctx.Err() != nil {
+		// The recipients that workers left when the group stopped.
+		for i := range results {
+			if results[i].Status != "" {
+				continue
+			}
+			email := j.call.Recipients[i].Email
+			if err := ctx.Err(); err != nil {
+				results[i] = outcome{status: StatusDeferred, code: contextCode(err), err: err}.result(email, "")
+			} else {
+				results[i] = notAttempted(stop).result(email, "")
+			}
+		}
+	}
+	if stop != nil {
+		return results, stop
 	}
 	if err := ctx.Err(); err != nil {
 		for _, r := range results {
