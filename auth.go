@@ -44,14 +44,3 @@ type NoAuth struct{}
 
 // Authenticate returns nil.
 func (NoAuth) Authenticate(context.Context, string, string) error { return nil }
-
-// TemplateStore holds stored templates for SendTemplate.
-//
-// Template returns the source of template id in account accountID. A store
-// must scope ids by account: one account never reaches another's templates.
-// A missing template returns an error wrapping ErrTemplateNotFound; any other
-// error is reported to the caller as is. Template must be safe for concurrent
-// use and honour ctx. The package templatestore has implementations.
-type TemplateStore interface {
-	Template(ctx context.Context, accountID, id string) (string, error)
-}

@@ -181,4 +181,10 @@
 //
 // It does not queue, retry later, track opens or clicks, sign with DKIM, or
 // accept UTF-8 local parts (RFC 6531), quoted local parts or domain literals.
+//
+// # Imports
+//
+// From the module this package imports only internal/program (the template
+// engine) and internal/qp (the quoted-printable encoder). It never imports
+// transport or templatestore (they import it), nor any test helper.
 package postroom

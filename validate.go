@@ -2,6 +2,7 @@ package postroom
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"mime"
@@ -310,7 +311,7 @@ func checkContentType(contentType, kind string) (ct, problem string) {
 	case strings.HasPrefix(mt, "multipart/") || strings.HasPrefix(mt, "message/"):
 		return "", mt + " cannot be sent as a file"
 	}
-	delete(params, "name") // mime.go writes the name itself
+	delete(params, "name") // mimefile.go writes the name itself
 	ct = mime.FormatMediaType(mt, params)
 	if ct == "" {
 		return "", "cannot be written as a media type"
@@ -470,4 +471,99 @@ func parseBCC(s string, max int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkStructure checks the message fields that need no template or file:
+// sender, reply-to, which bodies are given, template engine.
+func (j *job) checkStructure(msg *Message, stored bool) error {
+	var errs []error
+	bad := func(field, reason string, err error) {
+		errs = append(errs, &ValidationError{Field: field, Reason: reason, Err: err})
+	}
+	from, problem := parseAddress(trimAddress(msg.FromEmail))
+	if problem != "" {
+		bad("message.from_email", problem, nil)
+	} else {
+		j.from = from
+		j.fromDomain = from[strings.LastIndexByte(from, '@')+1:]
+	}
+	if r := checkName(msg.FromName); r != "" {
+		bad("message.from_name", r, nil)
+	}
+	if msg.ReplyToEmail != "" {
+		if _, problem := parseAddress(trimAddress(msg.ReplyToEmail)); problem != "" {
+			bad("message.replyto_email", problem, nil)
+		}
+	} else if msg.ReplyToName != "" {
+		bad("message.replyto_name", "given without replyto_email", nil)
+	}
+	if r := checkName(msg.ReplyToName); r != "" {
+		bad("message.replyto_name", r, nil)
+	}
+	if hasLineBreak(msg.Subject) {
+		bad("message.subject", "contains CR, LF or NUL", nil)
+	}
+	if stored {
+		if msg.HTMLTemplateID == "" && msg.TextTemplateID == "" {
+			bad("message.html_template_id", "message.send_template needs html_template_id or text_template_id", nil)
+		}
+		if msg.HTML != "" {
+			bad("message.html", "message.send_template takes its html from html_template_id", nil)
+		}
+		if msg.Text != "" {
+			bad("message.text", "message.send_template takes its text from text_template_id", nil)
+		}
+	} else {
+		if msg.HTML == "" && msg.Text == "" {
+			bad("message.html", "message.send needs html or text", nil)
+		}
+		if msg.HTMLTemplateID != "" {
+			bad("message.html_template_id", "only for message.send_template", nil)
+		}
+		if msg.TextTemplateID != "" {
+			bad("message.text_template_id", "only for message.send_template", nil)
+		}
+	}
+	if msg.TemplateEngine != "" && msg.TemplateEngine != "handlebars" {
+		bad("message.template_engine", fmt.Sprintf("%q is not supported: use \"handlebars\" or leave it empty", msg.TemplateEngine), nil)
+	}
+	return errors.Join(errs...)
+}
+
+// checkRecipients is the first pass over the recipients, in order, as
+// duplicates depend on the recipients before: it fills in the results of
+// the recipients that are invalid whatever their params, and j.normalized.
+// Beyond that it keeps nothing per recipient but the index of addresses
+// seen, which the workers do not need.
+func (j *job) checkRecipients(results []Result) {
+	rs := j.call.Recipients
+	first := make(map[string]int32, len(rs))
+	j.normalized = map[int]string{}
+	set := func(i int, o outcome) { results[i] = o.result(rs[i].Email, "") }
+	for i := range rs {
+		r := &rs[i]
+		trimmed := trimAddress(r.Email)
+		addr, problem := parseAddress(trimmed)
+		if problem != "" {
+			set(i, invalid(ReasonInvalidEmail, problem))
+			continue
+		}
+		if addr != trimmed {
+			j.normalized[i] = addr
+		}
+		if hasLineBreak(r.Name) {
+			set(i, invalid(ReasonHeaderInjection, "name"))
+			continue
+		}
+		if reason := checkName(r.Name); reason != "" {
+			set(i, invalid(ReasonInvalidEmail, "name "+reason))
+			continue
+		}
+		key := strings.ToLower(addr)
+		if k, dup := first[key]; dup {
+			set(i, invalid(ReasonDuplicate, fmt.Sprintf("same address as recipients[%d]", k)))
+			continue
+		}
+		first[key] = int32(i)
+	}
 }

@@ -41,4 +41,6 @@
 // sending the call added, the returned results included.
 //
 // This package measures; it tunes nothing.
+//
+// Its only code is tests: it imports nothing, and nothing imports it.
 package benchmarks

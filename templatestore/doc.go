@@ -46,4 +46,7 @@
 // A *sql.DB is safe for concurrent use and QueryRowContext honours ctx, so
 // the store meets the interface's contract as it stands. Keep the account id
 // in the query's WHERE clause: that is what keeps accounts apart.
+//
+// From the module it imports only postroom; the postroom package never
+// imports it, and knows a store only by the TemplateStore interface.
 package templatestore

@@ -19,4 +19,7 @@
 //
 // This package does not queue, retry or sign messages; a Transport that
 // wraps another can add those.
+//
+// From the module it imports only postroom; the postroom package never
+// imports it, and knows a Transport only by its interface.
 package transport

@@ -38,6 +38,10 @@
 //
 // SIGINT or SIGTERM stops accepting new connections and lets the calls in
 // flight finish before the program exits.
+//
+// It imports only the module's public packages (postroom, transport,
+// templatestore), never internal/: it is what an application outside the
+// module can write. Nothing imports it.
 package main
 
 import (

@@ -4,6 +4,9 @@
 // file that any mail client opens. It needs no server and no flags.
 //
 //	go run ./examples/quickstart
+//
+// It imports only the module's public packages (postroom, transport),
+// never internal/; nothing imports it.
 package main
 
 import (

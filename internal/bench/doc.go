@@ -7,4 +7,8 @@
 // measures and how its figures are reported.
 //
 // Its code is safe for concurrent use only where a doc comment says so.
+//
+// From the module it imports postroom, internal/program and
+// internal/fixture; only package benchmarks' tests and benchmarks/cmd/report
+// import it.
 package bench

@@ -9,6 +9,8 @@
 //
 // The functions are safe for concurrent use; a Message is a plain value
 // owned by the caller.
+//
+// Only tests import it.
 package mailtest
 
 import (

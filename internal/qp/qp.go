@@ -22,6 +22,9 @@
 //
 // The package does not decode, and it does not encode "." or "From " at the
 // start of a line: dot-stuffing is the SMTP client's job.
+//
+// It imports nothing of the module (nor anything else); only the postroom
+// package imports it.
 package qp
 
 // maxLine is the longest encoded line before a soft break's "=":

@@ -6,6 +6,9 @@
 // load test can inject a mix deterministically.
 //
 // It is internal: its API changes with the tests that use it.
+//
+// From the module it imports only postroom (CheckLedger reads Results);
+// only tests import it.
 package smtptest
 
 import (

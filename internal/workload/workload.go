@@ -17,6 +17,9 @@
 // internal/fixture package's Workload for whole calls.
 //
 // Every function here is safe for concurrent use.
+//
+// Only tests, benchmarks, internal/fixture and the commands that write or
+// report on the workload import it; the postroom package never does.
 package workload
 
 import (

@@ -6,6 +6,8 @@
 // in its own sub-test. It does not check failure reporting (Permanent,
 // Uncertain or partial refusals), which depends on what the next hop says:
 // test those against the transport's own scripted faults.
+//
+// From the module it imports only postroom; only tests import it.
 package transporttest
 
 import (

@@ -15,6 +15,9 @@
 // `go test` subprocess, so the go command must be on the PATH for that row.
 // Maximum RSS comes from running one call in a child process (this program
 // again) and reading the child's resource usage.
+//
+// From the module it imports internal/bench, internal/fixture and
+// internal/workload; nothing imports it.
 package main
 
 import (

@@ -1,0 +1,87 @@
+package postroom
+
+import (
+	"context"
+	"crypto/aes"
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// worker is one render goroutine's reusable state. Mailer.workers keeps
+// them between calls, so that their buffers are grown once, not per call.
+type worker struct {
+	rb      renderBuffers
+	msg     []byte
+	to      []string
+	v       mimeVarying
+	env     Envelope
+	in, out [aes.BlockSize]byte // send id scratch
+}
+
+// deliver makes and hands over recipient i's message. The error is the
+// transport's, for the caller to notice ErrTransportUnusable.
+func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
+	r := &j.call.Recipients[i]
+	res := Result{Email: r.Email}
+	addr, ok := j.normalized[i]
+	if !ok {
+		addr = trimAddress(r.Email) // checked by checkRecipients
+	}
+	budget := j.m.opts.MaxMessageBytes - j.skel.staticSize()
+	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
+		o := outcomeOf(err)
+		if fromContext(err) {
+			o = outcome{status: StatusDeferred, code: contextCode(err), err: err}
+		}
+		j.settle(ctx, i, &res, o)
+		return res, nil
+	}
+	id := j.sendID(i, w)
+	w.v = mimeVarying{
+		ToName: r.Name, ToAddr: addr,
+		Subject:      string(w.rb.subject),
+		MessageID:    "<" + id + "@" + j.fromDomain + ">",
+		HeaderValues: w.rb.headerVals,
+		Text:         w.rb.text, HTML: w.rb.html,
+	}
+	var err error
+	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
+	switch {
+	case errors.Is(err, errMessageTooLarge):
+		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes)))
+		return res, nil
+	case err != nil:
+		j.settle(ctx, i, &res, outcomeOf(err))
+		return res, nil
+	}
+	w.to = append(append(w.to[:0], addr), j.bcc...)
+	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
+	res.SendID = id
+	err = j.m.t.Send(ctx, &w.env)
+	j.settle(ctx, i, &res, classify(err, j.m.queued))
+	return res, err
+}
+
+// settle fills in res from recipient i's outcome, and logs the error
+// behind it when the Result does not show it (a transport's network
+// error, a template's failure): at warning level for a delivery, at debug
+// level for an invalid recipient, whose cause is the call's content.
+func (j *job) settle(ctx context.Context, i int, res *Result, o outcome) {
+	*res = o.result(res.Email, res.SendID)
+	if !o.hidden || o.err == nil {
+		return
+	}
+	level := slog.LevelWarn
+	if o.status == StatusInvalid {
+		level = slog.LevelDebug
+	}
+	if log := j.m.opts.Logger; log.Enabled(ctx, level) {
+		log.LogAttrs(ctx, level, "postroom recipient",
+			slog.Int("recipient", i),
+			slog.String("send_id", res.SendID),
+			slog.String("status", string(o.status)),
+			slog.String("reason", res.Reason),
+			slog.Any("error", o.err))
+	}
+}

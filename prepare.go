@@ -1,0 +1,111 @@
+package postroom
+
+import (
+	"context"
+	"crypto/cipher"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// job is one call, prepared: everything that is the same for every
+// recipient, computed once and read-only while the workers run.
+type job struct {
+	m          *Mailer
+	call       *Call
+	tpl        *templates
+	skel       *skeleton
+	from       string // envelope reverse path
+	fromDomain string
+	bcc        []string
+	ids        cipher.Block // send ids: AES of (nonce, index), unique within the call
+	nonce      uint64
+	// normalized holds the address of the few recipients whose address for
+	// SMTP differs from their email with spaces trimmed (an IDN or
+	// upper-case domain). Written by checkRecipients, read-only after.
+	normalized map[int]string
+}
+
+// prepare runs every call-level check, in order: auth, recipient count,
+// message structure, templates, files, cid references, headers, bcc.
+func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, error) {
+	if err := m.opts.Auth.Authenticate(ctx, call.AccountID, call.Key); err != nil {
+		if errors.Is(err, ErrUnauthorized) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, err)
+	}
+	switch n := len(call.Recipients); {
+	case n == 0:
+		return nil, ErrNoRecipients
+	case n > m.opts.MaxRecipients:
+		return nil, fmt.Errorf("%w: %d, at most %d", ErrTooManyRecipients, n, m.opts.MaxRecipients)
+	}
+	msg := &call.Message
+	j := &job{m: m, call: call}
+	if err := j.checkStructure(msg, stored); err != nil {
+		return nil, err
+	}
+
+	html := templateSource{"message.html", msg.HTML}
+	text := templateSource{"message.text", msg.Text}
+	if stored {
+		var errs []error
+		html, text, errs = m.lookupTemplates(ctx, call)
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+	}
+	var errs []error
+	tpl, err := m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	j.tpl = tpl
+
+	layout := &mimeLayout{
+		FromName: msg.FromName, FromAddr: j.from,
+		ReplyToName: msg.ReplyToName,
+		HasHTML:     html.src != "", HasText: text.src != "",
+		MaxSize: m.opts.MaxMessageBytes,
+	}
+	if msg.ReplyToEmail != "" {
+		layout.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
+	}
+	var ferrs []error
+	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
+	errs = append(errs, ferrs...)
+	errs = append(errs, checkCIDs(html, msg.Images)...)
+	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
+	errs = append(errs, herrs...)
+	if tpl != nil && len(herrs) == 0 {
+		for i, h := range msg.Headers {
+			mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
+			if !mh.Dynamic {
+				mh.Value = tpl.headerStatic[i]
+			}
+			layout.Headers = append(layout.Headers, mh)
+		}
+		errs = append(errs, checkStaticValues(layout.Headers)...)
+	}
+	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	var boundaries io.Reader
+	if j.ids, j.nonce, boundaries, err = drawCallKeys(m.opts.Rand); err != nil {
+		return nil, err
+	}
+	layout.Date = m.opts.Now()
+	j.skel, err = newSkeleton(layout, boundaries)
+	if err != nil {
+		return nil, err
+	}
+	if n := j.skel.staticSize(); n > m.opts.MaxMessageBytes {
+		return nil, &ValidationError{Field: "message", Reason: fmt.Sprintf("images and attachments alone make %d bytes, over the %d-byte message limit", n, m.opts.MaxMessageBytes)}
+	}
+	return j, nil
+}

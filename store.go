@@ -1,0 +1,44 @@
+package postroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// TemplateStore holds stored templates for SendTemplate.
+//
+// Template returns the source of template id in account accountID. A store
+// must scope ids by account: one account never reaches another's templates.
+// A missing template returns an error wrapping ErrTemplateNotFound; any other
+// error is reported to the caller as is. Template must be safe for concurrent
+// use and honour ctx. The package templatestore has implementations.
+type TemplateStore interface {
+	Template(ctx context.Context, accountID, id string) (string, error)
+}
+
+// lookupTemplates fetches a send_template call's stored bodies.
+func (m *Mailer) lookupTemplates(ctx context.Context, call *Call) (html, text templateSource, errs []error) {
+	get := func(field, id string) templateSource {
+		if id == "" {
+			return templateSource{field: field}
+		}
+		if m.opts.Templates == nil {
+			errs = append(errs, &ValidationError{Field: field, Reason: "no template store is configured (Options.Templates)", Err: ErrTemplateNotFound})
+			return templateSource{field: field}
+		}
+		src, err := m.opts.Templates.Template(ctx, call.AccountID, id)
+		switch {
+		case errors.Is(err, ErrTemplateNotFound):
+			errs = append(errs, &ValidationError{Field: field, Reason: fmt.Sprintf("template %q not found", id), Err: err})
+		case err != nil:
+			errs = append(errs, fmt.Errorf("postroom: template store: %s %q: %w", field, id, err))
+		case src == "":
+			errs = append(errs, &ValidationError{Field: field, Reason: fmt.Sprintf("template %q is empty", id)})
+		}
+		return templateSource{field, src}
+	}
+	html = get("message.html_template_id", call.Message.HTMLTemplateID)
+	text = get("message.text_template_id", call.Message.TextTemplateID)
+	return html, text, errs
+}
