@@ -15,12 +15,12 @@ import (
 
 func TestDeliveryErrors(t *testing.T) {
 	errFor := map[string]error{
-		"perm@example.com":      &postroom.DeliveryError{Permanent: true, Code: 550, Enhanced: "5.1.1", Text: "no such user"},
+		"perm@example.com":      &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 550, Enhanced: "5.1.1", Text: "no such user"},
 		"temp@example.com":      &postroom.DeliveryError{Code: 451, Enhanced: "4.3.0", Text: "try later"},
 		"net@example.com":       &postroom.DeliveryError{Err: errors.New("connection reset")},
 		"plain@example.com":     errors.New("disk full"),
-		"uncertain@example.com": &postroom.DeliveryError{Uncertain: true, Err: errors.New("EOF")},
-		"partial@example.com":   &postroom.PartialError{Refused: []postroom.RefusedRecipient{{Address: "audit@example.com", Err: &postroom.DeliveryError{Permanent: true, Code: 550, Text: "no"}}}},
+		"uncertain@example.com": &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: errors.New("EOF")},
+		"partial@example.com":   &postroom.PartialError{Refused: []postroom.RefusedRecipient{{Address: "audit@example.com", Err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 550, Text: "no"}}}},
 		"deadline@example.com":  fmt.Errorf("dial: %w", context.DeadlineExceeded),
 	}
 	want := map[string]string{

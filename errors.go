@@ -54,18 +54,41 @@ func (e *ValidationError) Error() string {
 // Unwrap returns e.Err.
 func (e *ValidationError) Unwrap() error { return e.Err }
 
-// DeliveryError is what a Transport returns to say how delivery failed.
-//
-//   - Permanent: the next hop refused the message for good (an SMTP 5xx
-//     reply); the Mailer reports the recipient rejected (hard-bounce).
-//   - Uncertain: the message may have been delivered, for example the
-//     connection was lost after the end of data; reported unknown.
-//   - Neither: a temporary failure, safe to retry; reported deferred.
-//
-// Any other non-nil error a Transport returns counts as temporary.
+// DeliveryKind says how a delivery failed. Its zero value, DeliveryTemporary,
+// is also what any error other than a *DeliveryError means.
+type DeliveryKind uint8
+
+const (
+	// DeliveryTemporary: not delivered, safe to retry (an SMTP 4xx reply, a
+	// connection refused); the Mailer reports the recipient deferred. It is
+	// the zero value because it claims the least: no bounce, no delivery.
+	DeliveryTemporary DeliveryKind = iota
+	// DeliveryPermanent: the next hop refused the message for good (an SMTP
+	// 5xx reply); the Mailer reports the recipient rejected (hard-bounce).
+	DeliveryPermanent
+	// DeliveryUncertain: the message may have been delivered, for example
+	// the connection was lost after the end of data; reported unknown.
+	DeliveryUncertain
+)
+
+// String is "temporary", "permanent" or "uncertain".
+func (k DeliveryKind) String() string {
+	switch k {
+	case DeliveryPermanent:
+		return "permanent"
+	case DeliveryUncertain:
+		return "uncertain"
+	}
+	return "temporary"
+}
+
+// DeliveryError is what a Transport returns to say how delivery failed:
+// Kind says whether the recipient is rejected, deferred or unknown, and
+// the reply fields say what the next hop answered. The creator sets Kind
+// once; nothing edits it afterwards.
 type DeliveryError struct {
-	Permanent bool
-	Uncertain bool
+	// Kind is how delivery failed; the zero value is DeliveryTemporary.
+	Kind DeliveryKind
 	// Code is the SMTP reply code, or 0 when there was no reply.
 	Code int
 	// Enhanced is the RFC 3463 enhanced status code ("5.1.1"), when known.
@@ -78,15 +101,9 @@ type DeliveryError struct {
 
 func (e *DeliveryError) Error() string {
 	var b strings.Builder
-	b.WriteString("postroom: delivery failed")
-	switch {
-	case e.Permanent:
-		b.WriteString(" (permanent)")
-	case e.Uncertain:
-		b.WriteString(" (uncertain)")
-	default:
-		b.WriteString(" (temporary)")
-	}
+	b.WriteString("postroom: delivery failed (")
+	b.WriteString(e.Kind.String())
+	b.WriteString(")")
 	if d := e.detail(); d != "" {
 		b.WriteString(": ")
 		b.WriteString(d)

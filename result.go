@@ -175,9 +175,9 @@ func classify(err error, queued bool) outcome {
 	var de *DeliveryError
 	if errors.As(err, &de) {
 		switch {
-		case de.Uncertain:
+		case de.Kind == DeliveryUncertain:
 			return outcome{status: StatusUnknown, code: ReasonConnectionLost, detail: reply, err: err, hidden: reply == ""}
-		case de.Permanent:
+		case de.Kind == DeliveryPermanent:
 			return outcome{status: StatusRejected, code: ReasonHardBounce, detail: reply, err: err}
 		case de.Code != 0:
 			return outcome{status: StatusDeferred, code: ReasonSoftBounce, detail: reply, err: err}

@@ -19,9 +19,9 @@ import (
 // TestResultTyped checks that a Go caller branches on Status, Code and Err
 // without reading Reason, and that the JSON shape is the spec's.
 func TestResultTyped(t *testing.T) {
-	perm := &postroom.DeliveryError{Permanent: true, Code: 550, Enhanced: "5.1.1", Text: "no such user"}
+	perm := &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 550, Enhanced: "5.1.1", Text: "no such user"}
 	temp := &postroom.DeliveryError{Code: 451, Enhanced: "4.3.0", Text: "try later"}
-	lost := &postroom.DeliveryError{Uncertain: true, Err: errors.New("EOF")}
+	lost := &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: errors.New("EOF")}
 	partial := &postroom.PartialError{Refused: []postroom.RefusedRecipient{{Address: "audit@example.com", Err: perm}}}
 	errFor := map[string]error{
 		"perm@example.com":    fmt.Errorf("relay: %w", perm),
@@ -106,7 +106,7 @@ func TestReasonKeepsInternalTextOut(t *testing.T) {
 	errFor := map[string]error{
 		"path@example.com":      pathErr,
 		"net@example.com":       &postroom.DeliveryError{Err: errors.New("dial tcp 10.1.2.3:25: connection refused")},
-		"uncertain@example.com": &postroom.DeliveryError{Uncertain: true, Err: errors.New("read tcp 10.1.2.3:25: connection reset by peer")},
+		"uncertain@example.com": &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: errors.New("read tcp 10.1.2.3:25: connection reset by peer")},
 		"reply@example.com":     &postroom.DeliveryError{Code: 421, Enhanced: "4.7.0", Text: "too many\r\nconnections\x00"},
 	}
 	want := map[string]string{

@@ -25,7 +25,7 @@ type Envelope struct {
 // calls it from up to Options.Concurrency goroutines at once.
 //
 // Send must honour ctx: when ctx is done it returns promptly with an error
-// wrapping ctx.Err() (inside a DeliveryError with Uncertain set if the
+// wrapping ctx.Err() (inside a DeliveryError of kind DeliveryUncertain if the
 // message may have been delivered all the same).
 //
 // The Envelope and Data belong to the caller. Send must not modify them and
@@ -34,8 +34,8 @@ type Envelope struct {
 //
 // A nil error means the next hop accepted the message for every address in
 // env.To. A *PartialError means it accepted it for env.To[0] and refused the
-// addresses it lists. A *DeliveryError says how delivery failed (Permanent,
-// Uncertain, or temporary). Any other error counts as a temporary failure:
+// addresses it lists. A *DeliveryError says how delivery failed (its Kind:
+// permanent, uncertain, or temporary). Any other error counts as a temporary failure:
 // nothing was delivered and retrying is safe. An error wrapping
 // ErrTransportUnusable stops the whole call.
 type Transport interface {

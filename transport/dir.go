@@ -62,7 +62,7 @@ func (d *Dir) File(sendID string) string {
 //
 // An env.SendID that is not 32 lowercase hexadecimal characters, which
 // could name a path outside the folder, is refused with a
-// *postroom.DeliveryError with Permanent set: retrying cannot help. A ctx
+// *postroom.DeliveryError of kind DeliveryPermanent: retrying cannot help. A ctx
 // that is done before the file is in place gives ctx.Err() and leaves no
 // file. Any other failure (a full disk, a permission) is returned as a
 // plain error, a temporary failure, and leaves no file behind.
@@ -72,9 +72,9 @@ func (d *Dir) Send(ctx context.Context, env *postroom.Envelope) error {
 	}
 	if !wellFormedSendID(env.SendID) {
 		return &postroom.DeliveryError{
-			Permanent: true,
-			Text:      "invalid send id",
-			Err:       errDirSendID,
+			Kind: postroom.DeliveryPermanent,
+			Text: "invalid send id",
+			Err:  errDirSendID,
 		}
 	}
 	return d.write(ctx, env)

@@ -55,7 +55,7 @@ func TestDirRefusesSendID(t *testing.T) {
 			env.SendID = tt.sendID
 			err := d.Send(t.Context(), env)
 			var de *postroom.DeliveryError
-			if !errors.As(err, &de) || !de.Permanent {
+			if !errors.As(err, &de) || de.Kind != postroom.DeliveryPermanent {
 				t.Fatalf("Send with send id %q = %v; want a permanent *postroom.DeliveryError", tt.sendID, err)
 			}
 			if names := dirNames(t, filepath.Dir(d.Path())); !slices.Equal(names, []string{filepath.Base(d.Path())}) {

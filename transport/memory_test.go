@@ -106,10 +106,10 @@ func TestMemoryRecords(t *testing.T) {
 }
 
 func TestMemoryFail(t *testing.T) {
-	permanent := &postroom.DeliveryError{Permanent: true, Code: 550, Enhanced: "5.1.1", Text: "no such user"}
-	uncertain := &postroom.DeliveryError{Uncertain: true, Err: errors.New("connection reset")}
+	permanent := &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 550, Enhanced: "5.1.1", Text: "no such user"}
+	uncertain := &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: errors.New("connection reset")}
 	partial := &postroom.PartialError{Refused: []postroom.RefusedRecipient{
-		{Address: "bcc@example.net", Err: &postroom.DeliveryError{Permanent: true, Code: 550}},
+		{Address: "bcc@example.net", Err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 550}},
 	}}
 	plain := errors.New("try later")
 	tests := []struct {
@@ -223,14 +223,14 @@ func ExampleMemory_fail() {
 	// Refuse one address for good, as an SMTP server answering 550 would.
 	m := &transport.Memory{Fail: func(env *postroom.Envelope) error {
 		if env.To[0] == "gone@example.com" {
-			return &postroom.DeliveryError{Permanent: true, Code: 550, Enhanced: "5.1.1", Text: "no such user"}
+			return &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 550, Enhanced: "5.1.1", Text: "no such user"}
 		}
 		return nil
 	}}
 	for _, to := range []string{"ann@example.com", "gone@example.com"} {
 		err := m.Send(context.Background(), &postroom.Envelope{To: []string{to}})
 		var de *postroom.DeliveryError
-		fmt.Println(to, errors.As(err, &de) && de.Permanent)
+		fmt.Println(to, errors.As(err, &de) && (de.Kind == postroom.DeliveryPermanent))
 	}
 	fmt.Println(m.Len())
 	// Output:

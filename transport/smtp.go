@@ -124,7 +124,7 @@ type SMTPOptions struct {
 	// (or to BDAT LAST), while the server may be filtering or queueing.
 	// Zero means DefaultEndOfDataTimeout (10 minutes, RFC 5321
 	// §4.5.3.2.6). When it expires the outcome is uncertain: Send reports
-	// DeliveryError.Uncertain.
+	// a DeliveryError of kind DeliveryUncertain.
 	EndOfDataTimeout time.Duration
 
 	// DisableChunking makes SMTP send every message with DATA even when
@@ -221,14 +221,14 @@ var (
 //     every address, even if a later RSET or QUIT fails.
 //   - *postroom.PartialError: accepted for Envelope.To[0], refused for the
 //     bcc addresses it lists (with their own DeliveryErrors).
-//   - *postroom.DeliveryError with Permanent: a 5xx reply to MAIL, to the
+//   - *postroom.DeliveryError of kind DeliveryPermanent: a 5xx reply to MAIL, to the
 //     RCPT of Envelope.To[0], to DATA, after the final dot or to BDAT; or
 //     a message larger than the server's SIZE (552 5.3.4, found before
 //     sending it). Nobody got the message.
-//   - *postroom.DeliveryError with Uncertain: the final dot was sent and no
+//   - *postroom.DeliveryError of kind DeliveryUncertain: the final dot was sent and no
 //     valid reply came (connection lost, EndOfDataTimeout, ctx done). The
 //     server may have the message; it is never retried.
-//   - *postroom.DeliveryError, neither: a temporary failure after the retry
+//   - *postroom.DeliveryError of kind DeliveryTemporary: a temporary failure after the retry
 //     policy ran out (4xx, with Code; or a network failure before the final
 //     dot, without). RCPT 452 and 552 ("too many recipients") are temporary.
 //   - an error wrapping postroom.ErrTransportUnusable: no later message can
@@ -237,8 +237,8 @@ var (
 //     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed, and
 //     ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
 //     refusals of session setup among these. When it
-//     carries a reply it is a DeliveryError that is neither Permanent nor
-//     Uncertain: the recipient was not refused. A postroom.Mailer then
+//     carries a reply it is a DeliveryError of kind DeliveryTemporary: the
+//     recipient was not refused. A postroom.Mailer then
 //     stops the call: this recipient is deferred with reason
 //     connection-failed (the reply as detail), so are the recipients not yet
 //     handed over, and Mailer.Send returns the results together with the
@@ -393,7 +393,7 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 	}
 	defer t.pool.end()
 	if len(env.To) == 0 {
-		return &postroom.DeliveryError{Permanent: true, Enhanced: "5.5.1", Text: "envelope has no recipient"}
+		return &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Enhanced: "5.5.1", Text: "envelope has no recipient"}
 	}
 	if err := checkAddr(env.From, true); err != nil {
 		return err
@@ -468,7 +468,7 @@ func retryable(ctx context.Context, err error) bool {
 	}
 	var de *postroom.DeliveryError
 	if errors.As(err, &de) {
-		return !de.Permanent && !de.Uncertain
+		return de.Kind == postroom.DeliveryTemporary
 	}
 	return true
 }
@@ -491,7 +491,7 @@ func checkAddr(a string, reversePath bool) error {
 		bad = a[i] < ' ' || a[i] == 0x7f || a[i] == '<' || a[i] == '>'
 	}
 	if bad {
-		return &postroom.DeliveryError{Permanent: true, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
+		return &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
 	}
 	return nil
 }

@@ -17,8 +17,7 @@ import (
 // session setup would fail for every message and the recipient was not
 // refused.
 func setupRefused(stage string, code int, msg string) error {
-	de := replyError(code, msg, true)
-	de.Permanent = false
+	de := replyError(postroom.DeliveryTemporary, code, msg, true)
 	if code/100 == 5 {
 		de.Err = fmt.Errorf("%s refused: %w", stage, postroom.ErrTransportUnusable)
 	} else {
@@ -50,11 +49,21 @@ func isTLSError(err error) bool {
 		errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
 
-// replyError is the DeliveryError for an SMTP reply. The enhanced status
-// code is split off the text when the server advertised
+// replyKind is the kind of a refusal by reply code alone: permanent for
+// 5xx, temporary otherwise. Callers that know better (a refused session
+// setup, too many recipients) state their own kind.
+func replyKind(code int) postroom.DeliveryKind {
+	if code/100 == 5 {
+		return postroom.DeliveryPermanent
+	}
+	return postroom.DeliveryTemporary
+}
+
+// replyError is the DeliveryError of kind for an SMTP reply. The enhanced
+// status code is split off the text when the server advertised
 // ENHANCEDSTATUSCODES (RFC 2034) and it matches the reply's class.
-func replyError(code int, msg string, enhanced bool) *postroom.DeliveryError {
-	de := &postroom.DeliveryError{Code: code, Permanent: code/100 == 5}
+func replyError(kind postroom.DeliveryKind, code int, msg string, enhanced bool) *postroom.DeliveryError {
+	de := &postroom.DeliveryError{Kind: kind, Code: code}
 	text := msg
 	if enhanced {
 		if e, rest, ok := strings.Cut(text, " "); ok && isEnhanced(e, code) {
@@ -111,21 +120,17 @@ func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRe
 		}
 		return outcome{keep: true}
 	case 4, 5:
-		return outcome{keep: code != 421, err: replyError(code, msg, enhanced)}
+		return outcome{keep: code != 421, err: replyError(replyKind(code), code, msg, enhanced)}
 	}
-	de := replyError(code, msg, enhanced)
-	de.Uncertain = true
-	return outcome{err: de}
+	return outcome{err: replyError(postroom.DeliveryUncertain, code, msg, enhanced)}
 }
 
 // dataError is the outcome of a refused DATA command.
 func dataError(code int, msg string, enhanced bool) outcome {
-	de := replyError(code, msg, enhanced)
 	if code/100 != 4 && code/100 != 5 {
-		de.Permanent = false
-		return outcome{err: de}
+		return outcome{err: replyError(postroom.DeliveryTemporary, code, msg, enhanced)}
 	}
-	return outcome{keep: code != 421, err: de}
+	return outcome{keep: code != 421, err: replyError(replyKind(code), code, msg, enhanced)}
 }
 
 func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
@@ -148,7 +153,7 @@ func isProtocolError(err error) bool {
 func withCtx(ctx context.Context, err error) error {
 	var de *postroom.DeliveryError
 	if errors.As(err, &de) && de.Code == 0 {
-		return &postroom.DeliveryError{Uncertain: de.Uncertain, Permanent: de.Permanent, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
+		return &postroom.DeliveryError{Kind: de.Kind, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
 	}
 	return err
 }

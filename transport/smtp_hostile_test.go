@@ -230,7 +230,7 @@ func TestSMTPUnsolicitedReply(t *testing.T) {
 				defer tr.Close()
 				err = tr.Send(t.Context(), envelope("a", "ok@example.org"))
 				if sameWrite {
-					if de := deliveryError(t, err); !de.Uncertain || !errors.Is(err, transport.ErrUnexpectedReply) {
+					if de := deliveryError(t, err); de.Kind != postroom.DeliveryUncertain || !errors.Is(err, transport.ErrUnexpectedReply) {
 						t.Fatalf("Send to ok@: %v, want Uncertain with ErrUnexpectedReply", err)
 					}
 				} else {
@@ -241,7 +241,7 @@ func TestSMTPUnsolicitedReply(t *testing.T) {
 					<-strayWritten
 				}
 				err = tr.Send(t.Context(), envelope("b", "refused@example.org"))
-				if de := deliveryError(t, err); !de.Permanent || de.Code != 554 {
+				if de := deliveryError(t, err); de.Kind != postroom.DeliveryPermanent || de.Code != 554 {
 					t.Fatalf("Send to refused@: %v, want the server's 554", err)
 				}
 			})
@@ -326,7 +326,7 @@ func TestSMTPRefusesUnsafeInput(t *testing.T) {
 				return
 			}
 			de := deliveryError(t, err)
-			if !de.Permanent || de.Code != tt.wantCode || de.Enhanced != tt.wantEnhanc {
+			if de.Kind != postroom.DeliveryPermanent || de.Code != tt.wantCode || de.Enhanced != tt.wantEnhanc {
 				t.Fatalf("Send: %+v, want permanent %d %s", de, tt.wantCode, tt.wantEnhanc)
 			}
 			if sentMail {

@@ -234,7 +234,7 @@ func TestSMTPUTF8(t *testing.T) {
 				return
 			}
 			de := deliveryError(t, err)
-			if !de.Permanent || de.Code != tt.wantCode || len(srv.Messages()) != 0 {
+			if de.Kind != postroom.DeliveryPermanent || de.Code != tt.wantCode || len(srv.Messages()) != 0 {
 				t.Fatalf("Send: %+v with %d messages on the server, want permanent %d and none", de, len(srv.Messages()), tt.wantCode)
 			}
 		})

@@ -49,15 +49,15 @@ func (c *smtpConn) check(env *postroom.Envelope, m *message) (outcome, bool) {
 		return outcome{stale: true, err: &postroom.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}}, false
 	}
 	if m.eightBit && !c.ext.eightBitMIME {
-		return outcome{keep: true, err: &postroom.DeliveryError{Permanent: true, Code: 554, Enhanced: "5.6.3",
+		return outcome{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 554, Enhanced: "5.6.3",
 			Text: "message has 8-bit bytes and the server does not offer 8BITMIME"}}, false
 	}
 	if c.ext.maxSize > 0 && int64(len(m.data)) > c.ext.maxSize {
-		return outcome{keep: true, err: &postroom.DeliveryError{Permanent: true, Code: 552, Enhanced: "5.3.4",
+		return outcome{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 552, Enhanced: "5.3.4",
 			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(m.data), c.ext.maxSize)}}, false
 	}
 	if needUTF8(env) && !c.ext.utf8 {
-		return outcome{keep: true, err: &postroom.DeliveryError{Permanent: true, Code: 553, Enhanced: "5.6.7",
+		return outcome{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 553, Enhanced: "5.6.7",
 			Text: "non-ASCII address and the server does not offer SMTPUTF8"}}, false
 	}
 	return outcome{}, true
@@ -157,9 +157,7 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
 		}
 		if code/100 != 2 {
 			// A server that refuses RSET is in no state to go on with.
-			de := replyError(code, msg, c.ext.enhanced)
-			de.Permanent = false
-			return outcome{err: de}, false
+			return outcome{err: replyError(postroom.DeliveryTemporary, code, msg, c.ext.enhanced)}, false
 		}
 	}
 	code, msg, err := x.read()
@@ -167,7 +165,7 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
 		return x.netFail(err), false
 	}
 	if code/100 != 2 {
-		x.mailErr = replyError(code, msg, c.ext.enhanced)
+		x.mailErr = replyError(replyKind(code), code, msg, c.ext.enhanced)
 		if !pipelining {
 			return outcome{keep: code != 421 && code/100 != 1 && code/100 != 3, err: x.mailErr}, false
 		}
@@ -192,10 +190,11 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
 		if code/100 == 2 {
 			continue
 		}
-		de := replyError(code, msg, c.ext.enhanced)
+		kind := replyKind(code)
 		if code == 452 || code == 552 {
-			de.Permanent = false // too many recipients (RFC 5321 §4.5.3.1.10)
+			kind = postroom.DeliveryTemporary // too many recipients (RFC 5321 §4.5.3.1.10)
 		}
+		de := replyError(kind, code, msg, c.ext.enhanced)
 		if i == 0 {
 			x.first = de
 		} else {
@@ -257,7 +256,7 @@ func (x *tx) body(data []byte) outcome {
 	c.deadline(c.opts.EndOfDataTimeout)
 	code, msg, err := x.read()
 	if err != nil {
-		return outcome{err: &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
+		return outcome{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
 	}
 	return c.endOfData(code, msg, x.refused)
 }
@@ -276,7 +275,7 @@ func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) outcom
 	c.deadline(c.opts.EndOfDataTimeout)
 	code, msg, err := readReply(c.br)
 	if err != nil {
-		return outcome{err: &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
+		return outcome{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
 	}
 	return c.endOfData(code, msg, refused)
 }
@@ -286,7 +285,7 @@ func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) outcom
 // reply may not have been this message's, so the outcome is Uncertain.
 func (c *smtpConn) endOfData(code int, msg string, refused []postroom.RefusedRecipient) outcome {
 	if c.br.Buffered() > 0 {
-		return outcome{err: &postroom.DeliveryError{Uncertain: true, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
+		return outcome{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
 	}
 	return endOfData(code, msg, c.ext.enhanced, refused)
 }

@@ -28,7 +28,7 @@ const maxLine = 998
 func newMessage(data []byte) (message, error) {
 	data, longest := crlfOnly(data)
 	if longest > maxLine {
-		return message{}, &postroom.DeliveryError{Permanent: true, Enhanced: "5.6.0",
+		return message{}, &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Enhanced: "5.6.0",
 			Text: fmt.Sprintf("message has a line of %d octets; SMTP allows %d", longest, maxLine)}
 	}
 	return message{data: data, eightBit: has8Bit(data)}, nil

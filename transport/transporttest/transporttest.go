@@ -3,8 +3,8 @@
 //
 // A Transport's own tests call Run with a constructor; Run checks
 // delivery, ownership of the Envelope, concurrency and cancellation, each
-// in its own sub-test. It does not check failure reporting (Permanent,
-// Uncertain or partial refusals), which depends on what the next hop says:
+// in its own sub-test. It does not check failure reporting (the DeliveryError kinds
+// or partial refusals), which depends on what the next hop says:
 // test those against the transport's own scripted faults.
 //
 // From the module it imports only postroom; only tests import it.
