@@ -316,7 +316,7 @@ func (s *state) eval(e *expr) (any, error) {
 		}
 		return "", nil
 	}
-	v, err := helperFns[e.helper](args)
+	v, err := helperTable[e.helper].fn(args)
 	if err != nil {
 		return nil, &RenderError{Msg: "helper " + e.orig, Err: err}
 	}
@@ -346,15 +346,24 @@ func (s *state) block(b *block) error {
 		return s.fn(b.body, v)
 	}
 	switch e.helper {
+	case hIf, hUnless, hWith, hEach, hEqual:
+	default:
+		v, err := s.eval(e)
+		if err != nil {
+			return err
+		}
+		if Truthy(v) {
+			return s.fn(b.body, nil)
+		}
+		return s.runInverse(b)
+	}
+	args, iz, err := s.blockArgs(e)
+	if err != nil {
+		return err
+	}
+	c := args[0]
+	switch e.helper {
 	case hIf, hUnless:
-		c, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		iz, err := s.evalHash(e)
-		if err != nil {
-			return err
-		}
 		zero := false
 		if b, ok := iz.(bool); ok && b {
 			n, ok := c.(int)
@@ -369,63 +378,53 @@ func (s *state) block(b *block) error {
 		}
 		return s.runInverse(b)
 	case hWith:
-		c, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		if _, err := s.evalHash(e); err != nil {
-			return err
-		}
 		if !Truthy(c) && !isRootTruthy(s, c) {
 			return s.runInverse(b)
 		}
 		return s.fn(b.body, c)
 	case hEach:
-		c, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		if _, err := s.evalHash(e); err != nil {
-			return err
-		}
 		c = s.valueOf(c)
 		if !Truthy(c) {
 			return s.runInverse(b)
 		}
 		return s.each(b.body, c)
-	case hEqual:
-		a, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		c, err := s.eval(e.args[1])
-		if err != nil {
-			return err
-		}
-		if _, err := s.evalHash(e); err != nil {
-			return err
-		}
-		a, c = s.valueOf(a), s.valueOf(c)
-		if err := s.chargeArgs(a, c); err != nil {
-			return err
-		}
-		eq, err := strEqual(a, c)
-		if err != nil {
-			return &RenderError{Msg: "helper equal", Err: err}
-		}
-		if eq {
-			return s.fn(b.body, nil)
-		}
-		return nil
 	}
-	v, err := s.eval(e)
-	if err != nil {
+	// hEqual
+	a, c := s.valueOf(args[0]), s.valueOf(args[1])
+	if err := s.chargeArgs(a, c); err != nil {
 		return err
 	}
-	if Truthy(v) {
+	eq, err := equal(a, c, false)
+	if err != nil {
+		return &RenderError{Msg: "helper equal", Err: err}
+	}
+	if eq {
 		return s.fn(b.body, nil)
 	}
-	return s.runInverse(b)
+	return nil
+}
+
+// blockArgs evaluates the arguments of raymond's block helpers (if, unless,
+// with and each take one, equal two), then their hash values, for their
+// errors and side effects, as raymond does before calling the helper. It
+// returns the value of includeZero (the last non-nil one, as in raymond's
+// hash map).
+func (s *state) blockArgs(e *expr) (args [2]any, includeZero any, err error) {
+	for i, a := range e.args {
+		if args[i], err = s.eval(a); err != nil {
+			return args, nil, err
+		}
+	}
+	for i, h := range e.hash {
+		v, err := s.eval(h)
+		if err != nil {
+			return args, nil, err
+		}
+		if v != nil && e.hashKeys[i] == "includeZero" {
+			includeZero = v
+		}
+	}
+	return args, includeZero, nil
 }
 
 // chargeArgs charges the steps of a helper that prints or compares its
@@ -457,36 +456,11 @@ func (s *state) chargeArgs(args ...any) error {
 	return nil
 }
 
-func strEqual(a, b any) (bool, error) {
-	sa, err := Str(a)
-	if err != nil {
-		return false, err
-	}
-	sb, err := Str(b)
-	return sa == sb, err
-}
-
 func isRootTruthy(s *state, v any) bool {
 	if _, ok := v.(rootT); ok {
 		return len(s.d.Params) > 0 || len(s.d.Globals) > 0
 	}
 	return false
-}
-
-// evalHash evaluates the hash values of a block helper for their errors and
-// side effects, as raymond does before calling the helper, and returns the
-// value of includeZero (the last non-nil one, as in raymond's hash map).
-func (s *state) evalHash(e *expr) (includeZero any, err error) {
-	for i, h := range e.hash {
-		v, err := s.eval(h)
-		if err != nil {
-			return nil, err
-		}
-		if v != nil && e.hashKeys[i] == "includeZero" {
-			includeZero = v
-		}
-	}
-	return includeZero, nil
 }
 
 func (s *state) runInverse(b *block) error {
