@@ -343,8 +343,8 @@ func (s *state) block(b *block) error {
 		return s.fn(b.body, v)
 	}
 	switch e.helper {
-	case hIf, hUnless, hWith, hEach, hEqual:
-	default:
+	case hIf, hUnless, hWith, hEach, hEqual: // raymond's block helpers, below
+	default: // postroom's own helpers: the block renders when the value is truthy
 		v, err := s.eval(e)
 		if err != nil {
 			return err
