@@ -354,11 +354,10 @@ func (s *state) block(b *block) error {
 		}
 		return s.runInverse(b)
 	}
-	args, iz, err := s.blockArgs(e)
+	c, c2, iz, err := s.blockArgs(e)
 	if err != nil {
 		return err
 	}
-	c := args[0]
 	switch e.helper {
 	case hIf, hUnless:
 		zero := false
@@ -387,7 +386,7 @@ func (s *state) block(b *block) error {
 		return s.each(b.body, c)
 	}
 	// hEqual
-	a, c := s.valueOf(args[0]), s.valueOf(args[1])
+	a, c := s.valueOf(c), s.valueOf(c2)
 	if err := s.chargeArgs(a, c); err != nil {
 		return err
 	}
@@ -405,23 +404,26 @@ func (s *state) block(b *block) error {
 // with and each take one, equal two), then their hash values, for their
 // errors and side effects, as raymond does before calling the helper. It
 // returns the value of includeZero (the last non-nil one, as in raymond's
-// hash map).
-func (s *state) blockArgs(e *expr) (args [2]any, includeZero any, err error) {
-	for i, a := range e.args {
-		if args[i], err = s.eval(a); err != nil {
-			return args, nil, err
+// hash map). b is nil for the helpers of one argument.
+func (s *state) blockArgs(e *expr) (a, b, includeZero any, err error) {
+	if a, err = s.eval(e.args[0]); err != nil {
+		return nil, nil, nil, err
+	}
+	if len(e.args) > 1 {
+		if b, err = s.eval(e.args[1]); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	for i, h := range e.hash {
 		v, err := s.eval(h)
 		if err != nil {
-			return args, nil, err
+			return nil, nil, nil, err
 		}
 		if v != nil && e.hashKeys[i] == "includeZero" {
 			includeZero = v
 		}
 	}
-	return args, includeZero, nil
+	return a, b, includeZero, nil
 }
 
 // chargeArgs charges the steps of a helper that prints or compares its
