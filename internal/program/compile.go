@@ -312,8 +312,8 @@ const (
 
 func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 	name := n.HelperName()
-	if spec, ok := helpers[name]; ok && name != "" {
-		return c.helperCall(n, spec, pos)
+	if id, ok := helperIDs[name]; ok && name != "" {
+		return c.helperCall(n, id, pos)
 	}
 	if len(n.Params) > 0 || n.Hash != nil {
 		what, _ := ast.HelperNameStr(n.Path)
@@ -332,8 +332,8 @@ func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 	}
 }
 
-func (c *compiler) helperCall(n *ast.Expression, spec helperSpec, pos position) (*expr, error) {
-	name := n.HelperName()
+func (c *compiler) helperCall(n *ast.Expression, id helperID, pos position) (*expr, error) {
+	name, spec := n.HelperName(), helperTable[id]
 	switch {
 	case spec.blockOnly && pos != posBlock:
 		return nil, c.errAt(n.Path, "helper %q can only open a block ({{#%s ...}})", name, name)
@@ -343,7 +343,7 @@ func (c *compiler) helperCall(n *ast.Expression, spec helperSpec, pos position) 
 		return nil, c.errAt(n.Path, "helper %q takes %s, not %d (write {{this.%s}} for a parameter named %s)",
 			name, spec.arity(), len(n.Params), name, name)
 	}
-	e := &expr{kind: exHelper, helper: spec.id, orig: name}
+	e := &expr{kind: exHelper, helper: id, orig: name}
 	for _, pn := range n.Params {
 		a, err := c.param(pn)
 		if err != nil {

@@ -9,6 +9,23 @@
 // helpers registered and the parameters merged into one map, except for the
 // differences listed below. FuzzDifferential checks this.
 //
+// # What it owns
+//
+// The template language, from source to bytes, and nothing else: no MIME,
+// no mail, no transport. By file: parse.go, parser.go and whitespace.go
+// are raymond's parser, ported to read the lexer's tokens from a slice;
+// compile.go turns its tree into a Program; eval.go runs a Program (the
+// per-render state, values and blocks), with each.go for iteration and
+// paths.go for path resolution; value.go prints values, tells truthiness
+// and finds fields; helpers.go holds the helper table and postroom's own
+// helpers; program.go the exported Program, Options, Data and errors.
+//
+// It imports the standard library and raymond's lexer and ast packages,
+// never raymond's root package or its parser package (whose goroutine it
+// avoids, see the QUIRK below), and never the rest of postroom: postroom
+// imports it, not the other way round. Only its tests import raymond's
+// root and parser packages, as the reference.
+//
 // # Language
 //
 // Content, comments, whitespace control (~) and standalone lines as raymond

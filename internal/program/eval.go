@@ -1,11 +1,8 @@
 package program
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 )
 
@@ -316,7 +313,7 @@ func (s *state) eval(e *expr) (any, error) {
 		}
 		return "", nil
 	}
-	v, err := helperFns[e.helper](args)
+	v, err := helperTable[e.helper].fn(args)
 	if err != nil {
 		return nil, &RenderError{Msg: "helper " + e.orig, Err: err}
 	}
@@ -346,15 +343,23 @@ func (s *state) block(b *block) error {
 		return s.fn(b.body, v)
 	}
 	switch e.helper {
+	case hIf, hUnless, hWith, hEach, hEqual: // raymond's block helpers, below
+	default: // postroom's own helpers: the block renders when the value is truthy
+		v, err := s.eval(e)
+		if err != nil {
+			return err
+		}
+		if Truthy(v) {
+			return s.fn(b.body, nil)
+		}
+		return s.runInverse(b)
+	}
+	c, c2, iz, err := s.blockArgs(e)
+	if err != nil {
+		return err
+	}
+	switch e.helper {
 	case hIf, hUnless:
-		c, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		iz, err := s.evalHash(e)
-		if err != nil {
-			return err
-		}
 		zero := false
 		if b, ok := iz.(bool); ok && b {
 			n, ok := c.(int)
@@ -369,63 +374,56 @@ func (s *state) block(b *block) error {
 		}
 		return s.runInverse(b)
 	case hWith:
-		c, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		if _, err := s.evalHash(e); err != nil {
-			return err
-		}
 		if !Truthy(c) && !isRootTruthy(s, c) {
 			return s.runInverse(b)
 		}
 		return s.fn(b.body, c)
 	case hEach:
-		c, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		if _, err := s.evalHash(e); err != nil {
-			return err
-		}
 		c = s.valueOf(c)
 		if !Truthy(c) {
 			return s.runInverse(b)
 		}
 		return s.each(b.body, c)
-	case hEqual:
-		a, err := s.eval(e.args[0])
-		if err != nil {
-			return err
-		}
-		c, err := s.eval(e.args[1])
-		if err != nil {
-			return err
-		}
-		if _, err := s.evalHash(e); err != nil {
-			return err
-		}
-		a, c = s.valueOf(a), s.valueOf(c)
-		if err := s.chargeArgs(a, c); err != nil {
-			return err
-		}
-		eq, err := strEqual(a, c)
-		if err != nil {
-			return &RenderError{Msg: "helper equal", Err: err}
-		}
-		if eq {
-			return s.fn(b.body, nil)
-		}
-		return nil
 	}
-	v, err := s.eval(e)
-	if err != nil {
+	// hEqual
+	a, c := s.valueOf(c), s.valueOf(c2)
+	if err := s.chargeArgs(a, c); err != nil {
 		return err
 	}
-	if Truthy(v) {
+	eq, err := equal(a, c, false)
+	if err != nil {
+		return &RenderError{Msg: "helper equal", Err: err}
+	}
+	if eq {
 		return s.fn(b.body, nil)
 	}
-	return s.runInverse(b)
+	return nil
+}
+
+// blockArgs evaluates the arguments of raymond's block helpers (if, unless,
+// with and each take one, equal two), then their hash values, for their
+// errors and side effects, as raymond does before calling the helper. It
+// returns the value of includeZero (the last non-nil one, as in raymond's
+// hash map). b is nil for the helpers of one argument.
+func (s *state) blockArgs(e *expr) (a, b, includeZero any, err error) {
+	if a, err = s.eval(e.args[0]); err != nil {
+		return nil, nil, nil, err
+	}
+	if len(e.args) > 1 {
+		if b, err = s.eval(e.args[1]); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	for i, h := range e.hash {
+		v, err := s.eval(h)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if v != nil && e.hashKeys[i] == "includeZero" {
+			includeZero = v
+		}
+	}
+	return a, b, includeZero, nil
 }
 
 // chargeArgs charges the steps of a helper that prints or compares its
@@ -457,36 +455,11 @@ func (s *state) chargeArgs(args ...any) error {
 	return nil
 }
 
-func strEqual(a, b any) (bool, error) {
-	sa, err := Str(a)
-	if err != nil {
-		return false, err
-	}
-	sb, err := Str(b)
-	return sa == sb, err
-}
-
 func isRootTruthy(s *state, v any) bool {
 	if _, ok := v.(rootT); ok {
 		return len(s.d.Params) > 0 || len(s.d.Globals) > 0
 	}
 	return false
-}
-
-// evalHash evaluates the hash values of a block helper for their errors and
-// side effects, as raymond does before calling the helper, and returns the
-// value of includeZero (the last non-nil one, as in raymond's hash map).
-func (s *state) evalHash(e *expr) (includeZero any, err error) {
-	for i, h := range e.hash {
-		v, err := s.eval(h)
-		if err != nil {
-			return nil, err
-		}
-		if v != nil && e.hashKeys[i] == "includeZero" {
-			includeZero = v
-		}
-	}
-	return includeZero, nil
 }
 
 func (s *state) runInverse(b *block) error {
@@ -529,294 +502,4 @@ func (s *state) leave(p *prog, ctx any) {
 		s.bps[len(s.bps)-1] = bpFrame{}
 		s.bps = s.bps[:len(s.bps)-1]
 	}
-}
-
-// iter is raymond's evalProgram for one iteration: push ctx unless nil, a
-// data frame, and the block parameters (ctx, key).
-func (s *state) iter(p *prog, ctx any, f frame, key any) error {
-	if err := s.step(); err != nil {
-		return err
-	}
-	s.enter(p, ctx, bpFrame{ctx: ctx, key: key, hasKey: key != nil})
-	s.frames = append(s.frames, f)
-	err := s.run(p)
-	s.frames = s.frames[:len(s.frames)-1]
-	s.leave(p, ctx)
-	return err
-}
-
-func (s *state) eachSlice(p *prog, v []any) error {
-	for i, x := range v {
-		if err := s.iter(p, x, frame{iter: true, index: i, length: len(v)}, intKey(i, len(p.params))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *state) eachReflectSlice(p *prog, rv reflect.Value) error {
-	n := rv.Len()
-	for i := 0; i < n; i++ {
-		x := rv.Index(i)
-		var v any
-		if x.CanInterface() {
-			v = x.Interface()
-		}
-		if err := s.iter(p, v, frame{iter: true, index: i, length: n}, intKey(i, len(p.params))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// intKey boxes the index for the second block parameter only when there is
-// one to bind; any non-nil value tells iter the key exists.
-func intKey(i, params int) any {
-	if params > 1 {
-		return i
-	}
-	return true
-}
-
-// each is raymond's each helper, except that maps are visited in sorted key
-// order.
-func (s *state) each(p *prog, c any) error {
-	if p == nil {
-		return nil
-	}
-	switch v := c.(type) {
-	case []any:
-		return s.eachSlice(p, v)
-	case map[string]any:
-		base := len(s.keys)
-		for k := range v {
-			s.keys = append(s.keys, k)
-		}
-		keys := s.keys[base:]
-		slices.Sort(keys)
-		defer func() { s.keys = s.keys[:base] }()
-		for i := range keys {
-			k := s.keys[base+i]
-			var key any = k
-			if err := s.iter(p, v[k], frame{iter: true, index: i, length: len(keys), key: key}, key); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	rv := reflect.ValueOf(c)
-	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-		if rv.IsNil() {
-			return nil
-		}
-		rv = rv.Elem()
-	}
-	switch rv.Kind() {
-	case reflect.Array, reflect.Slice:
-		return s.eachReflectSlice(p, rv)
-	case reflect.Map:
-		keys := rv.MapKeys()
-		slices.SortFunc(keys, compareKeys)
-		for i, k := range keys {
-			if !k.CanInterface() {
-				continue
-			}
-			key := k.Interface()
-			x := rv.MapIndex(k)
-			var v any
-			if x.CanInterface() {
-				v = x.Interface()
-			}
-			if err := s.iter(p, v, frame{iter: true, index: i, length: len(keys), key: key}, key); err != nil {
-				return err
-			}
-		}
-	case reflect.Struct:
-		// The fields encoding/json would write: none behind a nil embedded
-		// pointer.
-		var fields []jsonField
-		var values []reflect.Value
-		for _, f := range jsonFields(rv.Type()) {
-			if fv, err := rv.FieldByIndexErr(f.index); err == nil {
-				fields, values = append(fields, f), append(values, fv)
-			}
-		}
-		for i, f := range fields {
-			if err := s.iter(p, values[i].Interface(), frame{iter: true, index: i, length: len(fields), key: f.name}, f.name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// compareKeys orders map keys: numbers numerically, strings and anything
-// else by their printed form.
-func compareKeys(a, b reflect.Value) int {
-	if x, ok := number(a.Interface()); ok {
-		if y, ok := number(b.Interface()); ok {
-			return cmp.Compare(x, y)
-		}
-	}
-	return cmp.Compare(fmt.Sprint(a.Interface()), fmt.Sprint(b.Interface()))
-}
-
-// path resolves a path expression as raymond's evalPathExpression does, and
-// reports whether it was found (for Data.Missing).
-func (s *state) path(p *path) (any, bool) {
-	if p.first != "" {
-		if v, ok := s.blockParam(p.first); ok {
-			s.bp = bpCtx{name: p.first, value: v}
-			s.ctx = append(s.ctx, &s.bp)
-			r, found := s.ctxPath(p)
-			s.ctx[len(s.ctx)-1] = nil
-			s.ctx = s.ctx[:len(s.ctx)-1]
-			s.bp = bpCtx{}
-			return r, found
-		}
-	}
-	var r any
-	found, tried := false, false
-	if p.dataRoot {
-		r, found = s.ctxPath(p)
-		tried = true
-	}
-	if r == nil && p.data {
-		var f bool
-		if r, f = s.dataPath(p); f {
-			found = true
-		}
-	}
-	if r == nil && !tried {
-		var f bool
-		if r, f = s.ctxPath(p); f {
-			found = true
-		}
-	}
-	return r, found
-}
-
-// blockParam finds the innermost block parameter called name. A parameter
-// bound to nil hides outer ones but counts as absent, as in raymond.
-func (s *state) blockParam(name string) (any, bool) {
-	for i := len(s.bps) - 1; i >= 0; i-- {
-		f := &s.bps[i]
-		if f.hasKey && len(f.names) > 1 && f.names[1] == name {
-			return f.key, f.key != nil
-		}
-		if f.names[0] == name {
-			return f.ctx, f.ctx != nil
-		}
-	}
-	return nil, false
-}
-
-func (s *state) ctxPath(p *path) (any, bool) {
-	if p.dataRoot {
-		v, ok, _ := s.ctxParts(rootCtx, p.parts[1:])
-		if !ok {
-			return nil, false
-		}
-		return v, true
-	}
-	// raymond's evalDepthPath: try the context at depth, then its parents
-	// until one resolves at least the first part.
-	for i := len(s.ctx) - 1 - p.depth; i >= 0; i-- {
-		v, ok, resolved := s.ctxParts(s.ctx[i], p.parts)
-		if v != nil || resolved {
-			return v, ok
-		}
-	}
-	return nil, false
-}
-
-// ctxParts is raymond's evalCtxPath: in an array context the path is
-// resolved in each element and the values found are collected.
-func (s *state) ctxParts(c any, parts []string) (v any, ok, resolved bool) {
-	switch x := c.(type) {
-	case []any:
-		return s.project(x, nil, parts), true, false
-	case map[string]any, rootT, *bpCtx:
-	default:
-		if rv := reflect.ValueOf(c); rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
-			return s.project(nil, &rv, parts), true, false
-		}
-	}
-	v, ok = c, true
-	for _, part := range parts {
-		if v, ok = fieldOf(v, part, s.d); !ok {
-			return nil, false, resolved
-		}
-		resolved = true
-	}
-	if _, isRoot := v.(rootT); isRoot && len(parts) > 0 {
-		v = s.rootMap() // a field holding the root is impossible; keep types honest
-	}
-	return v, ok, resolved
-}
-
-// project resolves parts in each element of an array context. The result is
-// a []any, possibly empty, never a nil interface (raymond's quirk). Each
-// element costs a step, so that a template looking many paths up in a
-// large array is bounded by Options.MaxSteps like a loop over it.
-func (s *state) project(x []any, rv *reflect.Value, parts []string) any {
-	var out []any
-	n := len(x)
-	if rv != nil {
-		n = rv.Len()
-	}
-	s.steps -= n
-	for i := 0; i < n; i++ {
-		var e any
-		if rv != nil {
-			if ev := rv.Index(i); ev.CanInterface() {
-				e = ev.Interface()
-			}
-		} else {
-			e = x[i]
-		}
-		v, ok := e, true
-		for _, part := range parts {
-			if v, ok = fieldOf(v, part, s.d); !ok {
-				break
-			}
-		}
-		if ok {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// dataPath is raymond's evalDataPathExpression: the data frame depth levels
-// up, then the parts in it.
-func (s *state) dataPath(p *path) (any, bool) {
-	fi := len(s.frames) - 1 - p.depth
-	if fi < 0 || len(p.parts) == 0 {
-		return nil, false
-	}
-	f := &s.frames[fi]
-	if !f.iter {
-		return nil, false
-	}
-	var v any
-	switch p.parts[0] {
-	case "index":
-		v = f.index
-	case "key":
-		v = f.key
-	case "first":
-		v = f.index == 0
-	case "last":
-		v = f.index == f.length-1
-	default:
-		return nil, false
-	}
-	ok := true
-	for _, part := range p.parts[1:] {
-		if v, ok = fieldOf(v, part, s.d); !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }

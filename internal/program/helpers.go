@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 )
 
+// helperID is a helper's index in helperTable.
 type helperID uint8
 
 const (
@@ -40,9 +41,10 @@ const (
 	hDate
 )
 
-// helperSpec says where and with how many arguments a helper may be called.
+// helperSpec is one helper: its name, where and with how many arguments it
+// may be called, and its function.
 type helperSpec struct {
-	id       helperID
+	name     string
 	min, max int // max < 0: no maximum
 	// blockOnly: raymond's implementation re-renders the enclosing block
 	// when called outside block position (endless recursion), so it is
@@ -66,40 +68,44 @@ func (s helperSpec) arity() string {
 	return strconv.Itoa(s.min) + " to " + strconv.Itoa(s.max) + " arguments"
 }
 
-// helpers is every helper a template may call; any other name called with
-// arguments is a compile error.
-var helpers = map[string]helperSpec{
-	"if":     {id: hIf, min: 1, max: 1, blockOnly: true},
-	"unless": {id: hUnless, min: 1, max: 1, blockOnly: true},
-	"each":   {id: hEach, min: 1, max: 1, blockOnly: true},
-	"with":   {id: hWith, min: 1, max: 1, blockOnly: true},
-	"equal":  {id: hEqual, min: 2, max: 2, blockOnly: true},
-	"lookup": {id: hLookup, min: 2, max: 2, noBlock: true, fn: Lookup},
-	"log":    {id: hLog, min: 1, max: 1, noBlock: true},
+// helperTable is every helper a template may call, indexed by id; any other
+// name called with arguments is a compile error. Names, ids and functions
+// come from here only.
+var helperTable = [...]helperSpec{
+	hIf:     {name: "if", min: 1, max: 1, blockOnly: true},
+	hUnless: {name: "unless", min: 1, max: 1, blockOnly: true},
+	hEach:   {name: "each", min: 1, max: 1, blockOnly: true},
+	hWith:   {name: "with", min: 1, max: 1, blockOnly: true},
+	hEqual:  {name: "equal", min: 2, max: 2, blockOnly: true},
+	hLookup: {name: "lookup", min: 2, max: 2, noBlock: true, fn: Lookup},
+	hLog:    {name: "log", min: 1, max: 1, noBlock: true},
 
-	"upper":     {id: hUpper, min: 1, max: 1, fn: Upper},
-	"lower":     {id: hLower, min: 1, max: 1, fn: Lower},
-	"title":     {id: hTitle, min: 1, max: 1, fn: Title},
-	"default":   {id: hDefault, min: 2, max: 2, fn: Default},
-	"eq":        {id: hEq, min: 2, max: 2, fn: Eq},
-	"ne":        {id: hNe, min: 2, max: 2, fn: Ne},
-	"gt":        {id: hGt, min: 2, max: 2, fn: Gt},
-	"lt":        {id: hLt, min: 2, max: 2, fn: Lt},
-	"and":       {id: hAnd, min: 1, max: -1, fn: And},
-	"or":        {id: hOr, min: 1, max: -1, fn: Or},
-	"not":       {id: hNot, min: 1, max: 1, fn: Not},
-	"length":    {id: hLength, min: 1, max: 1, fn: Length},
-	"url":       {id: hURL, min: 1, max: 1, fn: URL},
-	"striptags": {id: hStriptags, min: 1, max: 1, fn: Striptags},
-	"date":      {id: hDate, min: 1, max: 2, fn: Date},
+	hUpper:     {name: "upper", min: 1, max: 1, fn: Upper},
+	hLower:     {name: "lower", min: 1, max: 1, fn: Lower},
+	hTitle:     {name: "title", min: 1, max: 1, fn: Title},
+	hDefault:   {name: "default", min: 2, max: 2, fn: Default},
+	hEq:        {name: "eq", min: 2, max: 2, fn: Eq},
+	hNe:        {name: "ne", min: 2, max: 2, fn: Ne},
+	hGt:        {name: "gt", min: 2, max: 2, fn: Gt},
+	hLt:        {name: "lt", min: 2, max: 2, fn: Lt},
+	hAnd:       {name: "and", min: 1, max: -1, fn: And},
+	hOr:        {name: "or", min: 1, max: -1, fn: Or},
+	hNot:       {name: "not", min: 1, max: 1, fn: Not},
+	hLength:    {name: "length", min: 1, max: 1, fn: Length},
+	hURL:       {name: "url", min: 1, max: 1, fn: URL},
+	hStriptags: {name: "striptags", min: 1, max: 1, fn: Striptags},
+	hDate:      {name: "date", min: 1, max: 2, fn: Date},
 }
 
-// helperFns indexes the fn of each helper by id.
-var helperFns = func() (t [hDate + 1]func([]any) (any, error)) {
-	for _, s := range helpers {
-		t[s.id] = s.fn
+// helperIDs finds a helper's id by its name in helperTable.
+var helperIDs = func() map[string]helperID {
+	m := make(map[string]helperID, len(helperTable))
+	for id, s := range helperTable {
+		if id != 0 {
+			m[s.name] = helperID(id)
+		}
 	}
-	return t
+	return m
 }()
 
 // ExtraHelpers returns the names of postroom's own helpers (those beyond
@@ -109,10 +115,8 @@ var helperFns = func() (t [hDate + 1]func([]any) (any, error)) {
 // on each call and owned by the caller.
 func ExtraHelpers() map[string]func(args []any) (any, error) {
 	m := make(map[string]func(args []any) (any, error))
-	for name, s := range helpers {
-		if s.id >= hUpper {
-			m[name] = s.fn
-		}
+	for _, s := range helperTable[hUpper:] {
+		m[s.name] = s.fn
 	}
 	return m
 }
@@ -160,18 +164,23 @@ func Default(args []any) (any, error) {
 
 // Eq reports whether args[0] and args[1] are equal: numerically when both
 // are Go numbers, else when their string forms are equal.
-func Eq(args []any) (any, error) { return equal(args[0], args[1]) }
+func Eq(args []any) (any, error) { return equal(args[0], args[1], true) }
 
 // Ne is the negation of Eq.
 func Ne(args []any) (any, error) {
-	eq, err := equal(args[0], args[1])
+	eq, err := equal(args[0], args[1], true)
 	return !eq, err
 }
 
-func equal(a, b any) (bool, error) {
-	if x, ok := number(a); ok {
-		if y, ok := number(b); ok {
-			return x == y, nil
+// equal reports whether a and b are equal: numerically when numbers is
+// set and both are Go numbers, else when their string forms are equal
+// (raymond's equal block helper compares string forms only).
+func equal(a, b any, numbers bool) (bool, error) {
+	if numbers {
+		if x, ok := number(a); ok {
+			if y, ok := number(b); ok {
+				return x == y, nil
+			}
 		}
 	}
 	sa, err := Str(a)

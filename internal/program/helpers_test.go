@@ -215,3 +215,25 @@ func TestStructsResolveLikeJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestHelperTable checks that every helper id has one entry in helperTable,
+// found back by its name, and a function unless the evaluator runs it.
+func TestHelperTable(t *testing.T) {
+	seen := make(map[string]bool)
+	for id := helperID(1); int(id) < len(helperTable); id++ {
+		s := helperTable[id]
+		if s.name == "" || seen[s.name] || helperIDs[s.name] != id {
+			t.Errorf("helper %d: name %q missing, repeated or not found back", id, s.name)
+		}
+		seen[s.name] = true
+		if evaluated := id < hUpper && id != hLookup; evaluated != (s.fn == nil) {
+			t.Errorf("helper %q: fn set %v", s.name, s.fn != nil)
+		}
+	}
+	if got, want := len(helperIDs), len(helperTable)-1; got != want {
+		t.Errorf("%d helper names, want %d", got, want)
+	}
+	if got, want := len(ExtraHelpers()), len(helperTable)-int(hUpper); got != want {
+		t.Errorf("ExtraHelpers has %d helpers, want %d", got, want)
+	}
+}
