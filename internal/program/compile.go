@@ -2,6 +2,7 @@ package program
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -169,14 +170,13 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 	return deepest, nil
 }
 
-// parseError turns raymond's "Parse error on line N:\n..." into an *Error.
+// parseError turns a parse error into an *Error: its line and detail come
+// from the *syntaxError's fields.
 func parseError(err error) *Error {
-	msg := err.Error()
 	var line int
-	if _, scanErr := fmt.Sscanf(msg, "Parse error on line %d:", &line); scanErr == nil {
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[i+1:]
-		}
+	msg := err.Error()
+	if se := (*syntaxError)(nil); errors.As(err, &se) {
+		line, msg = se.line, se.detail.Error()
 	}
 	msg = strings.ReplaceAll(msg, "\n", " ")
 	return &Error{Line: line, Msg: "syntax error: " + msg}
