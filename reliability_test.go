@@ -18,26 +18,27 @@ import (
 	"github.com/postroom/postroom/transport"
 )
 
-// reliabilityFault is the fault mix of TestConcurrentCallsFaultMix, by
-// recipient index within a call, and the result each fault must give.
-// Attempt counts per address, and every address is used by one call only,
-// so the mix is the same whatever the interleaving.
-func reliabilityFault(c smtptest.Command, i int) smtptest.Fault {
-	switch {
-	case i == 1 && c.Stage == smtptest.Rcpt:
-		return smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}
-	case i == 2 && c.Stage == smtptest.Rcpt && c.Attempt == 1:
-		return smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "try again"}
-	case i == 3 && c.Stage == smtptest.Rcpt:
-		return smtptest.Fault{Code: 452, Enhanced: "4.2.2", Text: "mailbox full"}
-	case i == 4 && c.Stage == smtptest.Body && c.Attempt == 1:
-		return smtptest.Fault{Drop: true, AfterBytes: 100}
-	case i == 5 && c.Stage == smtptest.EndOfData:
-		return smtptest.Fault{Drop: true}
-	case i == 6 && c.Stage == smtptest.EndOfData:
-		return smtptest.Fault{Code: 554, Enhanced: "5.7.1", Text: "spam"}
+// reliabilityFault is the fault script of TestConcurrentCallsFaultMix for
+// recipient index i within a call, nil for none; reliabilityWant is the
+// result each fault must give. Attempt counts per address, and every
+// address is used by one call only, so the mix is the same whatever the
+// interleaving.
+func reliabilityFault(i int) func(smtptest.Command) smtptest.Fault {
+	switch i {
+	case 1:
+		return smtptest.At(smtptest.When{Stage: smtptest.Rcpt}, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"})
+	case 2:
+		return smtptest.At(smtptest.When{Stage: smtptest.Rcpt, FirstAttempt: true}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "try again"})
+	case 3:
+		return smtptest.At(smtptest.When{Stage: smtptest.Rcpt}, smtptest.Fault{Code: 452, Enhanced: "4.2.2", Text: "mailbox full"})
+	case 4:
+		return smtptest.At(smtptest.When{Stage: smtptest.Body, FirstAttempt: true}, smtptest.Fault{Drop: true, AfterBytes: 100})
+	case 5:
+		return smtptest.At(smtptest.When{Stage: smtptest.EndOfData}, smtptest.Fault{Drop: true})
+	case 6:
+		return smtptest.At(smtptest.When{Stage: smtptest.EndOfData}, smtptest.Fault{Code: 554, Enhanced: "5.7.1", Text: "spam"})
 	}
-	return smtptest.Fault{}
+	return nil
 }
 
 // reliabilityWant is the status and reason prefix recipient i must get.
@@ -71,18 +72,19 @@ func reliabilityWant(i int) (status []postroom.Status, reason string) {
 func TestConcurrentCallsFaultMix(t *testing.T) {
 	const calls, perCall = 32, 8
 	addr := func(c, i int) string { return fmt.Sprintf("c%02d-r%d@example.org", c, i) }
-	index := map[string]int{}
+	scripts := map[string]func(smtptest.Command) smtptest.Fault{} // by address
 	for c := range calls {
 		for i := range perCall {
-			index[addr(c, i)] = i
+			if f := reliabilityFault(i); f != nil {
+				scripts[addr(c, i)] = f
+			}
 		}
 	}
 	srv := smtptest.NewServer(t, smtptest.Options{Faults: func(c smtptest.Command) smtptest.Fault {
-		i, ok := index[c.Addr]
-		if !ok {
-			return smtptest.Fault{}
+		if f, ok := scripts[c.Addr]; ok {
+			return f(c)
 		}
-		return reliabilityFault(c, i)
+		return smtptest.Fault{}
 	}})
 	tr, err := transport.NewSMTP(transport.SMTPOptions{
 		Addr: srv.Addr(), TLS: transport.NoTLS, MaxConns: 8,

@@ -78,28 +78,28 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "BDAT 554",
-			faults:      at(smtptest.Data, rcpt(1), false, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "no"}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.Data, Addr: rcpt(1)}, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "no"}),
 			n:           3,
 			wants:       []want{{postroom.StatusSent, ""}, {postroom.StatusRejected, "hard-bounce: 554 5.6.0 no"}, {postroom.StatusSent, ""}},
 			wantChunked: true,
 		},
 		{
 			name:        "451 to LAST",
-			faults:      at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"}),
 			n:           2,
 			wants:       []want{{postroom.StatusDeferred, "soft-bounce: 451 4.3.0 later"}, {postroom.StatusSent, ""}},
 			wantChunked: true,
 		},
 		{
 			name:        "554 to LAST",
-			faults:      at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "content refused"}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "content refused"}),
 			n:           2,
 			wants:       []want{{postroom.StatusRejected, "hard-bounce: 554 5.6.0 content refused"}, {postroom.StatusSent, ""}},
 			wantChunked: true,
 		},
 		{
 			name:        "451 to LAST is retried",
-			faults:      at(smtptest.EndOfData, "", true, smtptest.Fault{Code: 451}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.EndOfData, FirstAttempt: true}, smtptest.Fault{Code: 451}),
 			tr:          transport.SMTPOptions{Retry: retry},
 			n:           3,
 			wants:       []want{{postroom.StatusSent, ""}},
@@ -107,7 +107,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "RCPT refused: no BDAT",
-			faults:      at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Code: 550, Enhanced: "5.1.1"}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(0)}, smtptest.Fault{Code: 550, Enhanced: "5.1.1"}),
 			n:           2,
 			wants:       []want{{postroom.StatusRejected, "hard-bounce: 550 5.1.1"}, {postroom.StatusSent, ""}},
 			wantChunked: true,
@@ -115,7 +115,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "bcc RCPT 550",
-			faults:      at(smtptest.Rcpt, "bcc2@example.net", false, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "unknown"}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: "bcc2@example.net"}, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "unknown"}),
 			n:           2,
 			bcc:         "bcc1@example.net, bcc2@example.net",
 			wants:       []want{{postroom.StatusSent, "bcc-rejected: bcc2@example.net (550 5.1.1 unknown)"}},
@@ -123,7 +123,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "drop mid-chunk is retried and delivered once",
-			faults:      at(smtptest.Body, rcpt(0), true, smtptest.Fault{Drop: true, AfterBytes: 1 << 20}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.Body, Addr: rcpt(0), FirstAttempt: true}, smtptest.Fault{Drop: true, AfterBytes: 1 << 20}),
 			discardData: true,
 			tr:          transport.SMTPOptions{Retry: retry},
 			n:           2,
@@ -133,7 +133,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "drop mid-chunk without retries is deferred",
-			faults:      at(smtptest.Body, rcpt(0), true, smtptest.Fault{Drop: true, AfterBytes: 1 << 20}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.Body, Addr: rcpt(0), FirstAttempt: true}, smtptest.Fault{Drop: true, AfterBytes: 1 << 20}),
 			discardData: true,
 			n:           2,
 			attachment:  big,
@@ -142,7 +142,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "drop after LAST is unknown, not retried",
-			faults:      at(smtptest.EndOfData, rcpt(1), false, smtptest.Fault{Drop: true}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(1)}, smtptest.Fault{Drop: true}),
 			tr:          transport.SMTPOptions{Retry: retry},
 			n:           3,
 			wants:       []want{{postroom.StatusSent, ""}, {postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
@@ -151,7 +151,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "slow reply to LAST past EndOfDataTimeout is unknown",
-			faults:      at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Delay: time.Hour}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, smtptest.Fault{Delay: time.Hour}),
 			tr:          transport.SMTPOptions{EndOfDataTimeout: short, Retry: retry},
 			n:           2,
 			wants:       []want{{postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
@@ -159,7 +159,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 		},
 		{
 			name:        "slow reading of the chunk past DataTimeout",
-			faults:      at(smtptest.Body, rcpt(0), false, smtptest.Fault{Delay: time.Hour}),
+			faults:      smtptest.At(smtptest.When{Stage: smtptest.Body, Addr: rcpt(0)}, smtptest.Fault{Delay: time.Hour}),
 			discardData: true,
 			tr:          transport.SMTPOptions{DataTimeout: short},
 			n:           1,
@@ -182,7 +182,7 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 				return tt.faults(c)
 			}})
 			var rec recorder
-			results, err := sendThroughMailer(t, srv, rec.wrap(newSMTP(t, srv, tt.tr)), 0, tt.n, tt.bcc, tt.attachment)
+			results, err := sendThroughMailer(t, rec.wrap(newSMTP(t, srv, tt.tr)), mailerSend{N: tt.n, BCC: tt.bcc, Attachment: tt.attachment})
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}

@@ -32,29 +32,6 @@ func newCall(n int, bcc string) *postroom.Call {
 	return c
 }
 
-// at scripts f for stage, for addr ("" for any) on attempt 1 only when
-// first is set.
-func at(stage smtptest.Stage, addr string, first bool, f smtptest.Fault) func(smtptest.Command) smtptest.Fault {
-	return func(c smtptest.Command) smtptest.Fault {
-		if c.Stage == stage && (addr == "" || c.Addr == addr) && (!first || c.Attempt == 1) {
-			return f
-		}
-		return smtptest.Fault{}
-	}
-}
-
-// each combines scripts: the first non-zero fault wins.
-func each(fs ...func(smtptest.Command) smtptest.Fault) func(smtptest.Command) smtptest.Fault {
-	return func(c smtptest.Command) smtptest.Fault {
-		for _, f := range fs {
-			if r := f(c); r != (smtptest.Fault{}) {
-				return r
-			}
-		}
-		return smtptest.Fault{}
-	}
-}
-
 // want is an expected result: Status, and a prefix of Reason.
 type want struct {
 	status postroom.Status
@@ -91,13 +68,13 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 	}{
 		{
 			name:  "greeting 421",
-			srv:   smtptest.Options{Faults: at(smtptest.Greeting, "", false, smtptest.Fault{Code: 421, Text: "busy"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Greeting}, smtptest.Fault{Code: 421, Text: "busy"})},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, "soft-bounce: 421"}},
 		},
 		{
 			name:    "greeting 554 stops the call",
-			srv:     smtptest.Options{Faults: at(smtptest.Greeting, "", false, smtptest.Fault{Code: 554, Text: "no service"})},
+			srv:     smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Greeting}, smtptest.Fault{Code: 554, Text: "no service"})},
 			n:       3,
 			wants:   []want{{postroom.StatusDeferred, ""}},
 			wantErr: postroom.ErrTransportUnusable,
@@ -127,7 +104,7 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 		},
 		{
 			name:  "AUTH 454 is temporary",
-			srv:   smtptest.Options{Users: map[string]string{"u": "p"}, Faults: at(smtptest.Auth, "", false, smtptest.Fault{Code: 454, Enhanced: "4.7.0", Text: "try later"})},
+			srv:   smtptest.Options{Users: map[string]string{"u": "p"}, Faults: smtptest.At(smtptest.When{Stage: smtptest.Auth}, smtptest.Fault{Code: 454, Enhanced: "4.7.0", Text: "try later"})},
 			tr:    transport.SMTPOptions{Username: "u", Password: "p", AllowInsecureAuth: true},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, "soft-bounce: 454 4.7.0 try later"}},
@@ -142,24 +119,24 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 		},
 		{
 			name:  "MAIL 451",
-			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", false, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Mail}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"})},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, "soft-bounce: 451 4.3.0 later"}},
 		},
 		{
 			name:  "MAIL 550",
-			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", false, smtptest.Fault{Code: 550, Enhanced: "5.7.1", Text: "sender refused"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Mail}, smtptest.Fault{Code: 550, Enhanced: "5.7.1", Text: "sender refused"})},
 			n:     2,
 			wants: []want{{postroom.StatusRejected, "hard-bounce: 550 5.7.1 sender refused"}},
 		},
 		{
 			name: "RCPT per address",
-			srv: smtptest.Options{Faults: each(
-				at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Code: 450, Enhanced: "4.2.1"}),
-				at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Code: 451}),
-				at(smtptest.Rcpt, rcpt(2), false, smtptest.Fault{Code: 452, Enhanced: "4.5.3", Text: "too many recipients"}),
-				at(smtptest.Rcpt, rcpt(3), false, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}),
-				at(smtptest.Rcpt, rcpt(4), false, smtptest.Fault{Code: 552, Enhanced: "5.5.3", Text: "too many recipients"}),
+			srv: smtptest.Options{Faults: smtptest.Each(
+				smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(0)}, smtptest.Fault{Code: 450, Enhanced: "4.2.1"}),
+				smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(1)}, smtptest.Fault{Code: 451}),
+				smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(2)}, smtptest.Fault{Code: 452, Enhanced: "4.5.3", Text: "too many recipients"}),
+				smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(3)}, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}),
+				smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(4)}, smtptest.Fault{Code: 552, Enhanced: "5.5.3", Text: "too many recipients"}),
 			)},
 			n: 6,
 			wants: []want{
@@ -173,27 +150,27 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 		},
 		{
 			name:  "bcc RCPT 550",
-			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, "bcc2@example.net", false, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "unknown"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: "bcc2@example.net"}, smtptest.Fault{Code: 550, Enhanced: "5.1.1", Text: "unknown"})},
 			n:     3,
 			bcc:   "bcc1@example.net, bcc2@example.net",
 			wants: []want{{postroom.StatusSent, "bcc-rejected: bcc2@example.net (550 5.1.1 unknown)"}},
 		},
 		{
 			name:  "recipient refused, bcc accepted: nobody gets it",
-			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Code: 550})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(1)}, smtptest.Fault{Code: 550})},
 			n:     3,
 			bcc:   "bcc1@example.net",
 			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusRejected, "hard-bounce: 550"}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:  "RCPT 421 then disconnect, next recipient redials",
-			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Code: 421, Close: true})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(0)}, smtptest.Fault{Code: 421, Close: true})},
 			n:     3,
 			wants: []want{{postroom.StatusDeferred, "soft-bounce: 421"}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:  "DATA 554",
-			srv:   smtptest.Options{Faults: at(smtptest.Data, rcpt(1), false, smtptest.Fault{Code: 554, Text: "no"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Data, Addr: rcpt(1)}, smtptest.Fault{Code: 554, Text: "no"})},
 			n:     3,
 			wants: []want{{postroom.StatusSent, ""}, {postroom.StatusRejected, "hard-bounce: 554"}, {postroom.StatusSent, ""}},
 		},
@@ -204,14 +181,14 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			// arrives: then the client cannot know, and unknown is the
 			// honest answer; the load test covers that case.)
 			name:       "drop mid-DATA is temporary",
-			srv:        smtptest.Options{DiscardData: true, Faults: at(smtptest.Body, rcpt(0), false, smtptest.Fault{Drop: true, AfterBytes: 1 << 20})},
+			srv:        smtptest.Options{DiscardData: true, Faults: smtptest.At(smtptest.When{Stage: smtptest.Body, Addr: rcpt(0)}, smtptest.Fault{Drop: true, AfterBytes: 1 << 20})},
 			n:          2,
 			attachment: big,
 			wants:      []want{{postroom.StatusDeferred, "connection-failed"}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:    "drop after the dot is unknown",
-			srv:     smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(1), false, smtptest.Fault{Drop: true})},
+			srv:     smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(1)}, smtptest.Fault{Drop: true})},
 			tr:      transport.SMTPOptions{Retry: transport.RetryPolicy{Attempts: 3, Base: time.Millisecond}},
 			n:       3,
 			wants:   []want{{postroom.StatusSent, ""}, {postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
@@ -219,40 +196,40 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 		},
 		{
 			name:  "451 after the dot",
-			srv:   smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Code: 451, Enhanced: "4.3.0"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, smtptest.Fault{Code: 451, Enhanced: "4.3.0"})},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, "soft-bounce: 451 4.3.0"}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:  "554 after the dot",
-			srv:   smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "content refused"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, smtptest.Fault{Code: 554, Enhanced: "5.6.0", Text: "content refused"})},
 			n:     2,
 			wants: []want{{postroom.StatusRejected, "hard-bounce: 554 5.6.0 content refused"}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:        "250 then the RSET drops: redial, nothing lost",
-			srv:         smtptest.Options{Faults: at(smtptest.Reset, "", true, smtptest.Fault{Drop: true})},
+			srv:         smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Reset, FirstAttempt: true}, smtptest.Fault{Drop: true})},
 			n:           3,
 			concurrency: 1,
 			wants:       []want{{postroom.StatusSent, ""}},
 		},
 		{
 			name:  "slow greeting past ConnectTimeout",
-			srv:   smtptest.Options{Faults: at(smtptest.Greeting, "", false, hang)},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Greeting}, hang)},
 			tr:    transport.SMTPOptions{ConnectTimeout: short},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, "timeout"}},
 		},
 		{
 			name:  "slow MAIL past CommandTimeout",
-			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", false, hang)},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Mail}, hang)},
 			tr:    transport.SMTPOptions{CommandTimeout: short},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, "timeout"}},
 		},
 		{
 			name:       "slow reading past DataTimeout",
-			srv:        smtptest.Options{DiscardData: true, Faults: at(smtptest.Body, rcpt(0), false, hang)},
+			srv:        smtptest.Options{DiscardData: true, Faults: smtptest.At(smtptest.When{Stage: smtptest.Body, Addr: rcpt(0)}, hang)},
 			tr:         transport.SMTPOptions{DataTimeout: short},
 			n:          1,
 			attachment: big,
@@ -260,40 +237,40 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 		},
 		{
 			name:  "slow reply after the dot past EndOfDataTimeout",
-			srv:   smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, hang)},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, hang)},
 			tr:    transport.SMTPOptions{EndOfDataTimeout: short, Retry: transport.RetryPolicy{Attempts: 3, Base: time.Millisecond}},
 			n:     2,
 			wants: []want{{postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:  "malformed reply to MAIL",
-			srv:   smtptest.Options{Faults: at(smtptest.Mail, "", true, smtptest.Fault{Raw: "hello there"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Mail, FirstAttempt: true}, smtptest.Fault{Raw: "hello there"})},
 			n:     1,
 			wants: []want{{postroom.StatusDeferred, "connection-failed"}},
 		},
 		{
 			name:  "reply code out of range to RCPT",
-			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(0), false, smtptest.Fault{Raw: "650 what"})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(0)}, smtptest.Fault{Raw: "650 what"})},
 			n:     2,
 			wants: []want{{postroom.StatusDeferred, ""}, {postroom.StatusSent, ""}},
 		},
 		{
 			name:    "malformed reply after the dot is unknown",
-			srv:     smtptest.Options{Faults: at(smtptest.EndOfData, rcpt(0), false, smtptest.Fault{Raw: "2x0 ok"})},
+			srv:     smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.EndOfData, Addr: rcpt(0)}, smtptest.Fault{Raw: "2x0 ok"})},
 			n:       2,
 			wants:   []want{{postroom.StatusUnknown, "connection-lost-after-data"}, {postroom.StatusSent, ""}},
 			wantCut: 1,
 		},
 		{
 			name:  "retry passes a first-attempt 451",
-			srv:   smtptest.Options{Faults: at(smtptest.Rcpt, "", true, smtptest.Fault{Code: 451})},
+			srv:   smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, FirstAttempt: true}, smtptest.Fault{Code: 451})},
 			tr:    transport.SMTPOptions{Retry: transport.RetryPolicy{Attempts: 2, Base: time.Millisecond}},
 			n:     3,
 			wants: []want{{postroom.StatusSent, ""}},
 		},
 		{
 			name:  "SIZE too small: rejected before DATA",
-			srv:   smtptest.Options{MaxMessageBytes: 200, Faults: at(smtptest.Mail, "", false, smtptest.Fault{Code: 421, Text: "MAIL must not be sent"})},
+			srv:   smtptest.Options{MaxMessageBytes: 200, Faults: smtptest.At(smtptest.When{Stage: smtptest.Mail}, smtptest.Fault{Code: 421, Text: "MAIL must not be sent"})},
 			n:     2,
 			wants: []want{{postroom.StatusRejected, "hard-bounce: 552 5.3.4"}},
 		},
@@ -301,7 +278,7 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := smtptest.NewServer(t, tt.srv)
-			results, err := sendThroughMailer(t, srv, newSMTP(t, srv, tt.tr), tt.concurrency, tt.n, tt.bcc, tt.attachment)
+			results, err := sendThroughMailer(t, newSMTP(t, srv, tt.tr), mailerSend{Concurrency: tt.concurrency, N: tt.n, BCC: tt.bcc, Attachment: tt.attachment})
 			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Send: %v, want %v", err, tt.wantErr)
 			}
@@ -314,22 +291,31 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 	}
 }
 
-// sendThroughMailer sends a call of n recipients (with bcc, and an
-// attachment of the given base64 content when not empty) through a Mailer
-// over tr, and checks that every recipient has a result.
-func sendThroughMailer(t *testing.T, srv *smtptest.Server, tr postroom.Transport, concurrency, n int, bcc, attachment string) ([]postroom.Result, error) {
+// mailerSend is a call for sendThroughMailer: N recipients, with BCC, and
+// an attachment of the base64 content Attachment when not empty, sent
+// through a Mailer of the given Concurrency (0 for the default).
+type mailerSend struct {
+	Concurrency int
+	N           int
+	BCC         string
+	Attachment  string
+}
+
+// sendThroughMailer sends s through a Mailer over tr, and checks that every
+// recipient has a result.
+func sendThroughMailer(t *testing.T, tr postroom.Transport, s mailerSend) ([]postroom.Result, error) {
 	t.Helper()
-	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: concurrency})
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: s.Concurrency})
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := newCall(n, bcc)
-	if attachment != "" {
-		call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", ContentType: "application/octet-stream", Content: attachment}}
+	call := newCall(s.N, s.BCC)
+	if s.Attachment != "" {
+		call.Message.Attachments = []postroom.Attachment{{Name: "big.bin", ContentType: "application/octet-stream", Content: s.Attachment}}
 	}
 	results, err := m.Send(t.Context(), call)
-	if len(results) != n {
-		t.Fatalf("%d results, want %d (err %v)", len(results), n, err)
+	if len(results) != s.N {
+		t.Fatalf("%d results, want %d (err %v)", len(results), s.N, err)
 	}
 	return results, err
 }

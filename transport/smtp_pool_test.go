@@ -114,7 +114,7 @@ func TestSMTPIdleTimeoutCloses(t *testing.T) {
 func TestSMTPStaleConnection(t *testing.T) {
 	for _, hc := range []time.Duration{-1, time.Nanosecond} {
 		t.Run(fmt.Sprintf("HealthCheckAfter=%v", hc), func(t *testing.T) {
-			srv := smtptest.NewServer(t, smtptest.Options{Faults: at(smtptest.Reset, "", true, smtptest.Fault{Drop: true})})
+			srv := smtptest.NewServer(t, smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Reset, FirstAttempt: true}, smtptest.Fault{Drop: true})})
 			tr := newSMTP(t, srv, transport.SMTPOptions{HealthCheckAfter: hc})
 			for i := range 3 {
 				if err := tr.Send(t.Context(), envelope(fmt.Sprint(i), rcpt(i))); err != nil {
@@ -174,7 +174,7 @@ func TestSMTPClose(t *testing.T) {
 func TestSMTPNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv := smtptest.NewServer(t, smtptest.Options{Faults: at(smtptest.Rcpt, rcpt(1), false, smtptest.Fault{Delay: time.Hour})}) // until the client cuts
+		srv := smtptest.NewServer(t, smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: rcpt(1)}, smtptest.Fault{Delay: time.Hour})}) // until the client cuts
 		defer srv.Close()
 		tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: srv.Addr(), TLS: transport.NoTLS, IdleTimeout: time.Millisecond})
 		if err != nil {

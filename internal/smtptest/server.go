@@ -46,6 +46,7 @@ type Options struct {
 	// Faults scripts the server's answers. It is called once per command
 	// (see Stage) from the connection's goroutine, concurrently for
 	// different connections. Nil or a zero Fault means a normal answer.
+	// At and Each build the common scripts.
 	Faults func(Command) Fault
 	// TLS is how TLS is offered, with a certificate for 127.0.0.1 and
 	// localhost generated at start (see Server.ClientTLSConfig).

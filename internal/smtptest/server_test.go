@@ -68,84 +68,44 @@ func TestServerFaults(t *testing.T) {
 	}{
 		{name: "normal", to: []string{"a@example.org"}, wantMsgs: 1},
 		{
-			name: "rcpt 550 for one address",
-			fault: func(c Command) Fault {
-				if c.Stage == Rcpt && c.Addr == "bad@example.org" {
-					return Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}
-				}
-				return Fault{}
-			},
-			to: []string{"bad@example.org"}, wantCode: 550,
+			name:  "rcpt 550 for one address",
+			fault: At(When{Stage: Rcpt, Addr: "bad@example.org"}, Fault{Code: 550, Enhanced: "5.1.1", Text: "no such user"}),
+			to:    []string{"bad@example.org"}, wantCode: 550,
 		},
 		{
-			name: "mail 451",
-			fault: func(c Command) Fault {
-				if c.Stage == Mail {
-					return Fault{Code: 451}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantCode: 451,
+			name:  "mail 451",
+			fault: At(When{Stage: Mail}, Fault{Code: 451}),
+			to:    []string{"a@example.org"}, wantCode: 451,
 		},
 		{
-			name: "data 554",
-			fault: func(c Command) Fault {
-				if c.Stage == Data && c.Addr == "a@example.org" {
-					return Fault{Code: 554, Text: "no data today"}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantCode: 554,
+			name:  "data 554",
+			fault: At(When{Stage: Data, Addr: "a@example.org"}, Fault{Code: 554, Text: "no data today"}),
+			to:    []string{"a@example.org"}, wantCode: 554,
 		},
 		{
-			name: "end of data 451",
-			fault: func(c Command) Fault {
-				if c.Stage == EndOfData {
-					return Fault{Code: 451}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantCode: 451,
+			name:  "end of data 451",
+			fault: At(When{Stage: EndOfData}, Fault{Code: 451}),
+			to:    []string{"a@example.org"}, wantCode: 451,
 		},
 		{
-			name: "drop after the dot keeps the message, cut",
-			fault: func(c Command) Fault {
-				if c.Stage == EndOfData {
-					return Fault{Drop: true}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantNet: true, wantMsgs: 1, wantCut: true,
+			name:  "drop after the dot keeps the message, cut",
+			fault: At(When{Stage: EndOfData}, Fault{Drop: true}),
+			to:    []string{"a@example.org"}, wantNet: true, wantMsgs: 1, wantCut: true,
 		},
 		{
-			name: "drop mid body keeps nothing",
-			fault: func(c Command) Fault {
-				if c.Stage == Body {
-					return Fault{Drop: true}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantNet: true,
+			name:  "drop mid body keeps nothing",
+			fault: At(When{Stage: Body}, Fault{Drop: true}),
+			to:    []string{"a@example.org"}, wantNet: true,
 		},
 		{
-			name: "rcpt 421 then close",
-			fault: func(c Command) Fault {
-				if c.Stage == Rcpt {
-					return Fault{Code: 421, Close: true}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantCode: 421,
+			name:  "rcpt 421 then close",
+			fault: At(When{Stage: Rcpt}, Fault{Code: 421, Close: true}),
+			to:    []string{"a@example.org"}, wantCode: 421,
 		},
 		{
-			name: "second attempt passes",
-			fault: func(c Command) Fault {
-				if c.Stage == Rcpt && c.Attempt == 1 {
-					return Fault{Code: 450}
-				}
-				return Fault{}
-			},
-			to: []string{"a@example.org"}, wantCode: 450,
+			name:  "second attempt passes",
+			fault: At(When{Stage: Rcpt, FirstAttempt: true}, Fault{Code: 450}),
+			to:    []string{"a@example.org"}, wantCode: 450,
 		},
 	}
 	for _, tt := range tests {
@@ -189,12 +149,7 @@ func TestServerGreeting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewServer(t, Options{Faults: func(c Command) Fault {
-				if c.Stage == Greeting {
-					return tt.fault
-				}
-				return Fault{}
-			}})
+			s := NewServer(t, Options{Faults: At(When{Stage: Greeting}, tt.fault)})
 			nc, err := net.Dial("tcp", s.Addr())
 			if err != nil {
 				t.Fatal(err)
@@ -248,12 +203,7 @@ func TestServerTLSAndAuth(t *testing.T) {
 		}
 	})
 	t.Run("auth 454 scripted", func(t *testing.T) {
-		s := NewServer(t, Options{Users: users, Faults: func(c Command) Fault {
-			if c.Stage == Auth {
-				return Fault{Code: 454, Enhanced: "4.7.0", Text: "try later"}
-			}
-			return Fault{}
-		}})
+		s := NewServer(t, Options{Users: users, Faults: At(When{Stage: Auth}, Fault{Code: 454, Enhanced: "4.7.0", Text: "try later"})})
 		c := dial(t, s)
 		if err := c.Auth(sasl.NewPlainClient("", "alice", "secret")); smtpCode(err) != 454 {
 			t.Fatalf("auth: %v, want 454", err)
@@ -387,32 +337,32 @@ func TestServerBDAT(t *testing.T) {
 		{name: "three chunks", chunks: []string{msg[:3], msg[3:10], msg[10:]}, wantCode: 250, wantMsgs: 1, wantNext: true},
 		{
 			name:   "BDAT 554: the chunk is thrown away",
-			fault:  func(c Command) Fault { return onAttempt1(c, Data, Fault{Code: 554, Text: "no"}) },
+			fault:  At(When{Stage: Data, Addr: "a@example.org", FirstAttempt: true}, Fault{Code: 554, Text: "no"}),
 			chunks: []string{msg}, wantCode: 554, wantNext: true,
 		},
 		{
 			name:   "BDAT 421 then close",
-			fault:  func(c Command) Fault { return onAttempt1(c, Data, Fault{Code: 421, Close: true}) },
+			fault:  At(When{Stage: Data, Addr: "a@example.org", FirstAttempt: true}, Fault{Code: 421, Close: true}),
 			chunks: []string{msg}, wantCode: 421,
 		},
 		{
 			name:   "drop at BDAT",
-			fault:  func(c Command) Fault { return onAttempt1(c, Data, Fault{Drop: true}) },
+			fault:  At(When{Stage: Data, Addr: "a@example.org", FirstAttempt: true}, Fault{Drop: true}),
 			chunks: []string{msg},
 		},
 		{
 			name:   "drop mid-chunk keeps nothing",
-			fault:  func(c Command) Fault { return onAttempt1(c, Body, Fault{Drop: true, AfterBytes: 10}) },
+			fault:  At(When{Stage: Body, Addr: "a@example.org", FirstAttempt: true}, Fault{Drop: true, AfterBytes: 10}),
 			chunks: []string{msg},
 		},
 		{
 			name:   "451 to LAST",
-			fault:  func(c Command) Fault { return onAttempt1(c, EndOfData, Fault{Code: 451}) },
+			fault:  At(When{Stage: EndOfData, Addr: "a@example.org", FirstAttempt: true}, Fault{Code: 451}),
 			chunks: []string{msg}, wantCode: 451, wantNext: true,
 		},
 		{
 			name:   "drop after LAST keeps the message, cut",
-			fault:  func(c Command) Fault { return onAttempt1(c, EndOfData, Fault{Drop: true}) },
+			fault:  At(When{Stage: EndOfData, Addr: "a@example.org", FirstAttempt: true}, Fault{Drop: true}),
 			chunks: []string{msg}, wantMsgs: 1, wantCut: true,
 		},
 	}
@@ -447,15 +397,6 @@ func TestServerBDAT(t *testing.T) {
 			}
 		})
 	}
-}
-
-// onAttempt1 returns f for the first command at stage about
-// a@example.org, the zero Fault otherwise.
-func onAttempt1(c Command, stage Stage, f Fault) Fault {
-	if c.Stage == stage && c.Addr == "a@example.org" && c.Attempt == 1 {
-		return f
-	}
-	return Fault{}
 }
 
 func TestBDATSize(t *testing.T) {
