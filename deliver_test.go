@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,7 +130,7 @@ func TestTransportUnusable(t *testing.T) {
 		t.Fatalf("the transport was called %d times after it said it was unusable", n.Load())
 	}
 	for i, r := range results {
-		if r.Status != postroom.StatusDeferred || !strings.HasPrefix(r.Reason, "connection-failed: ") {
+		if r.Status != postroom.StatusDeferred || r.Code != postroom.ReasonConnectionFailed || r.Err == nil {
 			t.Fatalf("result %d = %+v", i, r)
 		}
 	}

@@ -137,7 +137,7 @@ func TestHostileTemplates(t *testing.T) {
 				t.Fatalf("Send = %v, %v", results, err)
 			}
 			r := results[0]
-			if r.Status == postroom.StatusInvalid && !strings.HasPrefix(r.Reason, "render-error") {
+			if r.Status == postroom.StatusInvalid && r.Code != postroom.ReasonRenderError {
 				t.Fatalf("result %+v, want sent or render-error", r)
 			}
 			if (r.Status == postroom.StatusSent) != (mem.Len() == 1) {
