@@ -220,6 +220,23 @@ func equalSet(a, b []string) bool {
 
 // blockingTransport blocks every Send until ctx is done and reports ctx's
 // error; started receives once per Send that began.
+// heldTransport returns a Transport whose Send signals started and then
+// holds the message until release is closed (accepting it) or its ctx is
+// done: a call kept in flight for as long as a test needs, with no timing.
+func heldTransport() (tr postroom.TransportFunc, started, release chan struct{}) {
+	started, release = make(chan struct{}, 1), make(chan struct{})
+	tr = func(ctx context.Context, _ *postroom.Envelope) error {
+		started <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return tr, started, release
+}
+
 type blockingTransport struct {
 	started chan struct{}
 	ended   chan error

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -17,17 +16,7 @@ import (
 // through. Calls are held in flight by a transport that blocks until
 // released, so nothing depends on timing.
 func TestInflightBound(t *testing.T) {
-	release := make(chan struct{})
-	started := make(chan struct{}, 1)
-	held := postroom.TransportFunc(func(ctx context.Context, _ *postroom.Envelope) error {
-		started <- struct{}{}
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	held, started, release := heldTransport()
 	first, second := marshal(t, smallCall(1)), marshal(t, smallCall(1))
 	second = bytes.Replace(second, []byte(`"k"`), []byte(`"key-2"`), 1) // a little larger: one call fills the bound
 	bound := int64(len(second))

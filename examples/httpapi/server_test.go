@@ -187,17 +187,7 @@ func TestMaxRecipients(t *testing.T) {
 // TestGracefulShutdown: stopping the server lets a call in flight finish
 // and answer, and refuses new connections.
 func TestGracefulShutdown(t *testing.T) {
-	release := make(chan struct{})
-	started := make(chan struct{}, 1)
-	tr := postroom.TransportFunc(func(ctx context.Context, _ *postroom.Envelope) error {
-		started <- struct{}{}
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	tr, started, release := heldTransport()
 	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)
