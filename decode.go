@@ -35,13 +35,27 @@ func DecodeCall(data []byte) (*Call, error) {
 		if errors.Is(err, ErrInvalidJSON) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+		return nil, decodeError(err)
 	}
 	var call Call
 	if err := json.Unmarshal(data, &call); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+		return nil, decodeError(err)
 	}
 	return &call, nil
+}
+
+// decodeError wraps an error of encoding/json in ErrInvalidJSON. A value
+// that JSON allows but Go cannot hold (a number such as 1e400, beyond
+// float64) is the caller's input: a *ValidationError naming the field.
+func decodeError(err error) error {
+	if ute := (*json.UnmarshalTypeError)(nil); errors.As(err, &ute) {
+		field := ute.Field
+		if field == "" {
+			field = "(body)"
+		}
+		return &ValidationError{Field: field, Reason: ute.Value + " is out of range", Err: ErrInvalidJSON}
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 }
 
 // checkShape reads one JSON value from data and checks it against the JSON
