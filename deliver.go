@@ -58,6 +58,12 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
 	res.SendID = id
+	if j.beforeSend != nil {
+		if err := j.beforeSend(ctx, i, id); err != nil {
+			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, hidden: true})
+			return res, nil
+		}
+	}
 	err = j.m.t.Send(ctx, &w.env)
 	j.settle(ctx, i, &res, classify(err, j.m.queued))
 	return res, err

@@ -57,6 +57,7 @@
 //	deferred  connection-failed[: ...]      could not be handed over; safe to retry
 //	deferred  timeout                       a deadline passed first; safe to retry
 //	deferred  canceled                      the call's ctx was canceled first; safe to retry
+//	deferred  not-sent                      RunOptions.BeforeSend kept it back; safe to retry
 //	unknown   connection-lost-after-data    may have been delivered: do not blindly retry
 //
 // # Errors

@@ -86,17 +86,17 @@ func New(t Transport, opts Options) (*Mailer, error) {
 // handing over messages and returns the full results (recipients not
 // handed over are deferred, connection-failed) together with that error.
 func (m *Mailer) Send(ctx context.Context, call *Call) ([]Result, error) {
-	return m.send(ctx, call, false)
+	return m.send(ctx, call, false, nil)
 }
 
 // SendTemplate is message.send_template: like Send, with the html and text
 // bodies taken from Options.Templates by message.html_template_id and
 // message.text_template_id, in the call's account.
 func (m *Mailer) SendTemplate(ctx context.Context, call *Call) ([]Result, error) {
-	return m.send(ctx, call, true)
+	return m.send(ctx, call, true, nil)
 }
 
-func (m *Mailer) send(ctx context.Context, call *Call, stored bool) ([]Result, error) {
+func (m *Mailer) send(ctx context.Context, call *Call, stored bool, o *RunOptions) ([]Result, error) {
 	if call == nil {
 		return nil, &ValidationError{Field: "call", Reason: "nil"}
 	}
@@ -104,6 +104,9 @@ func (m *Mailer) send(ctx context.Context, call *Call, stored bool) ([]Result, e
 	j, err := m.prepare(ctx, call, stored)
 	if err != nil {
 		return nil, err
+	}
+	if o != nil {
+		j.onResult, j.beforeSend = o.OnResult, o.BeforeSend
 	}
 	results, err := j.run(ctx)
 	if m.opts.Logger.Enabled(ctx, slog.LevelDebug) {
@@ -132,6 +135,13 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	n := len(j.call.Recipients)
 	results := make([]Result, n)
 	j.checkRecipients(results)
+	if j.onResult != nil {
+		for i := range results {
+			if results[i].Status != "" {
+				j.onResult(i, results[i])
+			}
+		}
+	}
 	var next atomic.Int64
 	var panicked atomic.Pointer[any]
 	workers := min(j.m.opts.Concurrency, n)
@@ -160,12 +170,12 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 				case results[i].Status != "":
 					// Found invalid by checkRecipients.
 				case ctx.Err() != nil:
-					results[i] = outcome{status: StatusDeferred, code: contextCode(ctx.Err()), err: ctx.Err()}.result(r.Email, "")
+					j.finish(results, i, outcome{status: StatusDeferred, code: contextCode(ctx.Err()), err: ctx.Err()}.result(r.Email, ""))
 				case stopped.Err() != nil:
 					return nil // another worker stopped the group: see below
 				default:
 					res, err := j.deliver(ctx, i, w)
-					results[i] = res
+					j.finish(results, i, res)
 					if errors.Is(err, ErrTransportUnusable) {
 						return err
 					}
@@ -185,9 +195,9 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 			}
 			email := j.call.Recipients[i].Email
 			if err := ctx.Err(); err != nil {
-				results[i] = outcome{status: StatusDeferred, code: contextCode(err), err: err}.result(email, "")
+				j.finish(results, i, outcome{status: StatusDeferred, code: contextCode(err), err: err}.result(email, ""))
 			} else {
-				results[i] = notAttempted(stop).result(email, "")
+				j.finish(results, i, notAttempted(stop).result(email, ""))
 			}
 		}
 	}
@@ -202,4 +212,12 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// finish makes r recipient i's final Result and reports it to OnResult.
+func (j *job) finish(results []Result, i int, r Result) {
+	results[i] = r
+	if j.onResult != nil {
+		j.onResult(i, r)
+	}
 }

@@ -24,6 +24,9 @@ type job struct {
 	// SMTP differs from their email with spaces trimmed (an IDN or
 	// upper-case domain). Written by checkRecipients, read-only after.
 	normalized map[int]string
+	// onResult and beforeSend are the call's RunOptions hooks, or nil.
+	onResult   func(i int, r Result)
+	beforeSend func(ctx context.Context, i int, sendID string) error
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,

@@ -88,6 +88,7 @@ const (
 	ReasonTimeout          ReasonCode = "timeout"
 	ReasonCanceled         ReasonCode = "canceled"
 	ReasonConnectionLost   ReasonCode = "connection-lost-after-data"
+	ReasonNotSent          ReasonCode = "not-sent"
 )
 
 // outcome is a recipient's outcome as decided: what its Result will say,
