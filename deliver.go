@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // worker is one render goroutine's reusable state. Mailer.workers keeps
@@ -14,7 +16,7 @@ type worker struct {
 	rb      renderBuffers
 	msg     []byte
 	to      []string
-	v       mimeVarying
+	v       mimemsg.Varying
 	env     Envelope
 	in, out [aes.BlockSize]byte // send id scratch
 }
@@ -28,7 +30,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	if !ok {
 		addr = trimAddress(r.Email) // checked by checkRecipients
 	}
-	budget := j.m.opts.MaxMessageBytes - j.skel.staticSize()
+	budget := j.m.opts.MaxMessageBytes - j.skel.StaticSize()
 	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
 		o := outcomeOf(err)
 		if fromContext(err) {
@@ -38,17 +40,8 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		return res, nil
 	}
 	id := j.sendID(i, w)
-	w.v = mimeVarying{
-		ToName: r.Name, ToAddr: addr,
-		Subject:      string(w.rb.subject),
-		MessageID:    "<" + id + "@" + j.fromDomain + ">",
-		HeaderValues: w.rb.headerVals,
-		Text:         w.rb.text, HTML: w.rb.html,
-	}
-	var err error
-	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
-	switch {
-	case errors.Is(err, errMessageTooLarge):
+	switch err := j.appendMessage(w, r, addr, id); {
+	case errors.Is(err, mimemsg.ErrTooLarge):
 		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes)))
 		return res, nil
 	case err != nil:
@@ -64,7 +57,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 			return res, nil
 		}
 	}
-	err = j.m.t.Send(ctx, &w.env)
+	err := j.m.t.Send(ctx, &w.env)
 	j.settle(ctx, i, &res, classify(err, j.m.queued))
 	return res, err
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // job is one call, prepared: everything that is the same for every
@@ -14,7 +16,7 @@ type job struct {
 	m          *Mailer
 	call       *Call
 	tpl        *templates
-	skel       *skeleton
+	skel       *mimemsg.Skeleton
 	from       string // envelope reverse path
 	fromDomain string
 	bcc        []string
@@ -66,15 +68,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	}
 	j.tpl = tpl
 
-	layout := &mimeLayout{
-		FromName: msg.FromName, FromAddr: j.from,
-		ReplyToName: msg.ReplyToName,
-		HasHTML:     html.src != "", HasText: text.src != "",
-		MaxSize: m.opts.MaxMessageBytes,
-	}
-	if msg.ReplyToEmail != "" {
-		layout.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
-	}
+	layout := j.layout(html, text)
 	var ferrs []error
 	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
 	errs = append(errs, ferrs...)
@@ -82,13 +76,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
 	errs = append(errs, herrs...)
 	if tpl != nil && len(herrs) == 0 {
-		for i, h := range msg.Headers {
-			mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
-			if !mh.Dynamic {
-				mh.Value = tpl.headerStatic[i]
-			}
-			layout.Headers = append(layout.Headers, mh)
-		}
+		layout.Headers = customHeaders(msg.Headers, tpl)
 		errs = append(errs, checkStaticValues(layout.Headers)...)
 	}
 	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
@@ -103,11 +91,11 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		return nil, err
 	}
 	layout.Date = m.opts.Now()
-	j.skel, err = newSkeleton(layout, boundaries)
+	j.skel, err = mimemsg.New(layout, boundaries)
 	if err != nil {
 		return nil, err
 	}
-	if n := j.skel.staticSize(); n > m.opts.MaxMessageBytes {
+	if n := j.skel.StaticSize(); n > m.opts.MaxMessageBytes {
 		return nil, &ValidationError{Field: "message", Reason: fmt.Sprintf("images and attachments alone make %d bytes, over the %d-byte message limit", n, m.opts.MaxMessageBytes)}
 	}
 	return j, nil

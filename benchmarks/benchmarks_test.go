@@ -21,6 +21,7 @@ func BenchmarkMIME(b *testing.B) {
 	w := fixture.Shared(b)
 	b.Run("gomail", func(b *testing.B) { bench.MIMEGoMail(b, w) })
 	b.Run("postroom", func(b *testing.B) { bench.MIMEPostroom(b, w) })
+	b.Run("skeleton", func(b *testing.B) { bench.MIMESkeleton(b, w) })
 }
 
 func BenchmarkPipeline(b *testing.B) {

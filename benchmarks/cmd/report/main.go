@@ -10,9 +10,7 @@
 //	go run ./benchmarks/cmd/report -count 3   # the median of 3 runs of each, on a busy machine
 //
 // The benchmarks of package benchmarks (their bodies are in internal/bench)
-// run in this process through testing.Benchmark; the MIME skeleton alone (the root package's
-// BenchmarkAppendMessage, which reaches unexported code) runs in a
-// `go test` subprocess, so the go command must be on the PATH for that row.
+// run in this process through testing.Benchmark.
 // Maximum RSS comes from running one call in a child process (this program
 // again) and reading the child's resource usage.
 //
@@ -21,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -190,66 +187,13 @@ func (r *report) run() {
 	r.renderPR = r.bench("render/postroom", func(b *testing.B) { bench.RenderPostroom(b, w) })
 	r.mimeGoMail = r.bench("mime/gomail", func(b *testing.B) { bench.MIMEGoMail(b, w) })
 	r.mimePR = r.bench("mime/postroom", func(b *testing.B) { bench.MIMEPostroom(b, w) })
-	fmt.Fprintf(r.out, "running the root package's BenchmarkAppendMessage (go test) ...\n")
-	r.mimeSk = goTestBench(".", "^BenchmarkAppendMessage$/^ascii$", r.quick, r.count)
+	r.mimeSk = r.bench("mime/skeleton", func(b *testing.B) { bench.MIMESkeleton(b, w) })
 	r.pipeObvious, r.pipePR = map[int]stats{}, map[int]stats{}
 	for _, n := range r.sizes() {
 		r.pipeObvious[n] = r.bench(fmt.Sprintf("pipeline/obvious/N=%d", n), func(b *testing.B) { bench.PipelineObvious(b, w, n) })
 		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
 	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
-}
-
-// goTestBench runs one benchmark of the package in dir (relative to the
-// repository root) count times with go test, parses its lines and returns
-// the run with the median ns/op.
-func goTestBench(dir, pattern string, quick bool, count int) stats {
-	root, err := workload.Root(".")
-	if err != nil {
-		return stats{note: err.Error()}
-	}
-	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-count", strconv.Itoa(count)}
-	if quick {
-		args = append(args, "-benchtime", "300ms")
-	}
-	cmd := exec.Command("go", append(args, dir)...)
-	cmd.Dir = root
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return stats{note: fmt.Sprintf("go test failed: %v: %s", err, lastLine(out.String()))}
-	}
-	var runs []stats
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
-			continue
-		}
-		s := stats{ok: true}
-		for i := 2; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				continue
-			}
-			switch f[i+1] {
-			case "ns/op":
-				s.ns = v
-			case "MB/s":
-				s.mbps = v
-			case "B/op":
-				s.bytes = v
-			case "allocs/op":
-				s.allocs = v
-			}
-		}
-		runs = append(runs, s)
-	}
-	if len(runs) == 0 {
-		return stats{note: "go test printed no benchmark line: " + lastLine(out.String())}
-	}
-	slices.SortFunc(runs, func(a, b stats) int { return cmp.Compare(a.ns, b.ns) })
-	return runs[(len(runs)-1)/2]
 }
 
 func lastLine(s string) string {
@@ -334,7 +278,7 @@ func (r *report) print(out io.Writer) {
 	row("", "postroom program Append", r.renderPR, &r.renderRaymond)
 	row("MIME", "go-mail Msg + WriteTo", r.mimeGoMail, nil)
 	row("", "postroom Mailer, static bodies, 1 worker (MIME + overhead)", r.mimePR, &r.mimeGoMail)
-	row("", "postroom skeleton alone (root BenchmarkAppendMessage/ascii)", r.mimeSk, &r.mimeGoMail)
+	row("", "postroom skeleton alone (internal/mimemsg Append)", r.mimeSk, &r.mimeGoMail)
 	for _, n := range r.sizes() {
 		o := r.pipeObvious[n]
 		row(fmt.Sprintf("pipeline N=%d", n), "obvious: raymond + go-mail", o, nil)
