@@ -12,7 +12,8 @@ import (
 // BenchmarkSendTemplateStore sends a one-recipient send_template call whose
 // bodies come from a template store: Memory (a map read) against SQL (a
 // query per body to a real PostgreSQL on loopback, from internal/pgtest;
-// skipped when PostgreSQL is not installed).
+// skipped when PostgreSQL is not installed), each with the Mailer's
+// compiled-template cache warm and off (cold: every call compiles).
 func BenchmarkSendTemplateStore(b *testing.B) {
 	w := fixture.Shared(b)
 	account := w.Base.AccountID
@@ -23,7 +24,8 @@ func BenchmarkSendTemplateStore(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		bench.SendTemplate(b, w, store)
+		b.Run("warm", func(b *testing.B) { bench.SendTemplate(b, w, store, true) })
+		b.Run("cold", func(b *testing.B) { bench.SendTemplate(b, w, store, false) })
 	})
 	b.Run("sql", func(b *testing.B) {
 		db := pgtest.New(b)
@@ -36,6 +38,7 @@ func BenchmarkSendTemplateStore(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		bench.SendTemplate(b, w, store)
+		b.Run("warm", func(b *testing.B) { bench.SendTemplate(b, w, store, true) })
+		b.Run("cold", func(b *testing.B) { bench.SendTemplate(b, w, store, false) })
 	})
 }

@@ -40,10 +40,16 @@ func TemplateCall(w *fixture.Workload, n int) *postroom.Call {
 // templates, rendering, MIME and the Mailer's own work, into a transport
 // that discards. Compared across stores, the difference is the lookups'
 // cost: a round trip to the database for an SQL store, a map read for
-// Memory.
-func SendTemplate(b *testing.B, w *fixture.Workload, store postroom.TemplateStore) {
+// Memory. With warm, the Mailer's compiled-template cache is on (as by
+// default), so every call after the first compiles nothing; without, it is
+// off and every call compiles its templates.
+func SendTemplate(b *testing.B, w *fixture.Workload, store postroom.TemplateStore, warm bool) {
 	size := messageSize(b, w)
-	mailer, err := postroom.New(Discard(), postroom.Options{Auth: postroom.NoAuth{}, Templates: store})
+	opts := postroom.Options{Auth: postroom.NoAuth{}, Templates: store}
+	if !warm {
+		opts.TemplateCacheEntries = -1
+	}
+	mailer, err := postroom.New(Discard(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
