@@ -13,6 +13,7 @@ import (
 type worker struct {
 	rb      renderBuffers
 	msg     []byte
+	signed  []byte // msg with its DKIM-Signature fields
 	to      []string
 	v       mimeVarying
 	env     Envelope
@@ -55,8 +56,16 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		j.settle(ctx, i, &res, outcomeOf(err))
 		return res, nil
 	}
+	data := w.msg
+	if j.dkim != nil {
+		if w.signed, err = j.dkim.sign(w.signed, w.msg); err != nil {
+			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true})
+			return res, nil
+		}
+		data = w.signed
+	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
-	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
+	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: data}
 	res.SendID = id
 	if j.beforeSend != nil {
 		if err := j.beforeSend(ctx, i, id); err != nil {

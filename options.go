@@ -86,4 +86,18 @@ type Options struct {
 	// call, read under no lock from the calling goroutine. Nil means
 	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
 	Rand io.Reader
+
+	// Deliverability: DKIM signing, the generated text part, VERP.
+	// New checks these fields (checkDeliverability).
+
+	// DKIM lists the keys every message is signed with, one
+	// DKIM-Signature field each (relaxed/relaxed, sha256), after the
+	// message is built and before the Transport gets it. The signatures
+	// cover From (oversigned), To, Subject, Date, Message-ID,
+	// MIME-Version, Content-Type, and Reply-To, List-Unsubscribe and
+	// List-Unsubscribe-Post when the message has them. Nil means messages
+	// are not signed. New fails for a signer that is not valid (see
+	// DKIMSigner). A signature's t= tag is the time of signing, from the
+	// clock, not from Now: signed output is not byte-identical across runs.
+	DKIM []DKIMSigner
 }

@@ -27,6 +27,7 @@ type job struct {
 	// onResult and beforeSend are the call's RunOptions hooks, or nil.
 	onResult   func(i int, r Result)
 	beforeSend func(ctx context.Context, i int, sendID string) error
+	dkim       *dkimCall // nil: messages are not signed
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -102,6 +103,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(m.opts.Rand); err != nil {
 		return nil, err
 	}
+	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers)
 	layout.Date = m.opts.Now()
 	j.skel, err = newSkeleton(layout, boundaries)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Command report runs postroom's render-path comparisons on the workload
 // (testdata/workload/transactional.json) and prints them as one table, with the ratios, the pipeline's
 // wall time, peak heap and maximum RSS, the distance to the memmove floor,
-// and which of the goals of the render path are met.
+// the cost of DKIM signing, and which of the goals of the render path are met.
 //
 // Run it from anywhere inside the repository:
 //
@@ -146,6 +146,7 @@ type report struct {
 	pipeObvious, pipePR        map[int]stats
 	floor                      stats
 	rssPR, rssObvious          stats
+	dkim                       map[string]stats // PipelineDKIM at N, by key kind
 }
 
 func (r *report) sizes() []int {
@@ -198,6 +199,10 @@ func (r *report) run() {
 		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
 	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
+	r.dkim = map[string]stats{}
+	for _, kind := range bench.DKIMKeys[1:] { // unsigned is pipePR[r.n]
+		r.dkim[kind] = r.bench(fmt.Sprintf("pipeline/dkim-%s/N=%d", kind, r.n), func(b *testing.B) { bench.PipelineDKIM(b, w, r.n, kind) })
+	}
 }
 
 // goTestBench runs one benchmark of the package in dir (relative to the
@@ -341,6 +346,11 @@ func (r *report) print(out io.Writer) {
 		row("", "postroom Mailer", r.pipePR[n], &o)
 	}
 	row("floor", "memmove into a cold buffer", r.floor, nil)
+	unsigned := r.pipePR[r.n]
+	row(fmt.Sprintf("DKIM N=%d", r.n), "postroom Mailer, unsigned", unsigned, nil)
+	for _, kind := range bench.DKIMKeys[1:] {
+		row("", "postroom Mailer, signed "+kind, r.dkim[kind], &unsigned)
+	}
 	t.write(out)
 
 	fmt.Fprintln(out)
