@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/postroom/postroom/internal/htmltext"
 )
 
 // worker is one render goroutine's reusable state. Mailer.workers keeps
@@ -14,6 +16,8 @@ type worker struct {
 	rb      renderBuffers
 	msg     []byte
 	signed  []byte // msg with its DKIM-Signature fields
+	gen     []byte // the text generated from the html
+	h2t     htmltext.Converter
 	to      []string
 	v       mimeVarying
 	env     Envelope
@@ -44,7 +48,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		Subject:      string(w.rb.subject),
 		MessageID:    "<" + id + "@" + j.fromDomain + ">",
 		HeaderValues: w.rb.headerVals,
-		Text:         w.rb.text, HTML: w.rb.html,
+		Text:         j.text(w), HTML: w.rb.html,
 	}
 	var err error
 	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)

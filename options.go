@@ -100,4 +100,13 @@ type Options struct {
 	// DKIMSigner). A signature's t= tag is the time of signing, from the
 	// clock, not from Now: signed output is not byte-identical across runs.
 	DKIM []DKIMSigner
+
+	// HTMLOnly turns off the generated text part. When false, a call with
+	// html and no text gets a text/plain alternative made from each
+	// recipient's rendered html (internal/htmltext: paragraphs, headings
+	// marked "#", list items, table rows, links as "text (url)", no style
+	// or script, lines wrapped at 78 characters), so that its messages are
+	// multipart/alternative. When true, such messages have the html part
+	// only.
+	HTMLOnly bool
 }

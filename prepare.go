@@ -28,6 +28,7 @@ type job struct {
 	onResult   func(i int, r Result)
 	beforeSend func(ctx context.Context, i int, sendID string) error
 	dkim       *dkimCall // nil: messages are not signed
+	genText    bool      // the text part is generated from the html
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -73,6 +74,8 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 		HasHTML:     html.src != "", HasText: text.src != "",
 		MaxSize: m.opts.MaxMessageBytes,
 	}
+	j.genText = m.generatesText(layout.HasHTML, layout.HasText)
+	layout.HasText = layout.HasText || j.genText
 	if msg.ReplyToEmail != "" {
 		layout.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
 	}
