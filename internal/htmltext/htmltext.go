@@ -71,14 +71,21 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 			}
 			var href, alt string
 			hidden := false
+			// TagAttr copies every attribute it reads: read them only
+			// when one can matter.
+			hasAttr = hasAttr && (a == atom.A || a == atom.Img || mayHide(z.Raw()))
 			for hasAttr {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
 				switch string(k) {
 				case "href":
-					href = string(v)
+					if a == atom.A {
+						href = string(v)
+					}
 				case "alt":
-					alt = string(v)
+					if a == atom.Img {
+						alt = string(v)
+					}
 				case "style":
 					hidden = displayNone(v)
 				case "hidden":
@@ -109,6 +116,24 @@ func displayNone(style []byte) bool {
 	s := strings.ToLower(string(style))
 	s = strings.ReplaceAll(s, " ", "")
 	return strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden")
+}
+
+// mayHide reports whether a raw tag may hide its element: it holds
+// "none" or "hidden" in any case.
+func mayHide(raw []byte) bool {
+	for i := 0; i+4 <= len(raw); i++ {
+		switch raw[i] | 0x20 {
+		case 'n':
+			if bytes.EqualFold(raw[i:i+4], []byte("none")) {
+				return true
+			}
+		case 'h':
+			if i+6 <= len(raw) && bytes.EqualFold(raw[i:i+6], []byte("hidden")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isVoid reports whether elements named a have no end tag.
@@ -321,7 +346,7 @@ func (c *conv) text(t []byte) {
 		for i < len(t) && !isSpace(t[i]) {
 			i++
 		}
-		c.word(string(t[:i]))
+		c.wordBytes(t[:i])
 		t = t[i:]
 	}
 }
@@ -330,8 +355,8 @@ func (c *conv) text(t []byte) {
 func (c *conv) preText(t []byte) {
 	for len(t) > 0 {
 		line, rest, nl := bytes.Cut(t, []byte{'\n'})
-		if s := strings.TrimRight(string(line), " \t\r"); s != "" {
-			c.word(s)
+		if s := bytes.TrimRight(line, " \t\r"); len(s) > 0 {
+			c.wordBytes(s)
 		}
 		if nl {
 			c.lineBreak()
@@ -379,14 +404,17 @@ func (c *conv) newline() {
 
 // word writes w, after the breaks or the space wanted, wrapping the line
 // when w does not fit on it.
-func (c *conv) word(w string) {
+func (c *conv) word(w string) { c.wordBytes([]byte(w)) }
+
+// wordBytes is word for a word in a buffer of the tokenizer's.
+func (c *conv) wordBytes(w []byte) {
 	if c.inLink {
 		if c.space && len(c.link) > 0 {
 			c.link = append(c.link, ' ')
 		}
 		c.link = append(c.link, w...)
 	}
-	n := utf8.RuneCountInString(w)
+	n := utf8.RuneCount(w)
 	if len(c.out) > c.start {
 		for c.trail < c.breaks {
 			c.newline()
