@@ -42,6 +42,10 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		j.settle(ctx, i, &res, o)
 		return res, nil
 	}
+	if o, ok := j.recipientUnsubscribe(w); !ok {
+		j.settle(ctx, i, &res, o)
+		return res, nil
+	}
 	id := j.sendID(i, w)
 	w.v = mimeVarying{
 		ToName: r.Name, ToAddr: addr,

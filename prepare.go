@@ -29,6 +29,9 @@ type job struct {
 	beforeSend func(ctx context.Context, i int, sendID string) error
 	dkim       *dkimCall // nil: messages are not signed
 	genText    bool      // the text part is generated from the html
+	// unsubscribe is the index among the dynamic header values of a
+	// List-Unsubscribe value checked per recipient (one-click), or -1.
+	unsubscribe int
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -85,6 +88,12 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	errs = append(errs, checkCIDs(html, msg.Images)...)
 	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
 	errs = append(errs, herrs...)
+	j.unsubscribe = -1
+	if len(herrs) == 0 {
+		var uerrs []error
+		j.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, tpl)
+		errs = append(errs, uerrs...)
+	}
 	if tpl != nil && len(herrs) == 0 {
 		for i, h := range msg.Headers {
 			mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
