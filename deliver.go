@@ -73,7 +73,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		data = w.signed
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
-	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: data}
+	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}
 	res.SendID = id
 	if j.beforeSend != nil {
 		if err := j.beforeSend(ctx, i, id); err != nil {

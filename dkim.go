@@ -49,7 +49,10 @@ type DKIMSigner struct {
 // checkDeliverability checks the Options fields of deliverability (DKIM,
 // VERP) and fills in their defaults; New calls it.
 func (o *Options) checkDeliverability() error {
-	return o.checkDKIM()
+	if err := o.checkDKIM(); err != nil {
+		return err
+	}
+	return o.checkVERP()
 }
 
 // checkDKIM checks Options.DKIM and copies the slice, so that the caller's

@@ -109,4 +109,12 @@ type Options struct {
 	// multipart/alternative. When true, such messages have the html part
 	// only.
 	HTMLOnly bool
+
+	// VERP, when its Domain is set, makes each message's envelope sender
+	// (MAIL FROM, the Return-Path of the delivered message) carry the
+	// recipient's send_id, such as bounces+<send_id>@bounce.example.com,
+	// so that a later bounce or DSN can be matched to the recipient's
+	// Result with VERP.SendID. The zero VERP is off: the envelope sender
+	// is the call's from_email. The From header is the call's either way.
+	VERP VERP
 }
