@@ -99,6 +99,8 @@ type Options struct {
 	// are not signed. New fails for a signer that is not valid (see
 	// DKIMSigner). A signature's t= tag is the time of signing, from the
 	// clock, not from Now: signed output is not byte-identical across runs.
+	// The signature fields (about 150 octets and the signature's base64
+	// each) come on top of MaxMessageBytes.
 	DKIM []DKIMSigner
 
 	// HTMLOnly turns off the generated text part. When false, a call with
