@@ -30,8 +30,8 @@ const MinDKIMRSABits = 2048
 // DKIMSigner is one DKIM key a Mailer signs every message with (see
 // Options.DKIM). New checks it; the zero DKIMSigner is not valid.
 type DKIMSigner struct {
-	// Domain is the signing domain (the d= tag), such as "example.com":
-	// its DNS holds the public key at Selector._domainkey.Domain. For
+	// Domain is the signing domain (the d= tag), such as "example.com",
+	// in lower-case A-label form: its DNS holds the public key at Selector._domainkey.Domain. For
 	// DMARC to pass it must be, or be a parent of, the domain of the
 	// calls' from_email; the Mailer does not check that.
 	Domain string

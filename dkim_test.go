@@ -334,3 +334,22 @@ func (failingSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) 
 }
 
 var errHSM = errors.New("hsm unavailable")
+
+// TestDKIMOptionsCopied checks that New copies Options.DKIM: a signer the
+// caller changes afterwards does not reach the Mailer.
+func TestDKIMOptionsCopied(t *testing.T) {
+	signers, records := testSigners(t)
+	signers = signers[:1]
+	var data []byte
+	m := newMailer(t, postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
+		data = bytes.Clone(env.Data)
+		return nil
+	}), postroom.Options{Concurrency: 1, DKIM: signers})
+	signers[0].Selector = "changed"
+	if _, err := m.Send(t.Context(), smallCall("ann@example.net")); err != nil {
+		t.Fatal(err)
+	}
+	if oks := verifyDKIMGo(t, records, data); !slices.Equal(oks, []bool{true}) {
+		t.Errorf("verified %v, want one good signature with the selector given to New", oks)
+	}
+}

@@ -18,7 +18,9 @@ const DefaultVERPLocal = "bounces"
 // message's Return-Path) of each message Local+"+"+send_id+"@"+Domain,
 // for example bounces+0f3c...@bounce.example.com. The zero VERP is off:
 // the envelope sender is the call's from_email. The Domain's mail must
-// reach the application, which reads the send_id back with SendID.
+// reach the application, which reads the send_id back with SendID. The
+// bcc copies travel in the recipient's transaction, so a bounce of a bcc
+// address carries the recipient's send_id too.
 type VERP struct {
 	// Local is the local part before the "+": a dot-atom of at most 31
 	// octets without "+". Empty means DefaultVERPLocal.
