@@ -21,8 +21,7 @@ func TestMIMETree(t *testing.T) {
 		want      string
 	}{
 		{"text only", "", "t", nil, nil, "text/plain"},
-		{"html only", "<b>h</b>", "", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"}, // text generated
-
+		{"html only", "<b>h</b>", "", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"},
 		{"both", "<b>h</b>", "t", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"},
 		{"html and image", `<img src="cid:a">`, "", []postroom.Image{img}, nil, "multipart/alternative>text/plain multipart/alternative>multipart/related>text/html multipart/alternative>multipart/related>image/png"},
 		{"both and image", `<img src="cid:a">`, "t", []postroom.Image{img}, nil, "multipart/alternative>text/plain multipart/alternative>multipart/related>text/html multipart/alternative>multipart/related>image/png"},
