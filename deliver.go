@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/postroom/postroom/internal/mimemsg"
+	"github.com/postroom/postroom/internal/htmltext"
 )
 
 // worker is one render goroutine's reusable state. Mailer.workers keeps
@@ -15,6 +16,9 @@ import (
 type worker struct {
 	rb      renderBuffers
 	msg     []byte
+	signed  []byte // msg with its DKIM-Signature fields
+	gen     []byte // the text generated from the html
+	h2t     htmltext.Converter
 	to      []string
 	v       mimemsg.Varying
 	env     Envelope
@@ -39,6 +43,10 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		j.settle(ctx, i, &res, o)
 		return res, nil
 	}
+	if o, ok := j.recipientUnsubscribe(w); !ok {
+		j.settle(ctx, i, &res, o)
+		return res, nil
+	}
 	id := j.sendID(i, w)
 	switch err := j.appendMessage(w, r, addr, id); {
 	case errors.Is(err, mimemsg.ErrTooLarge):
@@ -48,8 +56,17 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		j.settle(ctx, i, &res, outcomeOf(err))
 		return res, nil
 	}
+	data := w.msg
+	if j.dkim != nil {
+		var err error
+		if w.signed, err = j.dkim.sign(w.signed, w.msg); err != nil {
+			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true})
+			return res, nil
+		}
+		data = w.signed
+	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
-	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
+	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}
 	res.SendID = id
 	if j.beforeSend != nil {
 		if err := j.beforeSend(ctx, i, id); err != nil {

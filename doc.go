@@ -182,12 +182,23 @@
 //
 // # What postroom does not do
 //
-// It does not queue, retry later, track opens or clicks, sign with DKIM, or
-// accept UTF-8 local parts (RFC 6531), quoted local parts or domain literals.
+// It does not queue, retry later, track opens or clicks, read bounces (VERP
+// only makes them matchable: see VERP.SendID), or accept UTF-8 local parts
+// (RFC 6531), quoted local parts or domain literals.
+//
+// # Deliverability
+//
+// Options.DKIM signs every message (DKIMSigner); a call with html and no
+// text gets a text part generated from the html unless Options.HTMLOnly;
+// a List-Unsubscribe-Post header (RFC 8058 one-click) needs a
+// List-Unsubscribe header holding an https URI; Options.VERP puts each
+// recipient's send_id in its envelope sender.
 //
 // # Imports
 //
 // From the module this package imports only internal/program (the template
-// engine) and internal/qp (the quoted-printable encoder). It never imports
+// engine), internal/qp (the quoted-printable encoder) and internal/htmltext
+// (the generated text part); beyond the standard library, x/net's html
+// tokenizer and go-msgauth's dkim package (signing). It never imports
 // transport or templatestore (they import it), nor any test helper.
 package postroom

@@ -244,7 +244,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		}
 
 		var rec fuzzRecorder
-		m, err := New(&rec, Options{Auth: NoAuth{}, Now: func() time.Time { return time.Unix(1700000000, 0) }})
+		m, err := New(&rec, Options{Auth: NoAuth{}, HTMLOnly: true, Now: func() time.Time { return time.Unix(1700000000, 0) }})
 		if err != nil {
 			t.Fatal(err)
 		}

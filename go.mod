@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/aymerick/raymond v2.0.2+incompatible
+	github.com/emersion/go-msgauth v0.7.0
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
 	github.com/jackc/pgx/v5 v5.12.0

@@ -62,6 +62,9 @@ func New(t Transport, opts Options) (*Mailer, error) {
 		}
 	}
 	opts.checkTemplateCache()
+	if err := opts.checkDeliverability(); err != nil {
+		return nil, err
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -51,7 +51,7 @@ func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) error {
 		Subject:      string(w.rb.subject),
 		MessageID:    "<" + id + "@" + j.fromDomain + ">",
 		HeaderValues: w.rb.headerVals,
-		Text:         w.rb.text, HTML: w.rb.html,
+		Text:         j.text(w), HTML: w.rb.html,
 	}
 	var err error
 	w.msg, err = j.skel.Append(w.msg[:0], &w.v)

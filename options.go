@@ -103,4 +103,37 @@ type Options struct {
 	// is compiled and not kept. Zero means 32 MiB; a negative value turns
 	// the cache off.
 	TemplateCacheBytes int
+
+	// Deliverability: DKIM signing, the generated text part, VERP.
+	// New checks these fields (checkDeliverability).
+
+	// DKIM lists the keys every message is signed with, one
+	// DKIM-Signature field each (relaxed/relaxed, sha256), after the
+	// message is built and before the Transport gets it. The signatures
+	// cover From (oversigned), To, Subject, Date, Message-ID,
+	// MIME-Version, Content-Type, and Reply-To, List-Unsubscribe and
+	// List-Unsubscribe-Post when the message has them. Nil means messages
+	// are not signed. New fails for a signer that is not valid (see
+	// DKIMSigner). A signature's t= tag is the time of signing, from the
+	// clock, not from Now: signed output is not byte-identical across runs.
+	// The signature fields (about 150 octets and the signature's base64
+	// each) come on top of MaxMessageBytes.
+	DKIM []DKIMSigner
+
+	// HTMLOnly turns off the generated text part. When false, a call with
+	// html and no text gets a text/plain alternative made from each
+	// recipient's rendered html (internal/htmltext: paragraphs, headings
+	// marked "#", list items, table rows, links as "text (url)", no style
+	// or script, lines wrapped at 78 characters), so that its messages are
+	// multipart/alternative. When true, such messages have the html part
+	// only.
+	HTMLOnly bool
+
+	// VERP, when its Domain is set, makes each message's envelope sender
+	// (MAIL FROM, the Return-Path of the delivered message) carry the
+	// recipient's send_id, such as bounces+<send_id>@bounce.example.com,
+	// so that a later bounce or DSN can be matched to the recipient's
+	// Result with VERP.SendID. The zero VERP is off: the envelope sender
+	// is the call's from_email. The From header is the call's either way.
+	VERP VERP
 }

@@ -29,6 +29,11 @@ type job struct {
 	// onResult and beforeSend are the call's RunOptions hooks, or nil.
 	onResult   func(i int, r Result)
 	beforeSend func(ctx context.Context, i int, sendID string) error
+	dkim       *dkimCall // nil: messages are not signed
+	genText    bool      // the text part is generated from the html
+	// unsubscribe is the index among the dynamic header values of a
+	// List-Unsubscribe value checked per recipient (one-click), or -1.
+	unsubscribe int
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -69,12 +74,20 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	j.tpl = tpl
 
 	layout := j.layout(html, text)
+	j.genText = m.generatesText(layout.HasHTML, layout.HasText)
+	layout.HasText = layout.HasText || j.genText
 	var ferrs []error
 	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
 	errs = append(errs, ferrs...)
 	errs = append(errs, checkCIDs(html, msg.Images)...)
 	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
 	errs = append(errs, herrs...)
+	j.unsubscribe = -1
+	if len(herrs) == 0 {
+		var uerrs []error
+		j.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, tpl)
+		errs = append(errs, uerrs...)
+	}
 	if tpl != nil && len(herrs) == 0 {
 		layout.Headers = customHeaders(msg.Headers, tpl)
 		errs = append(errs, checkStaticValues(layout.Headers)...)
@@ -90,6 +103,7 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(m.opts.Rand); err != nil {
 		return nil, err
 	}
+	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers)
 	layout.Date = m.opts.Now()
 	j.skel, err = mimemsg.New(layout, boundaries)
 	if err != nil {

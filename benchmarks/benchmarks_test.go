@@ -38,6 +38,20 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 }
 
+// BenchmarkPipelineDKIM is the postroom pipeline of the largest call size
+// unsigned and DKIM-signed with each key kind.
+func BenchmarkPipelineDKIM(b *testing.B) {
+	w := fixture.Shared(b)
+	n := pipelineSizes[len(pipelineSizes)-1]
+	for _, kind := range bench.DKIMKeys {
+		name := kind
+		if name == "" {
+			name = "unsigned"
+		}
+		b.Run(fmt.Sprintf("%s/N=%d", name, n), func(b *testing.B) { bench.PipelineDKIM(b, w, n, kind) })
+	}
+}
+
 func BenchmarkMemmove(b *testing.B) {
 	bench.Memmove(b, fixture.Shared(b))
 }

@@ -1,9 +1,9 @@
 // Command report runs postroom's render-path comparisons on the workload
 // (testdata/workload/transactional.json) and prints them as one table, with the ratios, the pipeline's
 // wall time, peak heap and maximum RSS, the distance to the memmove floor,
-// then the compile path on one core (a one-recipient call with the template
-// cache off and warm, compiles against raymond's parse), and which of the
-// goals are met.
+// the cost of DKIM signing, then the compile path on one core (a
+// one-recipient call with the template cache off and warm, compiles against
+// raymond's parse), and which of the goals are met.
 //
 // Run it from anywhere inside the repository:
 //
@@ -147,6 +147,7 @@ type report struct {
 	floor                      stats
 	rssPR, rssObvious          stats
 	compile                    compilePath
+	dkim                       map[string]stats // PipelineDKIM at N, by key kind
 }
 
 func (r *report) sizes() []int {
@@ -203,6 +204,10 @@ func (r *report) run() {
 		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
 	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
+	r.dkim = map[string]stats{}
+	for _, kind := range bench.DKIMKeys[1:] { // unsigned is pipePR[r.n]
+		r.dkim[kind] = r.bench(fmt.Sprintf("pipeline/dkim-%s/N=%d", kind, r.n), func(b *testing.B) { bench.PipelineDKIM(b, w, r.n, kind) })
+	}
 	r.runCompilePath()
 }
 
@@ -295,6 +300,16 @@ func (r *report) print(out io.Writer) {
 		row("", "postroom Mailer", r.pipePR[n], &o)
 	}
 	row("floor", "memmove into a cold buffer", r.floor, nil)
+	unsigned := r.pipePR[r.n]
+	row(fmt.Sprintf("DKIM N=%d", r.n), "postroom Mailer, unsigned", unsigned, nil)
+	for _, kind := range bench.DKIMKeys[1:] {
+		// The ratio column would read 0.0x: the added cost says more.
+		side, s := "postroom Mailer, signed "+kind, r.dkim[kind]
+		if s.ok && unsigned.ok {
+			side += fmt.Sprintf(" (+%s ns/recipient)", num(s.ns-unsigned.ns, 0))
+		}
+		row("", side, s, nil)
+	}
 	t.write(out)
 
 	fmt.Fprintln(out)
