@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/postroom/postroom/internal/mimemsg"
 	"github.com/postroom/postroom/internal/htmltext"
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // worker is one render goroutine's reusable state. Mailer.workers keeps
