@@ -26,6 +26,11 @@
 //   - Pipeline: a call of N recipients sent into a transport that discards,
 //     with postroom's Mailer against the obvious raymond + go-mail pipeline
 //     (internal/bench's Obvious) at the same concurrency.
+//   - SendTemplateStore: a one-recipient send_template call whose html and
+//     text bodies are looked up in a template store, Memory against SQL on
+//     a real PostgreSQL (internal/pgtest starts one; skipped when
+//     PostgreSQL is not installed). The difference is the lookups' round
+//     trips; the rest is the call's template compilation and one message.
 //   - Memmove: one core copying a finished message into a buffer that is
 //     not in cache: the floor of writing a message into memory. A pipeline
 //     on several cores, reusing warm buffers, can go below it per recipient.

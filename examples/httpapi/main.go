@@ -17,7 +17,8 @@
 // invalid_key (401), not_found (404), method_not_allowed (405, with an
 // Allow header), timeout (408), too_large (413), unsupported_media_type
 // (415), internal (500, the detail only in the log), not_configured (501:
-// message.send_template on a server started without -templates) or busy
+// message.send_template on a server started without -templates or
+// -database-url) or busy
 // (503, with Retry-After: the bodies of the calls in flight add up to
 // -max-inflight, 128 MiB by default). invalid_json covers
 // bodies that do not decode into a postroom.Call: bad syntax, a value of the
@@ -30,6 +31,12 @@
 //	go run ./examples/httpapi -no-auth                      # deliver into ./outbox
 //	go run ./examples/httpapi -keys keys.json -templates templates -outbox /var/spool/mail-preview
 //	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
+//	POSTROOM_DATABASE_URL=postgres://app@db.example.com/app go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587
+//
+// With -database-url (or POSTROOM_DATABASE_URL), stored templates come
+// from PostgreSQL (templatestore.SQL, its tables created or updated at
+// start), so instances behind a load balancer share them; see
+// database.go.
 //
 // When the client goes away mid-call, the call stops (recipients not yet
 // handed over are deferred) and, since nobody reads the answer, every
@@ -78,6 +85,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, logger 
 	cfg, err := parseFlags(args, getenv, os.Stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.DB, err = openDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	if cfg.DB != nil {
+		defer cfg.DB.Close() // after the server and its cleanup
 	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {

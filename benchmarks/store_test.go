@@ -1,0 +1,41 @@
+package benchmarks
+
+import (
+	"testing"
+
+	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/templatestore"
+)
+
+// BenchmarkSendTemplateStore sends a one-recipient send_template call whose
+// bodies come from a template store: Memory (a map read) against SQL (a
+// query per body to a real PostgreSQL on loopback, from internal/pgtest;
+// skipped when PostgreSQL is not installed).
+func BenchmarkSendTemplateStore(b *testing.B) {
+	w := fixture.Shared(b)
+	account := w.Base.AccountID
+	b.Run("memory", func(b *testing.B) {
+		store := templatestore.NewMemory()
+		for id, source := range bench.StoredTemplates(w) {
+			if err := store.Put(account, id, source); err != nil {
+				b.Fatal(err)
+			}
+		}
+		bench.SendTemplate(b, w, store)
+	})
+	b.Run("sql", func(b *testing.B) {
+		db := pgtest.New(b)
+		if err := templatestore.MigrateSQL(b.Context(), db); err != nil {
+			b.Fatal(err)
+		}
+		store := templatestore.NewSQL(db)
+		for id, source := range bench.StoredTemplates(w) {
+			if err := store.Put(b.Context(), account, id, source); err != nil {
+				b.Fatal(err)
+			}
+		}
+		bench.SendTemplate(b, w, store)
+	})
+}
