@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -84,6 +85,9 @@ func idempotencyError(w http.ResponseWriter, err error) (int, *apiError) {
 		return http.StatusBadRequest, &apiError{Code: "invalid_idempotency_key", Message: "the " + idempotencyHeader + " header must be one key of 1 to 255 bytes of UTF-8 without control characters"}
 	case errors.Is(err, idempotency.ErrConflict):
 		return http.StatusConflict, &apiError{Code: "idempotency_conflict", Message: "this " + idempotencyHeader + " was used with another request body"}
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		return http.StatusServiceUnavailable, &apiError{Code: "busy", Message: "the server has as many idempotent calls in flight as it takes: retry later"}
 	case errors.Is(err, idempotency.ErrInProgress):
 		w.Header().Set("Retry-After", strconv.Itoa(inProgressRetryAfter))
 		return http.StatusConflict, &apiError{Code: "idempotency_in_progress", Message: "a call with this " + idempotencyHeader + " is still running: retry after Retry-After seconds"}
@@ -102,4 +106,64 @@ func newIdempotent(store idempotency.Store) *idempotent {
 		store = mem
 	}
 	return &idempotent{store: store, now: time.Now}
+}
+
+// maxIdempotentCalls bounds the idempotent calls in flight on a database:
+// each holds one connection for its whole length (the key's lock), and
+// half of the pool stays free for recording their recipients.
+const maxIdempotentCalls = maxDBConns / 2
+
+// newIdempotencyStore returns the store of idempotent calls: in db when it
+// is not nil (its tables created or updated first), shared by every
+// instance on that database; nil otherwise, for a store in memory.
+func newIdempotencyStore(db *sql.DB) (idempotency.Store, error) {
+	if db == nil {
+		return nil, nil
+	}
+	s, err := idempotency.NewSQL(db, idempotency.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	return &boundedStore{Store: s, slots: make(chan struct{}, maxIdempotentCalls)}, nil
+}
+
+// errBusy is Claim's error when maxIdempotentCalls are in flight.
+var errBusy = errors.New("too many idempotent calls in flight")
+
+// boundedStore lets at most cap(slots) claims be held at once, and refuses
+// the next with errBusy rather than let calls wait for connections that
+// the calls holding them need too.
+type boundedStore struct {
+	idempotency.Store
+	slots chan struct{}
+}
+
+func (s *boundedStore) Claim(ctx context.Context, k idempotency.Key, h idempotency.Hash) (idempotency.Claim, error) {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return nil, errBusy
+	}
+	c, err := s.Store.Claim(ctx, k, h)
+	if err != nil {
+		<-s.slots
+		return nil, err
+	}
+	return &boundedClaim{Claim: c, slots: s.slots}, nil
+}
+
+// boundedClaim gives its slot back on Release.
+type boundedClaim struct {
+	idempotency.Claim
+	slots chan struct{}
+}
+
+func (c *boundedClaim) Release(ctx context.Context) error {
+	defer func() { <-c.slots }()
+	return c.Claim.Release(ctx)
 }
