@@ -164,10 +164,12 @@ func testConflict(t *testing.T, h harness) {
 		t.Fatal(err)
 	}
 	for name, change := range map[string]func(*postroom.Call){
-		"subject":    func(c *postroom.Call) { c.Message.Subject = "Other" },
-		"recipients": func(c *postroom.Call) { c.Recipients = append(c.Recipients, postroom.Recipient{Email: "b@example.org"}) },
-		"params":     func(c *postroom.Call) { c.Recipients[0].Params["name"] = "Bob" },
-		"api key":    func(c *postroom.Call) { c.Key = "other-key" },
+		"subject": func(c *postroom.Call) { c.Message.Subject = "Other" },
+		"recipients": func(c *postroom.Call) {
+			c.Recipients = append(c.Recipients, postroom.Recipient{Email: "b@example.org"})
+		},
+		"params":  func(c *postroom.Call) { c.Recipients[0].Params["name"] = "Bob" },
+		"api key": func(c *postroom.Call) { c.Key = "other-key" },
 	} {
 		call := newCall("a@example.org")
 		change(call)

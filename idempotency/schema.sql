@@ -6,10 +6,9 @@
 -- idempotent: running it again changes nothing.
 
 -- One row per idempotent call: its key, scoped by account, and the hash of
--- its payload. epoch counts the claims of the key; each claim bumps it, and
--- a holder's writes name the epoch they were claimed with, so that a holder
--- presumed dead (its connection, and with it its advisory lock, gone)
--- cannot write once another call has taken the key over.
+-- its payload. A call's writes run on the session holding the key's
+-- advisory lock, so they stop with it; epoch is a second guard: each claim
+-- bumps it, and a holder's writes name the epoch they were claimed with.
 CREATE TABLE IF NOT EXISTS postroom_idempotency_calls (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     account_id      text        NOT NULL,

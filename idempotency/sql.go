@@ -32,16 +32,21 @@ var Schema string
 // retry on another instance takes the key over at once. The lock key is
 // the first 8 bytes of SHA-256 of the account and the key, as a bigint (a
 // collision only makes two keys answer ErrInProgress for each other).
-// Each claim also bumps the record's epoch, and every write names the
-// epoch it was claimed with under a row lock: a holder that lost its
-// connection but still runs gets its writes refused, and keeps its next
-// messages back, once another instance has taken the key over. Session
-// locks need a real session: put no pooler in transaction mode (PgBouncer's
+// Every write of the call runs on that same connection, so a write
+// succeeds only while the session, and with it the lock, lives: a holder
+// that lost its connection but still runs gets its writes refused, and
+// keeps its next messages back. As a second guard, each claim bumps the
+// record's epoch and each write names the epoch it claimed. Session locks
+// need a real session: put no pooler in transaction mode (PgBouncer's
 // pool_mode=transaction) between SQL and the server.
 //
-// Each recipient costs two single-statement writes (handed over, final),
-// on db's pool, concurrently from the call's workers; size db's pool for
-// the Mailer's Concurrency plus one connection per call in flight.
+// Each recipient costs two single-row writes (handed over, final), one
+// round trip and commit each, on the call's connection: the call's
+// workers take turns on it. A call in flight holds one connection of db's
+// pool for its whole length; keep the calls in flight under db's
+// MaxOpenConns, leaving room for what else uses the pool (the Mailer's
+// template lookups, when its TemplateStore shares db, run while the call
+// holds its connection).
 //
 // Records past the retention window are ignored by Claim and deleted by
 // DeleteExpired, which the application calls from time to time (say
@@ -158,7 +163,7 @@ func (s *SQL) claimRecord(ctx context.Context, conn *sql.Conn, k Key, h Hash) (*
 		return nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
 	defer tx.Rollback()
-	c := &sqlClaim{db: s.db}
+	c := &sqlClaim{}
 	var (
 		hash     []byte
 		started  time.Time
@@ -275,8 +280,7 @@ DELETE FROM postroom_idempotency_calls WHERE id IN (
 // sqlClaim is a Claim on a SQL record: the advisory lock on conn, and the
 // epoch every write names.
 type sqlClaim struct {
-	db      *sql.DB
-	conn    *sql.Conn // holds the advisory lock; only Release uses it
+	conn    *sql.Conn // holds the advisory lock; every write runs on it
 	lock    int64
 	id      int64
 	epoch   int64
@@ -285,10 +289,11 @@ type sqlClaim struct {
 
 func (c *sqlClaim) Entries() []Entry { return c.entries }
 
-// exec runs a write that inserts or updates one row when c still holds
-// its record, and errClaimLost when it does not.
+// exec runs a write on the lock's connection: it inserts or updates one
+// row when c still holds its record, and returns errClaimLost when it
+// does not.
 func (c *sqlClaim) exec(ctx context.Context, query string, args ...any) error {
-	res, err := c.db.ExecContext(ctx, query, append([]any{c.id, c.epoch}, args...)...)
+	res, err := c.conn.ExecContext(ctx, query, append([]any{c.id, c.epoch}, args...)...)
 	if err != nil {
 		return fmt.Errorf("idempotency: recording: %w", err)
 	}
@@ -302,9 +307,8 @@ func (c *sqlClaim) exec(ctx context.Context, query string, args ...any) error {
 	return nil
 }
 
-// held selects the claim's record under a share lock, so that a write
-// and the epoch bump of a Claim taking the key over exclude each other.
-const held = `WITH c AS (SELECT id FROM postroom_idempotency_calls WHERE id = $1 AND epoch = $2 FOR SHARE) `
+// held selects the claim's record if its epoch is still the claim's.
+const held = `WITH c AS (SELECT id FROM postroom_idempotency_calls WHERE id = $1 AND epoch = $2) `
 
 func (c *sqlClaim) HandOver(ctx context.Context, i int, sendID string) error {
 	return c.exec(ctx, held+`

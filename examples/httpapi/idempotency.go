@@ -109,8 +109,10 @@ func newIdempotent(store idempotency.Store) *idempotent {
 }
 
 // maxIdempotentCalls bounds the idempotent calls in flight on a database:
-// each holds one connection for its whole length (the key's lock), and
-// half of the pool stays free for recording their recipients.
+// each holds one connection for its whole length (the key's lock, and its
+// records), and half of the pool stays free for the template lookups those
+// calls make meanwhile: with every connection held, they would wait for
+// each other for good.
 const maxIdempotentCalls = maxDBConns / 2
 
 // newIdempotencyStore returns the store of idempotent calls: in db when it
