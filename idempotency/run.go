@@ -73,7 +73,7 @@ func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
 // store's error in Result.Err) and Run returns every result together with
 // an error wrapping ErrStore. When ctx ends or the transport becomes
 // unusable, Run returns every result with the Mailer's error.
-func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postroom.Operation, call *postroom.Call) ([]postroom.Result, error) {
+func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postroom.Operation, call *postroom.Call) (results []postroom.Result, err error) {
 	if call == nil {
 		return nil, &postroom.ValidationError{Field: "call", Reason: "nil"}
 	}
@@ -89,13 +89,14 @@ func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postro
 	if err != nil {
 		return nil, err
 	}
-	results, err := run(ctx, c, m, op, call)
-	// Release even when ctx is done: a key left held until the connection
-	// is dropped would answer ErrInProgress meanwhile.
-	if rerr := c.Release(context.WithoutCancel(ctx)); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("%w: releasing the key: %w", ErrStore, rerr))
-	}
-	return results, err
+	// Release even when ctx is done or the transport panics: a key left
+	// held would answer ErrInProgress until the process ends.
+	defer func() {
+		if rerr := c.Release(context.WithoutCancel(ctx)); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("%w: releasing the key: %w", ErrStore, rerr))
+		}
+	}()
+	return run(ctx, c, m, op, call)
 }
 
 // run completes the call held by c: the recorded results, and a call of

@@ -115,3 +115,32 @@ func TestRunStoreFails(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReleasesOnPanic checks that a transport's panic, which the
+// Mailer re-raises, does not leave the key held.
+func TestRunReleasesOnPanic(t *testing.T) {
+	s, err := NewMemory(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMailer(t, postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { panic("transport bug") }), 1)
+	call := newCall("a@example.org")
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = Run(t.Context(), s, m, "k1", postroom.OpSend, call)
+		t.Error("Run did not re-raise the panic")
+	}()
+	h, err := HashCall(postroom.OpSend, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Claim(t.Context(), Key{AccountID: "acct", Key: "k1"}, h)
+	if err != nil {
+		t.Fatalf("Claim after the panic: %v, want the key free", err)
+	}
+	defer c.Release(t.Context())
+	// The message was handed over when the transport panicked.
+	if e := c.Entries(); len(e) != 1 || e[0].Final() || e[0].Result.SendID == "" {
+		t.Errorf("entries %+v, want recipient 0 handed over without a final result", e)
+	}
+}

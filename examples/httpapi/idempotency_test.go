@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/idempotency"
 )
 
 // keyedResponse is an answer to a call with Idempotency-Key headers.
@@ -158,5 +159,39 @@ func TestIdempotencyInProgress(t *testing.T) {
 	}
 	if r := mustPostKeyed(t, send, body, "k"); r.Status != http.StatusOK || !bytes.Equal(r.Body, first.Body) {
 		t.Errorf("after the first: %d %s, want %s", r.Status, r.Body, first.Body)
+	}
+}
+
+// TestIdempotencyBusy checks that past the bound on idempotent calls in
+// flight a call is answered 503 busy at once, not left waiting for a
+// database connection.
+func TestIdempotencyBusy(t *testing.T) {
+	mem, err := idempotency.NewMemory(idempotency.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, started, release := heldTransport()
+	store := &boundedStore{Store: mem, slots: make(chan struct{}, 1)}
+	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, handlerOptions{Idempotency: store}, defaultTimeouts)
+	send := url + "/api/1.0/message.send"
+	body := marshal(t, smallCall(1))
+	answered := make(chan *keyedResponse, 1)
+	go func() {
+		r, err := postKeyed(t.Context(), send, body, "first")
+		if err != nil {
+			r = &keyedResponse{response: response{Body: []byte(err.Error())}}
+		}
+		answered <- r
+	}()
+	<-started
+	if r := mustPostKeyed(t, send, body, "second"); r.Status != http.StatusServiceUnavailable || r.Error.Code != "busy" || r.RetryAfter == "" {
+		t.Errorf("past the bound: %d %s; want 503 busy with Retry-After", r.Status, r.Body)
+	}
+	close(release)
+	if r := <-answered; r.Status != http.StatusOK {
+		t.Fatalf("first call: %d %s", r.Status, r.Body)
+	}
+	if r := mustPostKeyed(t, send, body, "second"); r.Status != http.StatusOK {
+		t.Errorf("once the first is done: %d %s", r.Status, r.Body)
 	}
 }
