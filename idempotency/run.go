@@ -66,7 +66,11 @@ func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
 // send those again with a new key.
 //
 // Recorded results come back with their Status, Reason, Code and SendID,
-// the Email from call, and no Err.
+// the Email from call, and no Err. A retry whose recipients all have
+// recorded results does not reach the Mailer, so Options.Auth is not asked
+// again: the API key is part of the payload's Hash, so only a call with
+// the credentials the first was accepted with gets them (a key revoked
+// since still does, within the retention window).
 //
 // When the store fails mid-call (HandOver or Finish returns an error), the
 // messages not yet handed over are kept back (deferred, not-sent, with the

@@ -233,7 +233,8 @@ func loadEntries(ctx context.Context, tx *sql.Tx, id int64) ([]Entry, error) {
 }
 
 // Wait blocks until no call holds k, or ctx is done: it takes k's advisory
-// lock, waiting for it, and lets it go.
+// lock, waiting for it, and lets it go at once. A Claim of k in that
+// instant answers ErrInProgress.
 func (s *SQL) Wait(ctx context.Context, k Key) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
