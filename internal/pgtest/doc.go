@@ -15,8 +15,9 @@
 // # Which server
 //
 // If POSTROOM_TEST_DATABASE_URL is set, it is the DSN of a server the tests
-// may create and drop databases on (a superuser, or a role with CREATEDB),
-// and nothing is started. Otherwise pgtest looks for Debian's PostgreSQL
+// may create and drop databases on (PostgreSQL 13 or newer, for DROP
+// DATABASE ... WITH (FORCE); a superuser, or a role with CREATEDB), and
+// nothing is started. Otherwise pgtest looks for Debian's PostgreSQL
 // binaries (/usr/lib/postgresql/<version>/bin, the newest version found),
 // runs initdb into a fresh temporary folder and starts postgres on a free
 // port of 127.0.0.1, with its Unix socket in that folder too, fsync off

@@ -4,11 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -85,82 +81,6 @@ func TestDatabaseDroppedWhenTestEnds(t *testing.T) {
 		if databaseExists(t, name) {
 			t.Errorf("database %q still exists after its test ended", name)
 		}
-	}
-}
-
-func TestServerIsLocalAndUnprivileged(t *testing.T) {
-	db := New(t)
-	if os.Getenv(EnvURL) != "" {
-		t.Skipf("%s is set: the server is not started here", EnvURL)
-	}
-	var addr string
-	if err := db.QueryRowContext(t.Context(), "SELECT host(inet_server_addr())").Scan(&addr); err != nil {
-		t.Fatal(err)
-	}
-	if addr != "127.0.0.1" {
-		t.Errorf("server address %q; want 127.0.0.1", addr)
-	}
-	var dataDir string
-	if err := db.QueryRowContext(t.Context(), "SHOW data_directory").Scan(&dataDir); err != nil {
-		t.Fatal(err)
-	}
-	info, err := os.Stat(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := info.Sys().(*syscall.Stat_t).Uid
-	if os.Geteuid() == 0 && owner == 0 {
-		t.Errorf("data directory %s is owned by root; the server must not run as root", dataDir)
-	}
-	if os.Geteuid() != 0 && int(owner) != os.Geteuid() {
-		t.Errorf("data directory %s is owned by uid %d; want this process's %d", dataDir, owner, os.Geteuid())
-	}
-	if !strings.HasPrefix(dataDir, os.TempDir()) {
-		t.Errorf("data directory %s is not under %s", dataDir, os.TempDir())
-	}
-}
-
-// TestStartStop starts a second server, besides the binary's, and checks
-// that stop leaves nothing behind: no process, no listener, no folder.
-func TestStartStop(t *testing.T) {
-	s, err := start()
-	if err != nil {
-		unavailable(t, err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			s.stop()
-		}
-	})
-	db, err := sql.Open("pgx", s.dsn("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var one int
-	err = db.QueryRowContext(t.Context(), "SELECT 1").Scan(&one)
-	// An open session does not hold the stop up (fast shutdown).
-	if err != nil || one != 1 {
-		db.Close()
-		t.Fatalf("SELECT 1 = %d, %v", one, err)
-	}
-
-	stopped = true
-	if err := s.stop(); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
-	db.Close()
-	select {
-	case <-s.exited:
-	default:
-		t.Error("stop returned before the server exited")
-	}
-	if _, err := os.Stat(s.dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("folder %s after stop: %v; want it removed", s.dir, err)
-	}
-	if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))); err == nil {
-		c.Close()
-		t.Errorf("port %d still accepts connections after stop", s.port)
 	}
 }
 

@@ -56,7 +56,7 @@ type server struct {
 // start runs initdb in a new temporary folder and starts postgres on a free
 // loopback port. It returns errNotInstalled if the binaries are missing.
 func start() (*server, error) {
-	bin, err := findBin()
+	bin, err := findBin(debianBin)
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +230,9 @@ func (s *server) kill() {
 }
 
 // findBin returns the bin folder of the newest PostgreSQL installed the
-// Debian way, or errNotInstalled.
-func findBin() (string, error) {
-	dirs, _ := filepath.Glob(debianBin) // the pattern is valid
+// Debian way (pattern is debianBin, or a test's), or errNotInstalled.
+func findBin(pattern string) (string, error) {
+	dirs, _ := filepath.Glob(pattern) // the pattern is valid
 	dirs = slices.DeleteFunc(dirs, func(d string) bool {
 		_, errP := os.Stat(filepath.Join(d, "postgres"))
 		_, errI := os.Stat(filepath.Join(d, "initdb"))
