@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
@@ -193,5 +194,50 @@ func TestIdempotencyBusy(t *testing.T) {
 	}
 	if r := mustPostKeyed(t, send, body, "second"); r.Status != http.StatusOK {
 		t.Errorf("once the first is done: %d %s", r.Status, r.Body)
+	}
+}
+
+// countingDeletes counts DeleteExpired calls.
+type countingDeletes struct {
+	idempotency.Store
+	mu      sync.Mutex
+	deletes int
+}
+
+func (c *countingDeletes) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
+	c.mu.Lock()
+	c.deletes++
+	c.mu.Unlock()
+	return c.Store.DeleteExpired(ctx, before)
+}
+
+// TestIdempotencySweep checks that the records past the retention window
+// are deleted on a request, at most once an hour.
+func TestIdempotencySweep(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	mem, err := idempotency.NewMemory(idempotency.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingDeletes{Store: mem}
+	s := &idempotent{store: store, now: clock}
+	logger, _ := testLogger()
+	m, err := postroom.New(&countingTransport{sent: map[string]int{}}, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idempotency.Run(t.Context(), mem, m, "old", postroom.OpSend, smallCall(1)); err != nil {
+		t.Fatal(err)
+	}
+	s.sweep(t.Context(), logger) // the first request sweeps
+	now = now.Add(idempotency.DefaultRetention + time.Minute)
+	s.sweep(t.Context(), logger) // a day on: sweeps, the record goes
+	s.sweep(t.Context(), logger) // the same hour: does not
+	if store.deletes != 2 {
+		t.Errorf("%d sweeps, want 2", store.deletes)
+	}
+	if n, err := mem.DeleteExpired(t.Context(), now); err != nil || n != 0 {
+		t.Errorf("%d records left past the window (%v), want 0", n, err)
 	}
 }
