@@ -13,9 +13,11 @@
 //	{"status":"error","code":"...","message":"...","field":"..."}
 //
 // with code invalid_json, validation_error, no_recipients,
-// too_many_recipients, unknown_template or template_syntax (400),
-// invalid_key (401), not_found (404), method_not_allowed (405, with an
-// Allow header), timeout (408), too_large (413), unsupported_media_type
+// too_many_recipients, unknown_template, template_syntax or
+// invalid_idempotency_key (400), invalid_key (401), not_found (404),
+// method_not_allowed (405, with an Allow header), timeout (408),
+// idempotency_conflict or idempotency_in_progress (409, the latter with
+// Retry-After), too_large (413), unsupported_media_type
 // (415), internal (500, the detail only in the log), not_configured (501:
 // message.send_template on a server started without -templates or
 // -database-url) or busy
@@ -38,6 +40,15 @@
 // start), so instances behind a load balancer share them; see
 // database.go.
 //
+// A call with an Idempotency-Key header runs through idempotency.Run
+// (see idempotency.go): a retry with the same key and body gets the
+// recorded results and sends nothing again, on any instance sharing the
+// -database-url database (in memory without one); the same key with
+// another body is 409 idempotency_conflict, and while the first call runs
+// 409 idempotency_in_progress with Retry-After. A retry after an instance
+// died mid-call sends only to the recipients that had no result, and
+// reports those whose message was handed over unknown (interrupted).
+//
 // When the client goes away mid-call, the call stops (recipients not yet
 // handed over are deferred) and, since nobody reads the answer, every
 // recipient's result is logged, one record each with the request's
@@ -47,8 +58,8 @@
 // flight finish before the program exits.
 //
 // It imports only the module's public packages (postroom, transport,
-// templatestore), never internal/: it is what an application outside the
-// module can write. Nothing imports it.
+// templatestore, idempotency), never internal/: it is what an application
+// outside the module can write. Nothing imports it.
 package main
 
 import (

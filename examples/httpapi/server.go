@@ -182,11 +182,16 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
+	idem, err := newIdempotencyStore(cfg.DB)
+	if err != nil {
+		return nil, nil, errors.Join(err, cleanup())
+	}
 	return newHandler(m, logger, handlerOptions{
 		MaxBody:     cfg.MaxBody,
 		MaxInflight: cfg.MaxInflight,
 		Budget:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
 		Templates:   opts.Templates != nil,
+		Idempotency: idem,
 	}), cleanup, nil
 }
 
