@@ -135,6 +135,11 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("%d iframe targets for %d iframes", inFrames, len(frames))
 	}
 
+	// What the README shows: recipient 1, its missing param flagged, and
+	// the top of its message.
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`#r1`))); err != nil {
+		t.Fatal(err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/postroom/postroom"
@@ -54,9 +55,12 @@ func workloadBody(t *testing.T, n int) string {
 		delete(p, "first_name")
 		call.Recipients[1].Params = p
 	}
-	b, err := json.Marshal(call)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(call); err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return b.String()
 }
