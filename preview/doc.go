@@ -36,8 +36,10 @@
 // http.CrossOriginProtection, so that another site cannot submit the form
 // in an admin's browser.
 //
-// It never sends: Mailer.Preview makes no Transport call. It never imports
-// a transport, a template store or anything outside the standard library
-// but postroom itself; it keeps no state between requests (the call body
-// travels in the form), writes no file of its own and starts no goroutine.
+// It never sends: Mailer.Preview makes no Transport call. It imports the
+// standard library, postroom and postroom's template package (for the
+// line and column of a template error), never a transport, a template
+// store, a browser or anything from outside the module; it keeps no state
+// between requests (the call body travels in the form), writes no file of
+// its own and starts no goroutine.
 package preview
