@@ -118,9 +118,9 @@ func (h *Handler) preview(ctx context.Context, f *form) *pageData {
 		call.Message.TextTemplateID = f.TextTemplateID
 	}
 
-	picked, err := pick(f.Pick, f.Picked, len(call.Recipients))
-	if err != nil {
-		d.Problem = err.Error()
+	picked, problem := pick(f.Pick, f.Picked, len(call.Recipients))
+	if problem != "" {
+		d.Problem = problem
 		return d
 	}
 	if len(picked) == 0 {
@@ -255,23 +255,24 @@ func lineOf(s string, n int) string {
 }
 
 // pick reads the recipients picked: the text field's indices and ranges
-// ("0-4, 9") and the checkboxes, in ascending order without repeats.
-func pick(text string, boxes []string, n int) ([]int, error) {
+// ("0-4, 9") and the checkboxes, in ascending order without repeats, or
+// the problem to show the author.
+func pick(text string, boxes []string, n int) (picked []int, problem string) {
 	var out []int
-	add := func(i int) error {
+	add := func(i int) string {
 		if i < 0 || i >= n {
-			return fmt.Errorf("Recipient %d does not exist: the call has %d recipients (0 to %d).", i, n, n-1)
+			return fmt.Sprintf("Recipient %d does not exist: the call has %d recipients (0 to %d).", i, n, n-1)
 		}
 		out = append(out, i)
-		return nil
+		return ""
 	}
 	for _, b := range boxes {
 		i, err := strconv.Atoi(b)
 		if err != nil {
-			return nil, fmt.Errorf("Recipient %q is not an index.", b)
+			return nil, fmt.Sprintf("Recipient %q is not an index.", b)
 		}
-		if err := add(i); err != nil {
-			return nil, err
+		if p := add(i); p != "" {
+			return nil, p
 		}
 	}
 	for item := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == ',' || r == ' ' }) {
@@ -282,19 +283,17 @@ func pick(text string, boxes []string, n int) ([]int, error) {
 			b, err2 = strconv.Atoi(hi)
 		}
 		if err1 != nil || err2 != nil || b < a {
-			return nil, fmt.Errorf("Recipients %q: write indices and ranges, such as 0-4, 9.", text)
+			return nil, fmt.Sprintf("Recipients %q: write indices and ranges, such as 0-4, 9.", text)
 		}
-		if b-a > n {
-			b = a + n
-		}
+		b = min(b, a+n) // past n, add refuses the index
 		for i := a; i <= b; i++ {
-			if err := add(i); err != nil {
-				return nil, err
+			if p := add(i); p != "" {
+				return nil, p
 			}
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return slices.Compact(out), ""
 }
 
 // formatPick writes indices as pick reads them, with ranges.
