@@ -101,7 +101,10 @@ var errPreviewed = errors.New("postroom: previewed")
 //
 // Preview renders in the calling goroutine, one recipient after another,
 // and keeps every previewed recipient's parts (and messages, when asked):
-// choose a few recipients of a large call with o.Recipients.
+// choose a few recipients of a large call with o.Recipients. Like a call,
+// it reads 40 bytes of Options.Rand; with the same Options.Rand and
+// Options.Now as a Run, its messages are byte for byte the ones that Run
+// hands over.
 func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, o PreviewOptions) (*Preview, error) {
 	switch op {
 	case OpSend, OpSendTemplate:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -283,5 +284,28 @@ func TestPreviewQueued(t *testing.T) {
 	}
 	if got := p.Recipients[0].Result.Status; got != postroom.StatusQueued {
 		t.Errorf("status %s, want queued", got)
+	}
+}
+
+// BenchmarkPreview previews one recipient of the shared workload, and
+// every recipient of a 100-recipient call, with their message bytes.
+func BenchmarkPreview(b *testing.B) {
+	m, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+		b.Fatal("Preview called the transport")
+		return nil
+	}), postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 100} {
+		call := fixture.Shared(b).Call(n)
+		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Preview(b.Context(), postroom.OpSend, call, postroom.PreviewOptions{Message: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
