@@ -116,7 +116,8 @@ func TestPreviewWorkload(t *testing.T) {
 	}
 	mustContain(t, page,
 		`id="r0"`, `id="r1"`, `id="r2"`, `user000002@example.org`,
-		`value="0-2"`,
+		`<input type="checkbox" name="r" value="2" checked>`,
+		`<input type="checkbox" name="r" value="3"> `,
 		`<mark class="missing">first_name</mark>`,
 		`<code class="param missing">first_name</code>`,
 		`<span class="status status-sent">sent</span>`,
@@ -182,7 +183,15 @@ func TestPreviewPick(t *testing.T) {
 	srv := newServer(t, postroom.Options{}, preview.Options{MaxRecipients: 3, MaxListed: 4})
 	body := workloadBody(t, 10)
 	_, page := post(t, srv.URL, url.Values{"body": {body}, "r": {"7", "2"}, "recipients": {"0-1, 9"}})
-	mustContain(t, page, `id="r0"`, `id="r1"`, `id="r2"`, `2 picked beyond the limit are not shown`, `… and 6 more`, `value="0-2"`)
+	mustContain(t, page, `id="r0"`, `id="r1"`, `id="r2"`, `2 picked beyond the limit are not shown`, `… and 6 more`,
+		`<input id="pick" name="recipients" value=""`, `<input type="checkbox" name="r" value="1" checked>`)
+	// Unticking a box drops its recipient; the text field keeps the picks
+	// of recipients not listed.
+	_, page = post(t, srv.URL, url.Values{"body": {body}, "r": {"0", "2"}, "recipients": {"8"}})
+	mustContain(t, page, `id="r0"`, `id="r2"`, `id="r8"`, `<input id="pick" name="recipients" value="8"`)
+	if strings.Contains(page, `id="r1"`) {
+		t.Error("recipient 1 shown, not picked")
+	}
 	for _, absent := range []string{`id="r7"`, `id="r9"`} {
 		if strings.Contains(page, absent) {
 			t.Errorf("%s shown beyond MaxRecipients", absent)

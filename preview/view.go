@@ -132,7 +132,15 @@ func (h *Handler) preview(ctx context.Context, f *form) *pageData {
 		d.Dropped = len(picked) - h.opts.MaxRecipients
 		picked = picked[:h.opts.MaxRecipients]
 	}
-	d.Pick = formatPick(picked)
+	// The checkboxes show the picks from now on (so that unticking one
+	// drops it); the text field keeps those of recipients not listed.
+	var unlisted []int
+	for _, i := range picked {
+		if i >= h.opts.MaxListed {
+			unlisted = append(unlisted, i)
+		}
+	}
+	d.Pick = formatPick(unlisted)
 	for i, r := range call.Recipients {
 		if i == h.opts.MaxListed {
 			d.Unlisted = len(call.Recipients) - i
