@@ -2,9 +2,12 @@ package preview_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,7 +66,14 @@ func newBrowser(t *testing.T) context.Context {
 func TestBrowser(t *testing.T) {
 	ctx := newBrowser(t)
 	srv := newServer(t, postroom.Options{}, preview.Options{})
-	body := workloadBody(t, 3)
+	// A remote image in the html: the page's policy must keep the
+	// browser from fetching it (no request leaves the page's origin).
+	var remoteHits atomic.Int64
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		remoteHits.Add(1)
+	}))
+	defer remote.Close()
+	body := strings.Replace(workloadBody(t, 3), "</body>", `<img id=\"remote\" src=\"`+remote.URL+`/pixel.png\"></body>`, 1)
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+prefix+"/"),
@@ -130,6 +140,9 @@ func TestBrowser(t *testing.T) {
 		if width <= 0 {
 			t.Errorf("iframe %s: the logo did not load (naturalWidth %d)", info.TargetID, width)
 		}
+	}
+	if n := remoteHits.Load(); n != 0 {
+		t.Errorf("the browser fetched the message's remote image %d times", n)
 	}
 	if inFrames != len(frames) {
 		t.Errorf("%d iframe targets for %d iframes", inFrames, len(frames))
