@@ -110,7 +110,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // post previews the call of a submitted form.
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes+1<<20)
-	err := r.ParseMultipartForm(1 << 20)
+	// The whole form is kept in memory (it is bounded above), so that no
+	// upload is spooled to a temporary file.
+	err := r.ParseMultipartForm(h.opts.MaxBodyBytes + 1<<20)
 	if errors.Is(err, http.ErrNotMultipart) {
 		err = r.ParseForm()
 	}
