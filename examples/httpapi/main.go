@@ -57,9 +57,13 @@
 // SIGINT or SIGTERM stops accepting new connections and lets the calls in
 // flight finish before the program exits.
 //
+// With -preview it also serves the preview page (package preview) at
+// /preview/: a call pasted there is rendered for each recipient and never
+// sent.
+//
 // It imports only the module's public packages (postroom, transport,
-// templatestore, idempotency), never internal/: it is what an application
-// outside the module can write. Nothing imports it.
+// templatestore, idempotency, preview), never internal/: it is what an
+// application outside the module can write. Nothing imports it.
 package main
 
 import (

@@ -37,6 +37,7 @@ type config struct {
 	NoAuth        bool
 	MaxBody       int64
 	MaxInflight   int64 // bytes of request bodies in flight (see inflight)
+	Preview       bool  // serve the preview page at /preview/ (see preview.go)
 	Timeouts      timeouts
 	// DatabaseURL is PostgreSQL's DSN, from -database-url or
 	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
@@ -98,6 +99,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
+	fs.BoolVar(&cfg.Preview, "preview", false, "serve the preview page at /preview/: what a call would send, rendered, without sending")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -186,13 +188,17 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
-	return newHandler(m, logger, handlerOptions{
+	h := newHandler(m, logger, handlerOptions{
 		MaxBody:     cfg.MaxBody,
 		MaxInflight: cfg.MaxInflight,
 		Budget:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
 		Templates:   opts.Templates != nil,
 		Idempotency: idem,
-	}), cleanup, nil
+	})
+	if cfg.Preview {
+		h = withPreview(h, m, cfg.MaxBody, logger)
+	}
+	return h, cleanup, nil
 }
 
 // readKeys reads a -keys file: {"account-id": ["key", ...], ...}.
