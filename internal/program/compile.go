@@ -16,6 +16,8 @@ type prog struct {
 	// params are the block parameters (as |a b|) of the program; only the
 	// first two ever receive a value, as in raymond.
 	params []string
+	// defs are the inline partials the program defines (see scoped).
+	defs []inlineDef
 }
 
 type opKind uint8
@@ -24,6 +26,7 @@ const (
 	opText  opKind = iota // write text
 	opValue               // write the value of e, escaped when esc
 	opBlock               // run blk
+	opPartial             // run part (partial.go)
 )
 
 type op struct {
@@ -32,6 +35,7 @@ type op struct {
 	text string
 	e    *expr
 	blk  *block
+	part *partialOp
 }
 
 // block is a compiled ast.BlockStatement.
@@ -123,6 +127,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 		return nil, err
 	}
 	p = &Program{body: body, opts: opts, depth: depth, paths: len(c.missing)}
+	p.refs, p.inline = c.finishRefs()
 	p.static, p.isStat = staticText(body)
 	return p, nil
 }
@@ -198,6 +203,12 @@ type compiler struct {
 	// missing numbers the distinct paths of output mustaches (expr.orig),
 	// so that a render notes each missing path once in constant time.
 	missing map[string]int
+	// refs lists the partials used, refIndex finds them by name; inline
+	// holds the names of the inline partials defined (partial.go).
+	refs        []PartialRef
+	refIndex    map[string]int
+	inline      map[string]bool
+	inlineOrder []string
 }
 
 // tick counts a node compiled and returns ctx's error, checked every 1024
@@ -276,7 +287,11 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 			}
 			p.ops = append(p.ops, op{kind: opBlock, blk: b})
 		case *ast.PartialStatement:
-			return nil, c.errAt(st, "partials are not supported")
+			pc, err := c.partial(st, st.Name, st.Params, st.Hash, st.Indent, nil)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opPartial, part: pc})
 		default:
 			return nil, c.errAt(st, "unsupported statement %s", st)
 		}

@@ -149,6 +149,10 @@ type Data struct {
 	// successful Append adds its output. Append only adds: the caller resets
 	// it along with Missing.
 	Written int
+	// Partials is the call's table of the partials that {{> name}} renders,
+	// shared read-only by every render of the call. nil: none; a partial
+	// that is neither in it nor inline in scope is a render error.
+	Partials *Partials
 }
 
 // Program is a compiled template: a flat list of literal bytes and value and
@@ -163,6 +167,9 @@ type Program struct {
 	depth int
 	// paths is the number of distinct paths of output mustaches.
 	paths int
+	// refs are the partials the program names, inline those it defines.
+	refs   []PartialRef
+	inline []string
 }
 
 // Static reports the template's whole output when it contains no mustache,
