@@ -52,6 +52,7 @@ const (
 	exLit                    // a literal value, as a helper argument
 	exField                  // a literal in helper-name position: a field of the current context
 	exHelper                 // call helper with args
+	exCustom                 // call custom with args (custom.go)
 )
 
 // expr is a compiled expression, subexpression or helper argument.
@@ -61,6 +62,7 @@ type expr struct {
 	lit    any    // exLit
 	field  string // exField
 	helper helperID
+	custom *Helper
 	args   []*expr
 	// hash holds the hash values, evaluated as raymond does (for errors and
 	// {{log}} side effects); hashKeys their keys. Only includeZero (of if and
@@ -121,7 +123,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}}
+	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}, helpers: opts.Helpers}
 	body, err := c.program(tree, false)
 	if err != nil {
 		return nil, err
@@ -205,6 +207,7 @@ type compiler struct {
 	missing map[string]int
 	// refs lists the partials used, refIndex finds them by name; inline
 	// holds the names of the inline partials defined (partial.go).
+	helpers     map[string]*Helper
 	refs        []PartialRef
 	refIndex    map[string]int
 	inline      map[string]bool
@@ -326,6 +329,9 @@ const (
 )
 
 func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
+	if name, h := c.customHelper(n); h != nil {
+		return c.customCall(n, name, h, pos)
+	}
 	name := n.HelperName()
 	if id, ok := helperIDs[name]; ok && name != "" {
 		return c.helperCall(n, id, pos)

@@ -234,6 +234,8 @@ func (s *state) write(v any, esc bool) error {
 		return s.writeString(x, esc)
 	case nil:
 		return nil
+	case Raw:
+		return s.writeString(string(x), false)
 	case rootT:
 		v = s.rootMap()
 	}
@@ -294,6 +296,9 @@ func (s *state) eval(e *expr) (any, error) {
 		v, _ := fieldOf(s.ctx[len(s.ctx)-1], e.field, s.d)
 		return v, nil
 	}
+	if e.kind == exCustom {
+		return s.custom(e, nil)
+	}
 	base := len(s.args)
 	defer func() { clear(s.args[base:]); s.args = s.args[:base] }()
 	for _, a := range e.args {
@@ -332,6 +337,9 @@ func (s *state) eval(e *expr) (any, error) {
 // block runs a block statement.
 func (s *state) block(b *block) error {
 	e := b.e
+	if e.kind == exCustom {
+		return s.customBlock(b)
+	}
 	if e.kind != exHelper {
 		v, err := s.eval(e)
 		if err != nil {

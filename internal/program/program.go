@@ -50,6 +50,11 @@ type Options struct {
 	// must not keep args. nil: the arguments are discarded. Nothing is ever
 	// written to the log package.
 	Log func(args []any)
+	// Helpers are the caller's own helpers by name (custom.go): a name in
+	// helper position that is a key of Helpers calls that helper, even with
+	// no arguments. nil: none. Compile does not copy the map: it must not
+	// change while Programs compiled with it are in use.
+	Helpers map[string]*Helper
 }
 
 // MaxNesting is the deepest nesting of blocks and subexpressions Compile
