@@ -23,10 +23,10 @@ type prog struct {
 type opKind uint8
 
 const (
-	opText  opKind = iota // write text
-	opValue               // write the value of e, escaped when esc
-	opBlock               // run blk
-	opPartial             // run part (partial.go)
+	opText    opKind = iota // write text
+	opValue                 // write the value of e, escaped when esc
+	opBlock                 // run blk
+	opPartial               // run part (partial.go)
 )
 
 type op struct {
