@@ -108,7 +108,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	toks := lexer.Collect(src)
+	toks := lex(src, lexRaymond)
 	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
 		return nil, err
