@@ -108,7 +108,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	toks := lex(src, lexRaymond)
+	toks := lex(src, lexExtended)
 	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,9 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 		switch tok.Kind {
 		case lexer.TokenError:
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
-		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock:
+		case tokenOpenDecorator:
+			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "decorators ({{*name}}) are not supported"}
+		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock, tokenOpenPartialBlock, tokenOpenDecoratorBlock:
 			chains = append(chains, 0)
 			depth++
 		case lexer.TokenOpenInverseChain:
@@ -248,6 +250,7 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 	// contents (split by comments or \{{ escapes) become one opText, joined
 	// once rather than with += (quadratic in their number).
 	var text []string
+	var defs []inlineDef // the program's inline partials
 	flush := func() {
 		switch len(text) {
 		case 0:
@@ -284,6 +287,22 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 			}
 			p.ops = append(p.ops, op{kind: opValue, e: e, esc: c.html && !st.Unescaped})
 		case *ast.BlockStatement:
+			switch st.NodeType {
+			case nodePartialBlock:
+				pc, err := c.partialBlock(st)
+				if err != nil {
+					return nil, err
+				}
+				p.ops = append(p.ops, op{kind: opPartial, part: pc})
+				continue
+			case nodeDecoratorBlock:
+				d, err := c.inlinePartial(st)
+				if err != nil {
+					return nil, err
+				}
+				defs = append(defs, d)
+				continue
+			}
 			b, err := c.block(st)
 			if err != nil {
 				return nil, err
@@ -300,7 +319,7 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 		}
 	}
 	flush()
-	return p, nil
+	return scoped(p, defs), nil
 }
 
 func (c *compiler) block(n *ast.BlockStatement) (*block, error) {

@@ -168,3 +168,45 @@ func scoped(p *prog, defs []inlineDef) *prog {
 	inner := &prog{ops: p.ops}
 	return &prog{params: p.params, defs: defs, ops: []op{{kind: opPartial, part: &partialOp{kind: partScope, body: inner, defs: defs}}}}
 }
+
+// partialBlock compiles {{#> name [ctx] [k=v ...]}}content{{/name}}.
+func (c *compiler) partialBlock(n *ast.BlockStatement) (*partialOp, error) {
+	body, err := c.program(n.Program, true)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		body = &prog{}
+	}
+	e := n.Expression
+	return c.partial(n, e.Path, e.Params, e.Hash, "", body)
+}
+
+// inlinePartial compiles {{#*inline "name"}}content{{/inline}}, the one
+// decorator supported.
+func (c *compiler) inlinePartial(n *ast.BlockStatement) (inlineDef, error) {
+	e := n.Expression
+	switch {
+	case e.HelperName() != "inline":
+		return inlineDef{}, c.errAt(n, "decorator %q is not supported: the only decorator is inline ({{#*inline \"name\"}}...{{/inline}})", e.Canonical())
+	case len(e.Params) != 1 || e.Hash != nil:
+		return inlineDef{}, c.errAt(n, "inline takes one argument, the partial's name as a string")
+	case n.Inverse != nil:
+		return inlineDef{}, c.errAt(n, "an inline partial has no {{else}}")
+	case n.Program != nil && len(n.Program.BlockParams) > 0:
+		return inlineDef{}, c.errAt(n, "an inline partial has no block parameters")
+	}
+	name, ok := e.Params[0].(*ast.StringLiteral)
+	if !ok {
+		return inlineDef{}, c.errAt(e.Params[0], "the name of an inline partial must be a string")
+	}
+	body, err := c.program(n.Program, true)
+	if err != nil {
+		return inlineDef{}, err
+	}
+	if body == nil {
+		body = &prog{}
+	}
+	c.defineInline(name.Value)
+	return inlineDef{name: name.Value, body: body}, nil
+}

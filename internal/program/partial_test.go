@@ -204,3 +204,123 @@ func TestPartialsConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPartialBlocks holds the cases of handlebars.js 4.7's spec/partials.js
+// on partial blocks and inline partials, with their expected output. Where
+// a case runs {{#with .}} over an empty root, the root holds x: an empty
+// object is false for raymond's with (a difference of its own).
+func TestPartialBlocks(t *testing.T) {
+	ctxSuccess := map[string]any{"context": map[string]any{"value": "success"}}
+	valueSuccess := map[string]any{"value": "success"}
+	x := map[string]any{"x": 1}
+	for _, tc := range []struct {
+		name     string
+		src      string
+		partials map[string]string
+		params   map[string]any
+		want     string
+	}{
+		{"partial block as default", "{{#> dude}}success{{/dude}}", nil, nil, "success"},
+		{"default block with proper context", "{{#> dude context}}{{value}}{{/dude}}", nil, ctxSuccess, "success"},
+		{"block parameters in the default block", "{{#with context as |me|}}{{#> dude}}{{me.value}}{{/dude}}{{/with}}", nil, ctxSuccess, "success"},
+		{"no partial block if the partial exists", "{{#> dude}}fail{{/dude}}", map[string]string{"dude": "success"}, nil, "success"},
+		{"block from partial", "{{#> dude}}success{{/dude}}", map[string]string{"dude": "{{> @partial-block }}"}, nil, "success"},
+		// The spec separates the two with a space, which raymond's whitespace
+		// control strips (it takes the partial for a standalone one).
+		{"partial-block twice", "{{#> dude}}success{{/dude}}", map[string]string{"dude": "{{> @partial-block }}-{{> @partial-block }}"}, nil, "success-success"},
+		{"block from partial with context", "{{#> dude}}{{value}}{{/dude}}", map[string]string{"dude": "{{#with context}}{{> @partial-block }}{{/with}}"}, ctxSuccess, "success"},
+		{"@data frame from a partial-block", "{{#> dude}}in-block: {{@root/value}}{{/dude}}", map[string]string{"dude": "<code>before-block: {{@root/value}} {{>   @partial-block }}</code>"},
+			valueSuccess, "<code>before-block: success in-block: success</code>"},
+		{"each with partial-blocks", "<template>{{#> list value}}value = {{.}}{{/list}}</template>", map[string]string{"list": "<list>{{#each .}}<item>{{> @partial-block}}</item>{{/each}}</list>"},
+			map[string]any{"value": []any{"a", "b", "c"}}, "<template><list><item>value = a</item><item>value = b</item><item>value = c</item></list></template>"},
+		{"block from partial with context twice", "{{#> dude}}{{value}}{{/dude}}", map[string]string{"dude": "{{#with context}}{{> @partial-block }} {{> @partial-block }}{{/with}}"}, ctxSuccess, "success success"},
+		{"block from partial with parent context", "{{#> dude}}{{../context/value}}{{/dude}}", map[string]string{"dude": "{{#with context}}{{> @partial-block }}{{/with}}"}, ctxSuccess, "success"},
+		{"block from partial with block params", "{{#with context as |me|}}{{#> dude}}{{me.value}}{{/dude}}{{/with}}", map[string]string{"dude": "{{> @partial-block }}"}, ctxSuccess, "success"},
+		{"nested partial blocks", "<template>{{#> outer}}{{value}}{{/outer}}</template>", map[string]string{
+			"outer":  "<outer>{{#> nested}}<outer-block>{{> @partial-block}}</outer-block>{{/nested}}</outer>",
+			"nested": "<nested>{{> @partial-block}}</nested>"}, valueSuccess,
+			"<template><outer><nested><outer-block>success</outer-block></nested></outer></template>"},
+		{"nested partial blocks at different levels", "<template>{{#> outer}}{{value}}{{/outer}}</template>", map[string]string{
+			"outer":  "<outer>{{#> nested}}<outer-block>{{> @partial-block}}</outer-block>{{/nested}}{{> @partial-block}}</outer>",
+			"nested": "<nested>{{> @partial-block}}</nested>"}, valueSuccess,
+			"<template><outer><nested><outer-block>success</outer-block></nested>success</outer></template>"},
+		{"nested partial blocks twice at each level", "<template>{{#> outer}}{{value}}{{/outer}}</template>", map[string]string{
+			"outer":  "<outer>{{#> nested}}<outer-block>{{> @partial-block}} {{> @partial-block}}</outer-block>{{/nested}}</outer>",
+			"nested": "<nested>{{> @partial-block}}{{> @partial-block}}</nested>"}, valueSuccess,
+			"<template><outer><nested><outer-block>success success</outer-block><outer-block>success success</outer-block></nested></outer></template>"},
+		{"inline partials for template", `{{#*inline "myPartial"}}success{{/inline}}{{> myPartial}}`, nil, nil, "success"},
+		{"inline partial overwritten", `{{#*inline "myPartial"}}fail{{/inline}}{{#*inline "myPartial"}}success{{/inline}}{{> myPartial}}`, nil, nil, "success"},
+		{"inline partials for block", `{{#with .}}{{#*inline "myPartial"}}success{{/inline}}{{> myPartial}}{{/with}}`, nil, x, "success"},
+		{"inline overrides the table", `{{#*inline "myPartial"}}success{{/inline}}{{> myPartial}}`, map[string]string{"myPartial": "fail"}, nil, "success"},
+		{"inline overrides template partials", `{{#*inline "myPartial"}}fail{{/inline}}{{#with .}}{{#*inline "myPartial"}}success{{/inline}}{{> myPartial}}{{/with}}`, nil, x, "success"},
+		{"inline down the entire stack", `{{#with .}}{{#*inline "myPartial"}}success{{/inline}}{{#with .}}{{#with .}}{{> myPartial}}{{/with}}{{/with}}{{/with}}`, nil, x, "success"},
+		{"inline partials for partial call", `{{#*inline "myPartial"}}success{{/inline}}{{> dude}}`, map[string]string{"dude": "{{> myPartial }}"}, nil, "success"},
+		{"inline partials in partial block call", `{{#> dude}}{{#*inline "myPartial"}}success{{/inline}}{{/dude}}`, map[string]string{"dude": "{{> myPartial }}"}, nil, "success"},
+		{"nested inline partials", `{{#*inline "outer"}}{{#>inner}}<outer-block>{{>@partial-block}}</outer-block>{{/inner}}{{/inline}}` +
+			`{{#*inline "inner"}}<inner>{{>@partial-block}}</inner>{{/inline}}{{#>outer}}{{value}}{{/outer}}`, nil, valueSuccess,
+			"<inner><outer-block>success</outer-block></inner>"},
+		{"nested inline partials at different levels", `{{#*inline "outer"}}{{#>inner}}<outer-block>{{>@partial-block}}</outer-block>{{/inner}}{{>@partial-block}}{{/inline}}` +
+			`{{#*inline "inner"}}<inner>{{>@partial-block}}</inner>{{/inline}}{{#>outer}}{{value}}{{/outer}}`, nil, valueSuccess,
+			"<inner><outer-block>success</outer-block></inner>success"},
+		{"nested inline partials twice at each level", `{{#*inline "outer"}}{{#>inner}}<outer-block>{{>@partial-block}} {{>@partial-block}}</outer-block>{{/inner}}{{/inline}}` +
+			`{{#*inline "inner"}}<inner>{{>@partial-block}}{{>@partial-block}}</inner>{{/inline}}{{#>outer}}{{value}}{{/outer}}`, nil, valueSuccess,
+			"<inner><outer-block>success success</outer-block><outer-block>success success</outer-block></inner>"},
+		// Our own: the layout pattern of an email.
+		{"layout", "{{#> layout heading=subject}}\n{{#*inline \"body\"}}\n<p>Hi {{name}}</p>\n{{/inline}}\n{{/layout}}\n",
+			map[string]string{"layout": "<html><title>{{heading}}</title>\n<body>\n  {{> body}}\n</body></html>\n"},
+			map[string]any{"subject": "Order", "name": "Ann"},
+			"<html><title>Order</title>\n<body>\n  <p>Hi Ann</p>\n</body></html>\n"},
+		{"standalone partial block lines", "a\n{{#> p}}\nx\n{{/p}}\nb", nil, nil, "a\nx\nb"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := renderWith(t, HTML, tc.src, tc.partials, tc.params)
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInlinePartialErrors(t *testing.T) {
+	t.Run("out of scope", func(t *testing.T) {
+		_, _, err := renderWith(t, HTML, `{{#with .}}{{#*inline "myPartial"}}success{{/inline}}{{/with}}{{> myPartial}}`, nil, map[string]any{"x": 1})
+		var re *RenderError
+		if !errors.As(err, &re) {
+			t.Fatalf("err = %v, want a *RenderError", err)
+		}
+	})
+	for _, tc := range []struct{ name, src string }{
+		{"other decorator", `{{#*deco "x"}}y{{/deco}}`},
+		{"decorator mustache", `{{*deco}}`},
+		{"inline without a name", `{{#*inline}}y{{/inline}}`},
+		{"inline with a path name", `{{#*inline x}}y{{/inline}}`},
+		{"inline with else", `{{#*inline "x"}}y{{else}}z{{/inline}}`},
+		{"partial block with else", `{{#> x}}y{{else}}z{{/x}}`},
+		{"partial block closed by another name", `{{#> x}}y{{/z}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile(t.Context(), tc.src, Options{Mode: HTML})
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Line != 1 {
+				t.Fatalf("Compile(%q) = %v, want an *Error at line 1", tc.src, err)
+			}
+		})
+	}
+}
+
+func TestInlineRefs(t *testing.T) {
+	p, err := Compile(t.Context(), `{{#> layout}}{{#*inline "body"}}x{{/inline}}{{/layout}}{{> body}}{{> footer}}`, Options{Mode: HTML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PartialRef{{Name: "layout", Line: 1, Column: 1, Optional: true}, {Name: "body", Line: 1, Column: 56, Optional: true}, {Name: "footer", Line: 1, Column: 66}}
+	if got := p.Partials(); !slices.Equal(got, want) {
+		t.Errorf("Partials() = %+v\nwant %+v", got, want)
+	}
+	if got := p.Inline(); !slices.Equal(got, []string{"body"}) {
+		t.Errorf("Inline() = %q", got)
+	}
+}
