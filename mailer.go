@@ -58,6 +58,9 @@ func New(t Transport, opts Options) (*Mailer, error) {
 			*f.v = f.def
 		}
 	}
+	if err := opts.checkHelpers(); err != nil {
+		return nil, err
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/postroom/postroom/internal/program"
 )
 
 // Defaults of the Options limits.
@@ -86,4 +88,20 @@ type Options struct {
 	// call, read under no lock from the calling goroutine. Nil means
 	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
 	Rand io.Reader
+
+	// --- Partials and helpers (partials.go, helpers.go) ---
+
+	// Helpers are the Mailer's own template helpers, by the name templates
+	// call them by ({{money total currency}}): build each with HelperFunc1
+	// and its siblings. A name must be an identifier that is not a
+	// built-in helper's. New copies the map. Nil means none.
+	Helpers map[string]Helper
+
+	// MaxPartialDepth is the longest chain of partials a template may
+	// call ({{> a}} whose a calls {{> b}} is a chain of 2); a longer one
+	// fails the call with a ValidationError. Zero means 8.
+	MaxPartialDepth int
+
+	// programHelpers is Helpers as the evaluator takes them, set by New.
+	programHelpers map[string]*program.Helper
 }

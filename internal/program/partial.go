@@ -65,6 +65,9 @@ type PartialRef struct {
 // and never @partial-block. The slice is p's: do not modify it.
 func (p *Program) Partials() []PartialRef { return p.refs }
 
+// Mode returns the mode p was compiled in.
+func (p *Program) Mode() Mode { return p.opts.Mode }
+
 // Inline returns the names of the inline partials p defines, each once. A
 // partial rendered from p may use them. The slice is p's: do not modify it.
 func (p *Program) Inline() []string { return p.inline }
