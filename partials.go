@@ -21,6 +21,39 @@ import (
 // DefaultMaxPartialDepth is the default of Options.MaxPartialDepth.
 const DefaultMaxPartialDepth = 8
 
+// Partial errors, each the Err of a PartialChainError. Both wrap
+// ErrTemplateSyntax.
+var (
+	// ErrPartialCycle: partials call each other in a cycle ({{> a}} in b
+	// and {{> b}} in a), which would render for ever.
+	ErrPartialCycle = fmt.Errorf("%w: partials call each other in a cycle", ErrTemplateSyntax)
+	// ErrPartialTooDeep: a chain of partials is longer than
+	// Options.MaxPartialDepth.
+	ErrPartialTooDeep = fmt.Errorf("%w: partials nested too deep", ErrTemplateSyntax)
+)
+
+// PartialChainError is the Err of a ValidationError about a partial: the
+// chain of partials from the template of the ValidationError's Field to
+// the one at fault, and what is wrong with it. A PartialChainError is
+// immutable.
+type PartialChainError struct {
+	// Chain holds the partials' names, from the one the template calls to
+	// the one at fault: ["layout", "footer"] for a footer that layout
+	// calls. For a cycle, the last name is also an earlier one.
+	Chain []string
+	// Err is ErrTemplateNotFound (the store has no such partial),
+	// ErrPartialCycle, ErrPartialTooDeep, or an error wrapping
+	// ErrTemplateSyntax (the partial does not compile).
+	Err error
+}
+
+func (e *PartialChainError) Error() string {
+	return "postroom: partial " + strings.Join(e.Chain, " > ") + ": " + e.Err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *PartialChainError) Unwrap() error { return e.Err }
+
 // partialRoot is one of a call's templates, compiled, with the field its
 // errors name.
 type partialRoot struct {
@@ -68,6 +101,7 @@ type linker struct {
 
 type missingPartial struct {
 	field, chain, name, reason string
+	names                      []string
 }
 
 // linkPartials fetches, compiles and checks the partials that the call's
@@ -98,7 +132,8 @@ func (m *Mailer) linkPartials(ctx context.Context, account string, t *templates,
 		if l.inline[mp.name] {
 			continue
 		}
-		l.errs = append(l.errs, &ValidationError{Field: mp.field, Reason: fmt.Sprintf("partial %q %s (%s)", mp.name, mp.reason, mp.chain), Err: ErrTemplateNotFound})
+		l.errs = append(l.errs, &ValidationError{Field: mp.field, Reason: fmt.Sprintf("partial %q %s (%s)", mp.name, mp.reason, mp.chain),
+			Err: &PartialChainError{Chain: mp.names, Err: ErrTemplateNotFound}})
 	}
 	if len(l.errs) > 0 {
 		return errors.Join(l.errs...)
@@ -115,13 +150,16 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 	}
 	mode := p.Mode()
 	for _, ref := range p.Partials() {
-		path := strings.Join(append(chain[:len(chain):len(chain)], ref.Name), " > ")
+		next := append(chain[:len(chain):len(chain)], ref.Name)
+		path := strings.Join(next, " > ")
 		if slices.Contains(chain[1:], ref.Name) {
-			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials call each other in a cycle (%s)", path), Err: ErrTemplateSyntax})
+			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials call each other in a cycle (%s)", path),
+				Err: &PartialChainError{Chain: next[1:], Err: ErrPartialCycle}})
 			continue
 		}
 		if len(chain) > l.m.opts.MaxPartialDepth {
-			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials nested deeper than %d (%s)", l.m.opts.MaxPartialDepth, path), Err: ErrTemplateSyntax})
+			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials nested deeper than %d (%s)", l.m.opts.MaxPartialDepth, path),
+				Err: &PartialChainError{Chain: next[1:], Err: ErrPartialTooDeep}})
 			continue
 		}
 		src, err := l.source(ref.Name)
@@ -130,7 +168,7 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 		}
 		if src.missing != "" {
 			if !ref.Optional {
-				l.missing = append(l.missing, missingPartial{field: field, chain: path, name: ref.Name, reason: src.missing})
+				l.missing = append(l.missing, missingPartial{field: field, chain: path, name: ref.Name, reason: src.missing, names: next[1:]})
 			}
 			continue
 		}
@@ -142,7 +180,7 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 		pp, ok := l.compiled[key]
 		if !ok {
 			var err error
-			if pp, err = l.compile(field, path, key, src.src); err != nil {
+			if pp, err = l.compile(field, path, next[1:], key, src.src); err != nil {
 				return err
 			}
 			l.compiled[key] = pp
@@ -153,7 +191,7 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 		if pp == nil {
 			continue
 		}
-		if err := l.walk(field, pp, append(chain[:len(chain):len(chain)], ref.Name)); err != nil {
+		if err := l.walk(field, pp, next); err != nil {
 			return err
 		}
 	}
@@ -189,7 +227,7 @@ func (l *linker) source(name string) (partialSource, error) {
 
 // compile compiles a partial in the mode of the template that calls it;
 // a compile error is reported once per field and partial.
-func (l *linker) compile(field, path string, key partialKey, src string) (*program.Program, error) {
+func (l *linker) compile(field, path string, names []string, key partialKey, src string) (*program.Program, error) {
 	p, err := program.Compile(l.ctx, src, l.m.programOptions(key.mode))
 	if err == nil {
 		return p, nil
@@ -199,7 +237,7 @@ func (l *linker) compile(field, path string, key partialKey, src string) (*progr
 	}
 	if k := field + "\x00" + key.name; !l.reported[k] {
 		l.reported[k] = true
-		l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partial %q (%s): %s", key.name, path, templateReason(err)), Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)})
+		l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partial %q (%s): %s", key.name, path, templateReason(err)), Err: &PartialChainError{Chain: names, Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)}})
 	}
 	return nil, nil
 }
