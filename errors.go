@@ -17,8 +17,9 @@ var (
 	// naming message.html_template_id or message.text_template_id.
 	ErrTemplateNotFound = errors.New("postroom: template not found")
 	// ErrTemplateSyntax: a template (subject, html, text or a header value)
-	// does not compile: a syntax error, an unknown helper, a partial, or a
-	// limit passed. The Mailer wraps it in a ValidationError naming the part
+	// does not compile: a syntax error, an unknown helper, a helper called
+	// with the wrong number of arguments, a partial that does not compile
+	// or calls itself, or a limit passed. The Mailer wraps it in a ValidationError naming the part
 	// and the position.
 	ErrTemplateSyntax = errors.New("postroom: template error")
 	// ErrNoRecipients: the call has no recipients.
