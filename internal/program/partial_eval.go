@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // Partials, render side: the call's table, and the evaluation of partial
@@ -195,8 +196,13 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 	if len(pc.hash) == 0 {
 		return c, nil
 	}
-	m := map[string]any{}
-	switch x := s.valueOf(c).(type) {
+	base := s.valueOf(c)
+	n := len(pc.hash)
+	if x, ok := base.(map[string]any); ok {
+		n += len(x)
+	}
+	m := make(map[string]any, n)
+	switch x := base.(type) {
 	case map[string]any:
 		s.steps -= len(x)
 		for k, v := range x {
@@ -227,6 +233,10 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 	return m, nil
 }
 
+// stackRoom is the room made on the context and block parameter stacks
+// before a partial starts its own past the caller's.
+const stackRoom = 8
+
 // runPartial renders body, a partial, with context c. As in handlebars.js
 // without the compat option, the partial sees c alone: ../ finds nothing
 // above it, and the caller's block parameters are out of scope; @index
@@ -235,9 +245,11 @@ func (s *state) runPartial(body *prog, base int, c any) error {
 	if s.part.depth >= MaxPartialNesting {
 		return &RenderError{Msg: fmt.Sprintf("partials nested deeper than %d", MaxPartialNesting)}
 	}
+	// The partial's stacks start past the caller's, in the same arrays,
+	// grown first so that they keep the room for the next call: the
+	// caller's entries stay as they are.
+	s.ctx, s.bps = slices.Grow(s.ctx, stackRoom), slices.Grow(s.bps, stackRoom)
 	outerCtx, outerBps, outerBase := s.ctx, s.bps, s.part.base
-	// The partial's stacks start past the caller's, in the same arrays
-	// when they have room: the caller's entries stay as they are.
 	s.ctx = append(s.ctx[len(s.ctx):], c)
 	s.bps = s.bps[len(s.bps):]
 	s.part.base = base
@@ -278,6 +290,7 @@ func (s *state) runBlockContent(i int, c any) error {
 		return &RenderError{Msg: fmt.Sprintf("partials nested deeper than %d", MaxPartialNesting)}
 	}
 	pb := s.part.blocks[i-1]
+	s.ctx, s.bps = slices.Grow(s.ctx, len(pb.ctx)+stackRoom), slices.Grow(s.bps, len(pb.bps)+stackRoom)
 	outerCtx, outerBps, outerBase, outerCur := s.ctx, s.bps, s.part.base, s.part.cur
 	s.steps -= len(pb.ctx) + len(pb.bps)
 	s.ctx = append(s.ctx[len(s.ctx):], pb.ctx...)

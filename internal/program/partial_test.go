@@ -324,3 +324,40 @@ func TestInlineRefs(t *testing.T) {
 		t.Errorf("Inline() = %q", got)
 	}
 }
+
+// BenchmarkPartial renders a table whose row is a partial, against the
+// same template with the row written inline: the cost of a partial call.
+func BenchmarkPartial(b *testing.B) {
+	rows := make([]any, 100)
+	for i := range rows {
+		rows[i] = map[string]any{"name": "row", "n": float64(i)}
+	}
+	params := map[string]any{"rows": rows}
+	table := &Partials{}
+	row, err := Compile(b.Context(), "<td>{{name}}</td><td>{{n}}</td>", Options{Mode: HTML})
+	if err != nil {
+		b.Fatal(err)
+	}
+	table.Add("row", row)
+	for _, bc := range []struct{ name, src string }{
+		{"inline", "{{#each rows}}<tr><td>{{name}}</td><td>{{n}}</td></tr>{{/each}}"},
+		{"partial", "{{#each rows}}<tr>{{> row}}</tr>{{/each}}"},
+		{"partial with hash", "{{#each rows}}<tr>{{> row n=@index}}</tr>{{/each}}"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := Compile(b.Context(), bc.src, Options{Mode: HTML})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := &Data{Params: params, Partials: table}
+			var out []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				d.Missing, d.Written = d.Missing[:0], 0
+				if out, err = p.Append(b.Context(), out[:0], d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
