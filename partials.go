@@ -113,20 +113,18 @@ type missingPartial struct {
 // and the chain of partials. An error of the store other than
 // ErrTemplateNotFound is returned as is.
 func (m *Mailer) linkPartials(ctx context.Context, account string, t *templates, roots []partialRoot) error {
+	if !slices.ContainsFunc(roots, usesPartials) {
+		return nil // the common case: nothing to fetch, no table
+	}
 	l := &linker{m: m, ctx: ctx, account: account, sources: map[string]partialSource{}, depth: map[partialKey]int{}, compiled: map[partialKey]*program.Program{},
 		table: &program.Partials{}, inline: map[string]bool{}, reported: map[string]bool{}}
-	used := false
 	for _, r := range roots {
-		if r.p == nil || len(r.p.Partials()) == 0 && len(r.p.Inline()) == 0 {
+		if !usesPartials(r) {
 			continue
 		}
-		used = true
 		if err := l.walk(r.field, r.p, []string{r.field}); err != nil {
 			return err
 		}
-	}
-	if !used {
-		return nil
 	}
 	for _, mp := range l.missing {
 		if l.inline[mp.name] {
@@ -140,6 +138,11 @@ func (m *Mailer) linkPartials(ctx context.Context, account string, t *templates,
 	}
 	t.partials = l.table
 	return nil
+}
+
+// usesPartials reports whether r names or defines partials.
+func usesPartials(r partialRoot) bool {
+	return r.p != nil && (len(r.p.Partials()) > 0 || len(r.p.Inline()) > 0)
 }
 
 // walk resolves the partials p names; chain is the field and the partials
