@@ -168,6 +168,8 @@
 //	MaxRenderSteps    1e6      nodes and iterations of one render (render-error)
 //	MaxPartialDepth   8        chain of partials a template calls
 //	Concurrency       4×GOMAXPROCS, at least 8
+//	TemplateCacheEntries  1024    compiled templates kept across calls (negative: no cache)
+//	TemplateCacheBytes    32 MiB  their estimated memory (negative: no cache)
 //
 // Addresses follow RFC 5321's lengths (local part 64, domain 255, path 254
 // octets); display names are at most 512 bytes, custom header names 76

@@ -25,6 +25,9 @@ type Mailer struct {
 	// one thing a Mailer changes after New, and it is invisible: a buffer
 	// holds nothing from one recipient to the next.
 	workers sync.Pool
+	// cache holds compiled templates across calls (cache.go): like
+	// workers, state that never shows in what a call returns.
+	cache templateCache
 }
 
 // New returns a Mailer that delivers through t. It validates opts and fills
@@ -58,6 +61,7 @@ func New(t Transport, opts Options) (*Mailer, error) {
 			*f.v = f.def
 		}
 	}
+	opts.checkTemplateCache()
 	if err := opts.checkHelpers(); err != nil {
 		return nil, err
 	}

@@ -89,6 +89,23 @@ type Options struct {
 	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
 	Rand io.Reader
 
+	// Compiled-template cache (cache.go).
+
+	// TemplateCacheEntries is the most compiled templates the Mailer keeps
+	// for later calls, keyed by their source and mode (subject, html, text
+	// and header values alike): a call whose templates were all seen before
+	// compiles nothing. The least recently used go first. Zero means 1024;
+	// a negative value turns the cache off (as does a negative
+	// TemplateCacheBytes).
+	TemplateCacheEntries int
+
+	// TemplateCacheBytes bounds the memory the cached templates hold, as
+	// estimated from their sources (twice the source, plus 512 bytes per
+	// mustache and 2 KiB per template); a template larger than that alone
+	// is compiled and not kept. Zero means 32 MiB; a negative value turns
+	// the cache off.
+	TemplateCacheBytes int
+
 	// --- Partials and helpers (partials.go, helpers.go) ---
 
 	// Helpers are the Mailer's own template helpers, by the name templates

@@ -231,7 +231,7 @@ func (l *linker) source(name string) (partialSource, error) {
 // compile compiles a partial in the mode of the template that calls it;
 // a compile error is reported once per field and partial.
 func (l *linker) compile(field, path string, names []string, key partialKey, src string) (*program.Program, error) {
-	p, err := program.Compile(l.ctx, src, l.m.programOptions(key.mode))
+	p, err := l.m.compile(l.ctx, src, key.mode)
 	if err == nil {
 		return p, nil
 	}
@@ -243,17 +243,4 @@ func (l *linker) compile(field, path string, names []string, key partialKey, src
 		l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partial %q (%s): %s", key.name, path, templateReason(err)), Err: &PartialChainError{Chain: names, Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)}})
 	}
 	return nil, nil
-}
-
-// programOptions are the options of every template a call compiles.
-func (m *Mailer) programOptions(mode program.Mode) program.Options {
-	return program.Options{
-		Mode:           mode,
-		MaxSourceBytes: m.opts.MaxTemplateBytes,
-		MaxDepth:       m.opts.MaxTemplateDepth,
-		MaxOutputBytes: m.opts.MaxRenderBytes,
-		MaxSteps:       m.opts.MaxRenderSteps,
-		Log:            m.templateLog,
-		Helpers:        m.opts.programHelpers,
-	}
 }

@@ -31,7 +31,8 @@ type templateSource struct {
 	src   string
 }
 
-// compileTemplates compiles the subject, bodies and header values of a call.
+// compileTemplates compiles the subject, bodies and header values of a call,
+// or takes them from the Mailer's cache of compiled templates (cache.go).
 // A syntax error names the part and its position. When ctx is done, it
 // stops and returns ctx's error.
 func (m *Mailer) compileTemplates(ctx context.Context, subject, html, text templateSource, headers []Header) (*templates, error) {
@@ -41,15 +42,7 @@ func (m *Mailer) compileTemplates(ctx context.Context, subject, html, text templ
 		if ctx.Err() != nil {
 			return nil
 		}
-		p, err := program.Compile(ctx, s.src, program.Options{
-			Mode:           mode,
-			MaxSourceBytes: m.opts.MaxTemplateBytes,
-			MaxDepth:       m.opts.MaxTemplateDepth,
-			MaxOutputBytes: m.opts.MaxRenderBytes,
-			MaxSteps:       m.opts.MaxRenderSteps,
-			Log:            m.templateLog,
-			Helpers:        m.opts.programHelpers,
-		})
+		p, err := m.compile(ctx, s.src, mode)
 		if err != nil && ctx.Err() == nil {
 			errs = append(errs, &ValidationError{Field: s.field, Reason: templateReason(err), Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)})
 		}

@@ -40,3 +40,25 @@ func BenchmarkPipeline(b *testing.B) {
 func BenchmarkMemmove(b *testing.B) {
 	bench.Memmove(b, fixture.Shared(b))
 }
+
+// BenchmarkOneRecipient is a one-recipient call through Send, with the
+// Mailer's compiled-template cache warm and with it off (every call
+// compiles). The goals are stated for one core: run it with -cpu 1.
+func BenchmarkOneRecipient(b *testing.B) {
+	w := fixture.Shared(b)
+	b.Run("cold", func(b *testing.B) { bench.OneRecipient(b, w, false) })
+	b.Run("warm", func(b *testing.B) { bench.OneRecipient(b, w, true) })
+}
+
+// BenchmarkCompile compiles the workload's html (about 8 KB) and a 512 KiB
+// template with postroom, against raymond's parse of the same source.
+func BenchmarkCompile(b *testing.B) {
+	w := fixture.Shared(b)
+	for _, src := range []struct{ name, src string }{
+		{"html", w.Base.Message.HTML},
+		{"512KiB", bench.BigTemplate(w)},
+	} {
+		b.Run(src.name+"/raymond", func(b *testing.B) { bench.ParseRaymond(b, src.src) })
+		b.Run(src.name+"/postroom", func(b *testing.B) { bench.CompilePostroom(b, src.src) })
+	}
+}

@@ -1,6 +1,7 @@
 // Package bench holds the bodies of postroom's render-path benchmarks
 // (RenderPostroom, RenderRaymond, MIMEPostroom, MIMEGoMail,
-// PipelinePostroom, PipelineObvious, Memmove), the obvious raymond + go-mail
+// PipelinePostroom, PipelineObvious, Memmove) and of the compile path's
+// (OneRecipient, CompilePostroom, ParseRaymond), the obvious raymond + go-mail
 // pipeline they compare against (Obvious), and their helpers. The Benchmark
 // functions of package benchmarks and the report of benchmarks/cmd/report
 // both run them; the benchmarks package documents what each comparison

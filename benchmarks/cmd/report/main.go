@@ -1,7 +1,9 @@
 // Command report runs postroom's render-path comparisons on the workload
 // (testdata/workload/transactional.json) and prints them as one table, with the ratios, the pipeline's
 // wall time, peak heap and maximum RSS, the distance to the memmove floor,
-// and which of the goals of the render path are met.
+// then the compile path on one core (a one-recipient call with the template
+// cache off and warm, compiles against raymond's parse), and which of the
+// goals are met.
 //
 // Run it from anywhere inside the repository:
 //
@@ -110,6 +112,7 @@ type stats struct {
 	hasHeap           bool
 	rss               float64 // MB, for childRSS
 	rssNote           string
+	cpu               float64 // process CPU ns per operation, for the compile path
 }
 
 func fromResult(res testing.BenchmarkResult) stats {
@@ -146,6 +149,7 @@ type report struct {
 	pipeObvious, pipePR        map[int]stats
 	floor                      stats
 	rssPR, rssObvious          stats
+	compile                    compilePath
 }
 
 func (r *report) sizes() []int {
@@ -158,10 +162,15 @@ func (r *report) sizes() []int {
 // bench runs f r.count times and returns the run with the median
 // ns/recipient (a failed run sorts last).
 func (r *report) bench(name string, f func(*testing.B)) stats {
+	return r.benchWith(name, f, fromResult)
+}
+
+// benchWith is bench with the figures read from each run by read.
+func (r *report) benchWith(name string, f func(*testing.B), read func(testing.BenchmarkResult) stats) stats {
 	runs := make([]stats, r.count)
 	for i := range runs {
 		fmt.Fprintf(r.out, "running %s (%d/%d) ...\n", name, i+1, r.count)
-		runs[i] = fromResult(testing.Benchmark(f))
+		runs[i] = read(testing.Benchmark(f))
 	}
 	slices.SortFunc(runs, func(a, b stats) int {
 		if a.ok != b.ok {
@@ -198,6 +207,7 @@ func (r *report) run() {
 		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
 	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
+	r.runCompilePath()
 }
 
 // goTestBench runs one benchmark of the package in dir (relative to the
@@ -357,6 +367,9 @@ func (r *report) print(out io.Writer) {
 	tw.Flush()
 
 	fmt.Fprintln(out)
+	r.printCompilePath(out)
+
+	fmt.Fprintln(out)
 	r.goals(out)
 }
 
@@ -403,6 +416,7 @@ func (r *report) goals(out io.Writer) {
 	if r.rssPR.ok {
 		check(r.rssPR.rss < 100, "under 100 MB RSS", fmt.Sprintf("%.1f MB", r.rssPR.rss))
 	}
+	r.goalsCompilePath(check)
 	if r.n != 25000 {
 		fmt.Fprintf(out, "  (the goals are stated for N=25,000; this run used N=%d)\n", r.n)
 	}
