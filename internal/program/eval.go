@@ -69,7 +69,7 @@ func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 	if n := seenSize(p, d); len(s.seen) < n {
 		s.seen = make([]uint32, n)
 	}
-	s.part.reset(p)
+	s.part.reset(p.paths)
 	if s.epoch++; s.epoch == 0 { // wrapped: forget every epoch
 		clear(s.seen)
 		s.epoch = 1
@@ -84,7 +84,7 @@ func putState(s *state) {
 	clear(s.args[:cap(s.args)])
 	clear(s.frames[:cap(s.frames)])
 	s.bp = bpCtx{}
-	s.part.reset(&Program{})
+	s.part.reset(0)
 	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 || cap(s.seen) > 1<<16 {
 		return // do not keep what a hostile render grew
 	}

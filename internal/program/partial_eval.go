@@ -87,11 +87,12 @@ type partialBlock struct {
 	outer int
 }
 
-// reset prepares the partial state for a render of p with d.
-func (ps *partialState) reset(p *Program) {
+// reset prepares the partial state for a render of a Program of top
+// output paths.
+func (ps *partialState) reset(top int) {
 	clear(ps.inlines[:cap(ps.inlines)])
 	clear(ps.blocks[:cap(ps.blocks)])
-	*ps = partialState{top: p.paths, inlines: ps.inlines[:0], blocks: ps.blocks[:0]}
+	*ps = partialState{top: top, inlines: ps.inlines[:0], blocks: ps.blocks[:0]}
 }
 
 // seenSize is the size of state.seen a render of p with d needs.
@@ -124,9 +125,6 @@ func (s *state) partial(pc *partialOp) error {
 	c, err := s.partialContext(pc)
 	if err != nil {
 		return err
-	}
-	if s.part.depth >= MaxPartialNesting {
-		return &RenderError{Msg: fmt.Sprintf("partials nested deeper than %d (at %q)", MaxPartialNesting, pc.name)}
 	}
 	start := len(s.out)
 	outerCur := s.part.cur
