@@ -317,3 +317,38 @@ func TestPartialsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSendPartials sends a one-recipient call whose html is a layout
+// of three stored partials, against the same html written out, through a
+// Mailer whose template cache is warm: the per-call cost of fetching and
+// linking partials.
+func BenchmarkSendPartials(b *testing.B) {
+	header, row, footer := "<h1>{{shop}}</h1>\n", "<tr><td>{{name}}</td><td>{{qty}}</td></tr>\n", "<p>© {{year}} {{shop}}</p>\n"
+	store := templatestore.NewMemory()
+	for id, src := range map[string]string{"header": header, "row": row, "footer": footer} {
+		if err := store.Put("acct", id, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	params := map[string]any{"shop": "Shop", "year": 2026, "items": []any{
+		map[string]any{"name": "tea", "qty": 2}, map[string]any{"name": "cup", "qty": 1},
+	}}
+	for _, bc := range []struct{ name, html string }{
+		{"inline", header + "<table>\n{{#each items}}\n" + row + "{{/each}}\n</table>\n" + footer},
+		{"partials", "{{> header}}\n<table>\n{{#each items}}\n{{> row}}\n{{/each}}\n</table>\n{{> footer}}\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m := newMailer(b, transport.NewMemory(), postroom.Options{Templates: store})
+			call := smallCall("a@example.com")
+			call.Message.HTML, call.Message.Text = bc.html, ""
+			call.Recipients[0].Params = params
+			b.ReportAllocs()
+			for b.Loop() {
+				results, err := m.Send(b.Context(), call)
+				if err != nil || results[0].Status != postroom.StatusSent {
+					b.Fatalf("Send: %+v, %v", results, err)
+				}
+			}
+		})
+	}
+}
