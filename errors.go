@@ -14,7 +14,9 @@ var (
 	ErrUnauthorized = errors.New("postroom: unauthorized")
 	// ErrTemplateNotFound: a TemplateStore has no template by that id in the
 	// call's account. Stores wrap it; the Mailer wraps it in a ValidationError
-	// naming message.html_template_id or message.text_template_id.
+	// naming message.html_template_id or message.text_template_id, or, for a
+	// partial, the field of the template that names it (through a
+	// *PartialChainError).
 	ErrTemplateNotFound = errors.New("postroom: template not found")
 	// ErrTemplateSyntax: a template (subject, html, text or a header value)
 	// does not compile: a syntax error, an unknown helper, a helper called

@@ -27,8 +27,10 @@ type Options struct {
 	// StaticKeys, or NoAuth when the application authenticates callers itself.
 	Auth Authenticator
 
-	// Templates holds the stored templates of SendTemplate. Nil: SendTemplate
-	// fails with a ValidationError naming the template id fields.
+	// Templates holds the stored templates of SendTemplate, and the
+	// partials ({{> name}}) of both operations. Nil: SendTemplate fails
+	// with a ValidationError naming the template id fields, and a template
+	// that names a partial with one naming its field.
 	Templates TemplateStore
 
 	// Concurrency is how many recipients are rendered and handed to the

@@ -47,6 +47,7 @@ type PartialChainError struct {
 	Err error
 }
 
+// Error names the chain and the error.
 func (e *PartialChainError) Error() string {
 	return "postroom: partial " + strings.Join(e.Chain, " > ") + ": " + e.Err.Error()
 }
