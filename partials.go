@@ -117,6 +117,19 @@ func (m *Mailer) linkPartials(ctx context.Context, account string, t *templates,
 	if !slices.ContainsFunc(roots, usesPartials) {
 		return nil // the common case: nothing to fetch, no table
 	}
+	var errs []error
+	for _, r := range roots {
+		if r.p == nil {
+			continue
+		}
+		if ref, ok := r.p.PartialBlock(); ok {
+			errs = append(errs, &ValidationError{Field: r.field, Err: ErrTemplateSyntax,
+				Reason: fmt.Sprintf("template error at line %d, column %d: {{> @partial-block}} outside a partial: no partial block to render", ref.Line, ref.Column)})
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	l := &linker{m: m, ctx: ctx, account: account, sources: map[string]partialSource{}, depth: map[partialKey]int{}, compiled: map[partialKey]*program.Program{},
 		table: &program.Partials{}, inline: map[string]bool{}, reported: map[string]bool{}}
 	for _, r := range roots {
@@ -143,7 +156,11 @@ func (m *Mailer) linkPartials(ctx context.Context, account string, t *templates,
 
 // usesPartials reports whether r names or defines partials.
 func usesPartials(r partialRoot) bool {
-	return r.p != nil && (len(r.p.Partials()) > 0 || len(r.p.Inline()) > 0)
+	if r.p == nil {
+		return false
+	}
+	_, block := r.p.PartialBlock()
+	return len(r.p.Partials()) > 0 || len(r.p.Inline()) > 0 || block
 }
 
 // walk resolves the partials p names; chain is the field and the partials

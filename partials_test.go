@@ -154,6 +154,7 @@ func TestPartialRefusals(t *testing.T) {
 		{"syntax error", "{{> calls}}", postroom.Options{}, []string{"calls", "broken"}, postroom.ErrTemplateSyntax},
 		{"helper arity in a partial", "{{> arity}}", postroom.Options{Helpers: map[string]postroom.Helper{"money": moneyHelper()}}, []string{"arity"}, postroom.ErrTemplateSyntax},
 		{"in another account", "{{> other}}", postroom.Options{}, []string{"other"}, postroom.ErrTemplateNotFound},
+		{"partial block outside a partial", "{{#> layout}}{{> @partial-block}}{{/layout}}", postroom.Options{}, nil, postroom.ErrTemplateSyntax},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := partialStore(t, sources)
@@ -173,7 +174,7 @@ func TestPartialRefusals(t *testing.T) {
 				t.Errorf("Field %q, want message.html", ve.Field)
 			}
 			var ce *postroom.PartialChainError
-			if !errors.As(err, &ce) || !slices.Equal(ce.Chain, tc.chain) {
+			if errors.As(err, &ce) != (tc.chain != nil) || ce != nil && !slices.Equal(ce.Chain, tc.chain) {
 				t.Errorf("chain %v, want %v (%v)", ce, tc.chain, err)
 			}
 			if !errors.Is(err, tc.is) {

@@ -130,6 +130,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	}
 	p = &Program{body: body, opts: opts, depth: depth, paths: len(c.missing)}
 	p.refs, p.inline = c.finishRefs()
+	p.bareBlock = c.bareBlock
 	p.static, p.isStat = staticText(body)
 	return p, nil
 }
@@ -214,6 +215,10 @@ type compiler struct {
 	refIndex    map[string]int
 	inline      map[string]bool
 	inlineOrder []string
+	// inInline counts the inline partials being compiled; bareBlock is the
+	// first {{> @partial-block}} outside them.
+	inInline  int
+	bareBlock *PartialRef
 }
 
 // tick counts a node compiled and returns ctx's error, checked every 1024

@@ -68,6 +68,16 @@ func (p *Program) Partials() []PartialRef { return p.refs }
 // Mode returns the mode p was compiled in.
 func (p *Program) Mode() Mode { return p.opts.Mode }
 
+// PartialBlock reports the first {{> @partial-block}} of p outside an
+// inline partial: rendered as a template of its own rather than as a
+// partial, p has no partial block there to render, and fails.
+func (p *Program) PartialBlock() (PartialRef, bool) {
+	if p.bareBlock == nil {
+		return PartialRef{}, false
+	}
+	return *p.bareBlock, true
+}
+
 // Inline returns the names of the inline partials p defines, each once. A
 // partial rendered from p may use them. The slice is p's: do not modify it.
 func (p *Program) Inline() []string { return p.inline }
@@ -102,6 +112,10 @@ func (c *compiler) partial(at ast.Node, nameNode ast.Node, params []ast.Node, ha
 			return nil, c.errAt(at, "unknown partial %q: the only data partial is @partial-block", name)
 		}
 		pc.kind = partBlock
+		if c.inInline == 0 && c.bareBlock == nil {
+			loc := at.Location()
+			c.bareBlock = &PartialRef{Name: name, Line: loc.Line, Column: column(c.src, loc.Pos)}
+		}
 	}
 	if len(params) == 1 {
 		var err error
@@ -203,7 +217,9 @@ func (c *compiler) inlinePartial(n *ast.BlockStatement) (inlineDef, error) {
 	if !ok {
 		return inlineDef{}, c.errAt(e.Params[0], "the name of an inline partial must be a string")
 	}
+	c.inInline++
 	body, err := c.program(n.Program, true)
+	c.inInline--
 	if err != nil {
 		return inlineDef{}, err
 	}

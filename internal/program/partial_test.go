@@ -177,6 +177,16 @@ func TestPartialRefs(t *testing.T) {
 	if _, static := p.Static(); static {
 		t.Errorf("a program with partials is static")
 	}
+	if ref, ok := p.PartialBlock(); !ok || ref.Line != 2 || ref.Column != 33 {
+		t.Errorf("PartialBlock() = %+v, %v; want line 2, column 33", ref, ok)
+	}
+	q, err := Compile(t.Context(), `{{#*inline "l"}}{{> @partial-block}}{{/inline}}{{#> l}}x{{/l}}`, Options{Mode: HTML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref, ok := q.PartialBlock(); ok {
+		t.Errorf("PartialBlock() = %+v inside an inline partial", ref)
+	}
 }
 
 // TestPartialsConcurrent renders one program with one table from many

@@ -173,8 +173,9 @@ type Program struct {
 	// paths is the number of distinct paths of output mustaches.
 	paths int
 	// refs are the partials the program names, inline those it defines.
-	refs   []PartialRef
-	inline []string
+	refs      []PartialRef
+	inline    []string
+	bareBlock *PartialRef
 }
 
 // Static reports the template's whole output when it contains no mustache,
