@@ -172,14 +172,13 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 	mode := p.Mode()
 	for _, ref := range p.Partials() {
 		next := append(chain[:len(chain):len(chain)], ref.Name)
-		path := strings.Join(next, " > ")
 		if slices.Contains(chain[1:], ref.Name) {
-			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials call each other in a cycle (%s)", path),
+			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials call each other in a cycle (%s)", strings.Join(next, " > ")),
 				Err: &PartialChainError{Chain: next[1:], Err: ErrPartialCycle}})
 			continue
 		}
 		if len(chain) > l.m.opts.MaxPartialDepth {
-			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials nested deeper than %d (%s)", l.m.opts.MaxPartialDepth, path),
+			l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partials nested deeper than %d (%s)", l.m.opts.MaxPartialDepth, strings.Join(next, " > ")),
 				Err: &PartialChainError{Chain: next[1:], Err: ErrPartialTooDeep}})
 			continue
 		}
@@ -189,7 +188,7 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 		}
 		if src.missing != "" {
 			if !ref.Optional {
-				l.missing = append(l.missing, missingPartial{field: field, chain: path, name: ref.Name, reason: src.missing, names: next[1:]})
+				l.missing = append(l.missing, missingPartial{field: field, chain: strings.Join(next, " > "), name: ref.Name, reason: src.missing, names: next[1:]})
 			}
 			continue
 		}
@@ -201,7 +200,7 @@ func (l *linker) walk(field string, p *program.Program, chain []string) error {
 		pp, ok := l.compiled[key]
 		if !ok {
 			var err error
-			if pp, err = l.compile(field, path, next[1:], key, src.src); err != nil {
+			if pp, err = l.compile(field, next, key, src.src); err != nil {
 				return err
 			}
 			l.compiled[key] = pp
@@ -248,7 +247,7 @@ func (l *linker) source(name string) (partialSource, error) {
 
 // compile compiles a partial in the mode of the template that calls it;
 // a compile error is reported once per field and partial.
-func (l *linker) compile(field, path string, names []string, key partialKey, src string) (*program.Program, error) {
+func (l *linker) compile(field string, chain []string, key partialKey, src string) (*program.Program, error) {
 	p, err := l.m.compile(l.ctx, src, key.mode)
 	if err == nil {
 		return p, nil
@@ -258,7 +257,7 @@ func (l *linker) compile(field, path string, names []string, key partialKey, src
 	}
 	if k := field + "\x00" + key.name; !l.reported[k] {
 		l.reported[k] = true
-		l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partial %q (%s): %s", key.name, path, templateReason(err)), Err: &PartialChainError{Chain: names, Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)}})
+		l.errs = append(l.errs, &ValidationError{Field: field, Reason: fmt.Sprintf("partial %q (%s): %s", key.name, strings.Join(chain, " > "), templateReason(err)), Err: &PartialChainError{Chain: chain[1:], Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)}})
 	}
 	return nil, nil
 }
