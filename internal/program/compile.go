@@ -219,6 +219,9 @@ type compiler struct {
 	// first {{> @partial-block}} outside them.
 	inInline  int
 	bareBlock *PartialRef
+	// blockParams are the block parameters in scope, which take
+	// precedence over custom helpers of the same name (custom.go).
+	blockParams [][]string
 }
 
 // tick counts a node compiled and returns ctx's error, checked every 1024
@@ -251,6 +254,10 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 		return nil, nil
 	}
 	p := &prog{params: n.BlockParams}
+	if len(n.BlockParams) > 0 {
+		c.blockParams = append(c.blockParams, n.BlockParams)
+		defer func() { c.blockParams = c.blockParams[:len(c.blockParams)-1] }()
+	}
 	// text holds the contents not yet written as an opText: consecutive
 	// contents (split by comments or \{{ escapes) become one opText, joined
 	// once rather than with += (quadratic in their number).

@@ -3,6 +3,7 @@ package program
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aymerick/raymond/ast"
 )
@@ -118,16 +119,23 @@ func (c *compiler) customCall(n *ast.Expression, name string, h *Helper, pos pos
 // customHelper returns the custom helper an expression calls, if any: a
 // registered name in helper position, called even with no arguments (it
 // shadows a parameter of that name, as in handlebars.js; {{this.name}}
-// reaches the parameter).
+// reaches the parameter), unless a block parameter in scope has that name
+// (handlebars.js: classifySexpr).
 func (c *compiler) customHelper(n *ast.Expression) (string, *Helper) {
 	name := n.HelperName()
 	if name == "" {
 		return "", nil
 	}
-	if h, ok := c.helpers[name]; ok {
-		return name, h
+	h, ok := c.helpers[name]
+	if !ok {
+		return "", nil
 	}
-	return "", nil
+	for _, names := range c.blockParams {
+		if slices.Contains(names, name) {
+			return "", nil
+		}
+	}
+	return name, h
 }
 
 // custom calls a custom helper; blk is its block, nil outside block

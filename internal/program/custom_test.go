@@ -79,6 +79,7 @@ func TestCustomHelpers(t *testing.T) {
 		{"block helper with context and inverse", "{{#otherwise o}}{{y}}{{else}}none{{/otherwise}}|{{#otherwise z}}{{y}}{{else}}none{{/otherwise}}", HTML,
 			map[string]any{"o": map[string]any{"y": "Y"}}, "Y|none"},
 		{"in each", "{{#each list}}{{join @index .}};{{/each}}", HTML, map[string]any{"list": []any{"a", "b"}}, "0a;1b;"},
+		{"a block parameter wins over a helper", "{{#each list as |year|}}{{year}}{{/each}}{{year}}", HTML, map[string]any{"list": []any{"a", "b"}}, "ab2026"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := renderCustom(t, tc.mode, tc.src, tc.params)
