@@ -207,13 +207,26 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 			m[k] = v
 		}
 	default:
-		// A Go map with string keys: its entries. Other values (a struct,
-		// a scalar) contribute nothing, as a JavaScript primitive would.
-		if rv := reflect.ValueOf(x); rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
+		// A Go map with string keys: its entries; a struct: its fields by
+		// their encoding/json names, as it would be as a JSON object.
+		// Other values contribute nothing, as a JavaScript primitive would.
+		rv := reflect.ValueOf(x)
+		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv = rv.Elem()
+		}
+		switch {
+		case rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String:
 			s.steps -= rv.Len()
 			for it := rv.MapRange(); it.Next(); {
 				if v := it.Value(); v.CanInterface() {
 					m[it.Key().String()] = v.Interface()
+				}
+			}
+		case rv.Kind() == reflect.Struct:
+			for _, f := range jsonFields(rv.Type()) {
+				s.steps--
+				if fv, err := rv.FieldByIndexErr(f.index); err == nil && fv.CanInterface() {
+					m[f.name] = fv.Interface()
 				}
 			}
 		}

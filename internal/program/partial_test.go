@@ -76,6 +76,10 @@ func TestPartials(t *testing.T) {
 		{"not standalone: no indent", "  {{> p}} x", map[string]string{"p": "a\nb"}, nil, "  a\nb x"},
 		{"hash extends the context", "{{> p year=2026}}", map[string]string{"p": "{{name}} {{year}}"}, map[string]any{"name": "Ann"}, "Ann 2026"},
 		{"hash over a context argument", "{{> p order shop=name}}", map[string]string{"p": "{{id}} at {{shop}}"}, map[string]any{"name": "A&B", "order": map[string]any{"id": 7}}, "7 at A&amp;B"},
+		{"hash over a struct context", "{{> p order year=1}}", map[string]string{"p": "{{id}} {{year}}"}, map[string]any{"order": &struct {
+			ID int `json:"id"`
+		}{7}}, "7 1"},
+		{"hash over a Go map context", "{{> p order year=1}}", map[string]string{"p": "{{id}} {{year}}"}, map[string]any{"order": map[string]int{"id": 7}}, "7 1"},
 		{"hash value overrides", "{{> p name=\"B\"}}", map[string]string{"p": "{{name}}"}, map[string]any{"name": "A"}, "B"},
 		{"parent is out of reach", "{{#with o}}{{> p}}{{/with}}", map[string]string{"p": "[{{../x}}][{{y}}]"}, map[string]any{"x": "X", "o": map[string]any{"y": "Y"}}, "[][Y]"},
 		{"block params are out of reach", "{{#each list as |it|}}{{> p}}{{/each}}", map[string]string{"p": "[{{it}}]"}, map[string]any{"list": []any{"a"}}, "[]"},
