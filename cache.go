@@ -65,7 +65,9 @@ type templateCache struct {
 
 // cacheKey is what a compile depends on: the source and the mode. The other
 // program.Options a Mailer passes (limits, the log function) come from its
-// Options and are the same for all its compiles.
+// Options and are the same for all its compiles. A compile that comes to
+// read anything else (another template it includes, say) must add it to
+// the key, or not go through the cache.
 type cacheKey struct {
 	mode program.Mode
 	src  string
@@ -189,6 +191,7 @@ func (m *Mailer) compile(ctx context.Context, src string, mode program.Mode) (*p
 		MaxOutputBytes: m.opts.MaxRenderBytes,
 		MaxSteps:       m.opts.MaxRenderSteps,
 		Log:            m.templateLog,
+		Helpers:        m.opts.programHelpers,
 	}
 	compile := func() (*program.Program, error) {
 		m.cache.compiles.Add(1)

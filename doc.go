@@ -106,8 +106,13 @@
 //     title, default, eq, ne, gt, lt, and, or, not, length, url, striptags,
 //     date. They are registered per template, never globally. {{log}} goes
 //     to Options.Logger at debug level, never to the host's logger.
-//   - Unknown helpers and partials are refused when the call is validated,
-//     with the part and position of the problem. So is a helper's name
+//   - Partials ({{> footer}}, partial blocks, inline partials) come from
+//     Options.Templates in the call's account, fetched and compiled once
+//     per call; Options.Helpers adds the Mailer's own typed helpers (see
+//     Helper and the README's "Partials and helpers").
+//   - Unknown helpers, missing partials and helpers called with the wrong
+//     number of arguments are refused when the call is validated, with
+//     the part and position of the problem. So is a helper's name
 //     alone where the helper needs arguments: a param named like a helper
 //     is written {{this.title}} (handlebars gives helpers precedence, and
 //     raymond fails on {{title}} at render time).
@@ -161,6 +166,7 @@
 //	MaxTemplateDepth  32       nesting of template blocks
 //	MaxRenderBytes    8 MiB    one part rendered for one recipient (render-error)
 //	MaxRenderSteps    1e6      nodes and iterations of one render (render-error)
+//	MaxPartialDepth   8        chain of partials a template calls
 //	Concurrency       4×GOMAXPROCS, at least 8
 //	TemplateCacheEntries  1024    compiled templates kept across calls (negative: no cache)
 //	TemplateCacheBytes    32 MiB  their estimated memory (negative: no cache)

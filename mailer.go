@@ -65,6 +65,9 @@ func New(t Transport, opts Options) (*Mailer, error) {
 	if err := opts.checkDeliverability(); err != nil {
 		return nil, err
 	}
+	if err := opts.checkHelpers(); err != nil {
+		return nil, err
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

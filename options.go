@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/postroom/postroom/internal/program"
 )
 
 // Defaults of the Options limits.
@@ -25,8 +27,10 @@ type Options struct {
 	// StaticKeys, or NoAuth when the application authenticates callers itself.
 	Auth Authenticator
 
-	// Templates holds the stored templates of SendTemplate. Nil: SendTemplate
-	// fails with a ValidationError naming the template id fields.
+	// Templates holds the stored templates of SendTemplate, and the
+	// partials ({{> name}}) of both operations. Nil: SendTemplate fails
+	// with a ValidationError naming the template id fields, and a template
+	// that names a partial with one naming its field.
 	Templates TemplateStore
 
 	// Concurrency is how many recipients are rendered and handed to the
@@ -136,4 +140,20 @@ type Options struct {
 	// Result with VERP.SendID. The zero VERP is off: the envelope sender
 	// is the call's from_email. The From header is the call's either way.
 	VERP VERP
+
+	// --- Partials and helpers (partials.go, helpers.go) ---
+
+	// Helpers are the Mailer's own template helpers, by the name templates
+	// call them by ({{money total currency}}): build each with HelperFunc1
+	// and its siblings. A name must be an identifier that is not a
+	// built-in helper's. New copies the map. Nil means none.
+	Helpers map[string]Helper
+
+	// MaxPartialDepth is the longest chain of partials a template may
+	// call ({{> a}} whose a calls {{> b}} is a chain of 2); a longer one
+	// fails the call with a ValidationError. Zero means 8.
+	MaxPartialDepth int
+
+	// programHelpers is Helpers as the evaluator takes them, set by New.
+	programHelpers map[string]*program.Helper
 }

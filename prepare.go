@@ -70,6 +70,8 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	tpl, err := m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
 	if err != nil {
 		errs = append(errs, err)
+	} else if err := m.linkPartials(ctx, call.AccountID, tpl, tpl.roots("message.subject", html.field, text.field)); err != nil {
+		errs = append(errs, err)
 	}
 	j.tpl = tpl
 

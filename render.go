@@ -21,6 +21,8 @@ type templates struct {
 	// value is static (no placeholder): headerStatic[i] is then its value.
 	headers      []*program.Program
 	headerStatic []string
+	// partials is the call's table of partials (partials.go); nil: none.
+	partials *program.Partials
 }
 
 // templateSource is one template of a call and the field its errors name.
@@ -112,7 +114,7 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 	if budget <= 0 {
 		return failed(invalid(ReasonMessageTooLarge, "the images, attachments and fixed headers leave no room for the rendered parts"))
 	}
-	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget}
+	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget, Partials: t.partials}
 	b.ends, b.headerVals = b.ends[:0], b.headerVals[:0]
 	var err error
 	// The parts' offsets in out; the slices are cut at the end, from the

@@ -16,14 +16,17 @@ type prog struct {
 	// params are the block parameters (as |a b|) of the program; only the
 	// first two ever receive a value, as in raymond.
 	params []string
+	// defs are the inline partials the program defines (see scoped).
+	defs []inlineDef
 }
 
 type opKind uint8
 
 const (
-	opText  opKind = iota // write text
-	opValue               // write the value of e, escaped when esc
-	opBlock               // run blk
+	opText    opKind = iota // write text
+	opValue                 // write the value of e, escaped when esc
+	opBlock                 // run blk
+	opPartial               // run part (partial.go)
 )
 
 type op struct {
@@ -32,6 +35,7 @@ type op struct {
 	text string
 	e    *expr
 	blk  *block
+	part *partialOp
 }
 
 // block is a compiled ast.BlockStatement.
@@ -48,6 +52,7 @@ const (
 	exLit                    // a literal value, as a helper argument
 	exField                  // a literal in helper-name position: a field of the current context
 	exHelper                 // call helper with args
+	exCustom                 // call custom with args (custom.go)
 )
 
 // expr is a compiled expression, subexpression or helper argument.
@@ -57,6 +62,7 @@ type expr struct {
 	lit    any    // exLit
 	field  string // exField
 	helper helperID
+	custom *Helper
 	args   []*expr
 	// hash holds the hash values, evaluated as raymond does (for errors and
 	// {{log}} side effects); hashKeys their keys. Only includeZero (of if and
@@ -102,7 +108,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	toks := lex(src, lexRaymond)
+	toks := lex(src, lexExtended)
 	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
 		return nil, err
@@ -117,12 +123,14 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}}
+	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}, helpers: opts.Helpers}
 	body, err := c.program(tree, false)
 	if err != nil {
 		return nil, err
 	}
 	p = &Program{body: body, opts: opts, depth: depth, paths: len(c.missing)}
+	p.refs, p.inline = c.finishRefs()
+	p.bareBlock = c.bareBlock
 	p.static, p.isStat = staticText(body)
 	return p, nil
 }
@@ -140,7 +148,9 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 		switch tok.Kind {
 		case lexer.TokenError:
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
-		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock:
+		case tokenOpenDecorator:
+			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "decorators ({{*name}}) are not supported"}
+		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock, tokenOpenPartialBlock, tokenOpenDecoratorBlock:
 			chains = append(chains, 0)
 			depth++
 		case lexer.TokenOpenInverseChain:
@@ -198,6 +208,20 @@ type compiler struct {
 	// missing numbers the distinct paths of output mustaches (expr.orig),
 	// so that a render notes each missing path once in constant time.
 	missing map[string]int
+	// refs lists the partials used, refIndex finds them by name; inline
+	// holds the names of the inline partials defined (partial.go).
+	helpers     map[string]*Helper
+	refs        []PartialRef
+	refIndex    map[string]int
+	inline      map[string]bool
+	inlineOrder []string
+	// inInline counts the inline partials being compiled; bareBlock is the
+	// first {{> @partial-block}} outside them.
+	inInline  int
+	bareBlock *PartialRef
+	// blockParams are the block parameters in scope, which take
+	// precedence over custom helpers of the same name (custom.go).
+	blockParams [][]string
 }
 
 // tick counts a node compiled and returns ctx's error, checked every 1024
@@ -230,10 +254,15 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 		return nil, nil
 	}
 	p := &prog{params: n.BlockParams}
+	if len(n.BlockParams) > 0 {
+		c.blockParams = append(c.blockParams, n.BlockParams)
+		defer func() { c.blockParams = c.blockParams[:len(c.blockParams)-1] }()
+	}
 	// text holds the contents not yet written as an opText: consecutive
 	// contents (split by comments or \{{ escapes) become one opText, joined
 	// once rather than with += (quadratic in their number).
 	var text []string
+	var defs []inlineDef // the program's inline partials
 	flush := func() {
 		switch len(text) {
 		case 0:
@@ -270,19 +299,39 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 			}
 			p.ops = append(p.ops, op{kind: opValue, e: e, esc: c.html && !st.Unescaped})
 		case *ast.BlockStatement:
+			switch st.NodeType {
+			case nodePartialBlock:
+				pc, err := c.partialBlock(st)
+				if err != nil {
+					return nil, err
+				}
+				p.ops = append(p.ops, op{kind: opPartial, part: pc})
+				continue
+			case nodeDecoratorBlock:
+				d, err := c.inlinePartial(st)
+				if err != nil {
+					return nil, err
+				}
+				defs = append(defs, d)
+				continue
+			}
 			b, err := c.block(st)
 			if err != nil {
 				return nil, err
 			}
 			p.ops = append(p.ops, op{kind: opBlock, blk: b})
 		case *ast.PartialStatement:
-			return nil, c.errAt(st, "partials are not supported")
+			pc, err := c.partial(st, st.Name, st.Params, st.Hash, st.Indent, nil)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opPartial, part: pc})
 		default:
 			return nil, c.errAt(st, "unsupported statement %s", st)
 		}
 	}
 	flush()
-	return p, nil
+	return scoped(p, defs), nil
 }
 
 func (c *compiler) block(n *ast.BlockStatement) (*block, error) {
@@ -311,6 +360,9 @@ const (
 )
 
 func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
+	if name, h := c.customHelper(n); h != nil {
+		return c.customCall(n, name, h, pos)
+	}
 	name := n.HelperName()
 	if id, ok := helperIDs[name]; ok && name != "" {
 		return c.helperCall(n, id, pos)

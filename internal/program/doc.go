@@ -19,7 +19,9 @@
 // per-render state, values and blocks), with each.go for iteration and
 // paths.go for path resolution; value.go prints values, tells truthiness
 // and finds fields; helpers.go holds the helper table and postroom's own
-// helpers; program.go the exported Program, Options, Data and errors.
+// helpers, custom.go the caller's own (Options.Helpers); partial.go and
+// partial_eval.go compile and render partials; program.go the exported
+// Program, Options, Data and errors.
 //
 // It imports the standard library and raymond's lexer and ast packages,
 // never raymond's root package or its parser package (whose goroutine it
@@ -61,6 +63,25 @@
 // {{#eq a b}}yes{{else}}no{{/eq}}: the block renders when the value is
 // truthy, else the inverse. A helper's value is escaped like any value.
 //
+// The caller's own helpers (Options.Helpers, custom.go) are bound when a
+// template is compiled: a registered name in helper position is a call of
+// it, even with no arguments, and Compile checks its arity; its error or
+// panic is a RenderError, a Raw value is written unescaped, and a block
+// helper renders its block through HelperCall.Fn.
+//
+// Partials follow handlebars.js 4.7, not raymond: {{> name}}, with a
+// context argument and a hash ({{> name ctx k=v}}: the context extended
+// with the hash), the indentation of a standalone partial prefixed to every
+// line it renders, partial blocks ({{#> layout}}...{{/layout}}, rendered
+// by {{> @partial-block}}, or in place of a missing partial) and inline
+// partials ({{#*inline "x"}}...{{/inline}}, in scope for the block that
+// defines them and the partials it calls, over the table's). A Program
+// names its partials (Partials) and never holds them: each render finds
+// them in Data.Partials, the call's table, so a Program may be cached by
+// its source. A partial sees its context alone (../ finds nothing above
+// it, the caller's block parameters are out of scope) and the caller's
+// data variables; partial calls nest at most MaxPartialNesting deep.
+//
 // Data is what encoding/json produces, or other Go values read by
 // reflection. A struct's fields are found by the names encoding/json gives
 // them, so that a struct renders as its JSON round trip would: the name in
@@ -82,8 +103,9 @@
 //   - {{#each}} over a map visits its keys in sorted order (raymond: Go's
 //     random map order, different from run to run).
 //   - Text mode never escapes; raymond always escapes {{x}}.
-//   - Refused at compile time, each an *Error with its position: partials
-//     ({{> x}}); decorators; a mustache, block or subexpression with
+//   - Refused at compile time, each an *Error with its position: dynamic
+//     partials ({{> (expr)}}) and partials with two context arguments;
+//     decorators other than inline ({{*x}}, {{#*x}}); a mustache, block or subexpression with
 //     arguments or a hash whose name is not a helper; a helper called with
 //     the wrong number of arguments, including a helper's name alone
 //     ({{title}}: write {{this.title}} for a parameter of that name), which

@@ -235,7 +235,7 @@ func TestCompileErrors(t *testing.T) {
 		{"unclosed mustache", "{{x", Options{Mode: HTML}, 1, 4},
 		{"mismatched close", "{{#if x}}a{{/each}}", Options{Mode: HTML}, 1, 0},
 		{"stray close", "a\nb{{/if}}", Options{Mode: HTML}, 2, 2},
-		{"partial", "x\n  {{> footer}}", Options{Mode: HTML}, 2, 3},
+		{"partial with two arguments", "x\n  {{> footer a b}}", Options{Mode: HTML}, 2, 3},
 		{"unknown helper", "{{shout name}}", Options{Mode: HTML}, 1, 3},
 		{"unknown helper hash", "{{shout a=1}}", Options{Mode: HTML}, 1, 3},
 		{"unknown block helper", "{{#shout name}}x{{/shout}}", Options{Mode: HTML}, 1, 4},

@@ -39,12 +39,6 @@ var (
 	rTrimRight         = regexp.MustCompile(`[ \t]+$`)
 	rTrimRightMultiple = regexp.MustCompile(`\s+$`)
 
-	rPrevWhitespace      = regexp.MustCompile(`\r?\n\s*?$`)
-	rPrevWhitespaceStart = regexp.MustCompile(`(^|\r?\n)\s*?$`)
-
-	rNextWhitespace    = regexp.MustCompile(`^\s*?\r?\n`)
-	rNextWhitespaceEnd = regexp.MustCompile(`^\s*?(\r?\n|$)`)
-
 	rPartialIndent = regexp.MustCompile(`([ \t]+$)`)
 )
 
@@ -121,11 +115,7 @@ func isPrevWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 		// already stripped, so it may be an empty string the regexp misses
 		return true
 	}
-	r := rPrevWhitespaceStart
-	if i > 1 || !isRoot {
-		r = rPrevWhitespace
-	}
-	return r.MatchString(node.Value)
+	return spaceRunHasNewline(node.Value, false, i <= 1 && isRoot)
 }
 
 func isNextWhitespace(body []ast.Node) bool {
@@ -144,11 +134,7 @@ func isNextWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 		// already stripped, so it may be an empty string the regexp misses
 		return true
 	}
-	r := rNextWhitespaceEnd
-	if i+2 > len(body) || !isRoot {
-		r = rNextWhitespace
-	}
-	return r.MatchString(node.Value)
+	return spaceRunHasNewline(node.Value, true, i+2 <= len(body) && isRoot)
 }
 
 // wsStatement visits a statement and returns its strip information, or nil.
@@ -297,4 +283,28 @@ func wsBlock(block *ast.BlockStatement) *ast.Strip {
 	}
 
 	return strip
+}
+
+// spaceRunHasNewline reports whether s matches raymond's `\r?\n\s*?$`
+// (leading false) or `^\s*?\r?\n` (leading true), without a regular
+// expression (most of a compile's time went to them): whether the run of
+// \s (RE2's: tab, newline, form feed, carriage return, space) that ends s,
+// or starts it, holds a newline. With all, as `(^|\r?\n)\s*?$` and
+// `^\s*?(\r?\n|$)`, it also holds when that run is the whole of s.
+func spaceRunHasNewline(s string, leading, all bool) bool {
+	n := 0
+	for n < len(s) {
+		c := s[len(s)-1-n]
+		if leading {
+			c = s[n]
+		}
+		if !isSpace(c) {
+			return false
+		}
+		if c == '\n' {
+			return true
+		}
+		n++
+	}
+	return all
 }

@@ -14,11 +14,11 @@ import (
 // (cold: every call compiles) and warm, and the compile of the workload's
 // html and of a 512 KiB template against raymond's parse.
 type compilePath struct {
-	cold, warm                 stats
-	htmlRaymond, htmlPR        stats
-	bigRaymond, bigPR          stats
-	htmlBytes, bigBytes        int
-	loadBefore, loadAfter, cpu string
+	cold, warm            stats
+	htmlRaymond, htmlPR   stats
+	bigRaymond, bigPR     stats
+	htmlBytes, bigBytes   int
+	loadBefore, loadAfter string
 }
 
 // opStats reads a benchmark's figures per operation (not per recipient),
