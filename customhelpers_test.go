@@ -190,7 +190,7 @@ func TestHelpersConcurrent(t *testing.T) {
 		if r.Status != postroom.StatusSent {
 			t.Fatalf("recipient %d: %+v", i, r)
 		}
-		if got, want := body(t, msgs[i], "multipart/alternative>text/plain"), fmt.Sprint(2*i); got != want {
+		if got, want := body(t, msgs[i], "text/plain"), fmt.Sprint(2*i); got != want {
 			t.Errorf("recipient %d: %q, want %q", i, got, want)
 		}
 	}
