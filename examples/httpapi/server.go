@@ -36,6 +36,7 @@ type config struct {
 	NoAuth        bool
 	MaxBody       int64
 	MaxInflight   int64 // bytes of request bodies in flight (see inflight)
+	ResultLog     resultLog
 	Timeouts      timeouts
 }
 
@@ -90,6 +91,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
+	resultLogFlag(fs, &cfg.ResultLog)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -171,6 +173,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		MaxInflight: cfg.MaxInflight,
 		Budget:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
 		Templates:   opts.Templates != nil,
+		ResultLog:   cfg.ResultLog,
 	}), cleanup, nil
 }
 
