@@ -146,6 +146,7 @@ type report struct {
 	pipeObvious, pipePR        map[int]stats
 	floor                      stats
 	rssPR, rssObvious          stats
+	obs                        observability
 }
 
 func (r *report) sizes() []int {
@@ -198,6 +199,7 @@ func (r *report) run() {
 		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
 	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
+	r.runObservability()
 }
 
 // goTestBench runs one benchmark of the package in dir (relative to the
@@ -358,6 +360,7 @@ func (r *report) print(out io.Writer) {
 
 	fmt.Fprintln(out)
 	r.goals(out)
+	r.printObservability(out)
 }
 
 // goals prints the goals of the render path and whether each is met.
