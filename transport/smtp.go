@@ -166,7 +166,7 @@ type SMTPOptions struct {
 	// Logger receives the transport's records (dial, TLS, AUTH outcome,
 	// retries, redials, the unusable state, long pool waits; at debug
 	// level each Send's outcome and the protocol trace), listed with their
-	// attributes in the package documentation. None shows a password, a
+	// attributes in SMTP's documentation. None shows a password, a
 	// token, the AUTH exchange or a message's text. Nil means none: the
 	// transport is silent. Whether a connection's protocol is traced is
 	// decided when it is dialed, by Logger's debug level then.
@@ -293,6 +293,31 @@ var (
 //
 // Printing an SMTP or SMTPOptions (fmt, slog, encoding/json) never shows
 // the password or token.
+//
+// SMTP logs to SMTPOptions.Logger (silent when nil) and counts (Stats).
+// The records, by message, with their attributes; "conn" numbers a
+// connection from 1, in the order dialed:
+//
+//	INFO   smtp dial          conn, addr, elapsed (the TCP connect)
+//	WARN   smtp dial failed   addr, elapsed, error (TCP connect or session setup)
+//	INFO   smtp tls           conn, version, cipher, peer (the certificate's subject)
+//	INFO   smtp auth          conn, mechanism
+//	WARN   smtp auth failed   conn, mechanism, code, enhanced, error
+//	WARN   smtp retry         send_id, attempt (the next one), delay, code, error
+//	INFO   smtp redial        conn, reason (a pooled connection found dead)
+//	ERROR  smtp unusable      error, code, cool_down, until
+//	INFO   smtp usable again  addr (the first setup after a refusal)
+//	INFO   smtp pool wait     waited, max_conns (past PoolWaitLogThreshold)
+//	DEBUG  smtp send          send_id, recipients, bytes, outcome (as Stats counts it), code, elapsed
+//	DEBUG  smtp trace         conn, dir ("C" or "S"), line
+//
+// The trace is every command and reply line as it crosses the connection
+// (above TLS), except that the AUTH exchange shows as "AUTH <mechanism>
+// [redacted]", "[redacted]" and "334 [redacted]", and a message's text
+// (after DATA up to the final dot, a BDAT chunk) as "[message text: N
+// bytes]"; a line over 512 bytes is cut. No record holds a password, a token or any of a message's
+// text. Records are written from the goroutine of the Send, or of the
+// idle timer, that caused them.
 //
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.

@@ -18,24 +18,7 @@ import (
 // SMTPOptions.PoolWaitLogThreshold.
 const DefaultPoolWaitLogThreshold = time.Second
 
-// The records SMTP writes to SMTPOptions.Logger, by message. Every record
-// of a connection carries its number, "conn" (from 1, in the order
-// dialed); none carries a password, a token, an AUTH exchange or any of a
-// message's text.
-//
-//	level  message                  attributes
-//	INFO   smtp dial                conn, addr, elapsed (TCP connect)
-//	WARN   smtp dial failed         addr, elapsed, error (TCP connect or session setup)
-//	INFO   smtp tls                 conn, version, cipher, peer (the certificate's subject)
-//	INFO   smtp auth                conn, mechanism
-//	WARN   smtp auth failed         conn, mechanism, code, enhanced, error
-//	WARN   smtp retry               send_id, attempt (the next), delay, code, error
-//	INFO   smtp redial              conn, reason
-//	ERROR  smtp unusable            error, code, cool_down, until
-//	INFO   smtp usable again
-//	INFO   smtp pool wait           waited, max_conns
-//	DEBUG  smtp send                send_id, recipients, bytes, outcome, code, elapsed
-//	DEBUG  smtp trace               conn, dir ("C" client, "S" server), line
+// The messages of the records SMTP writes (see SMTP for their attributes).
 const (
 	msgDial       = "smtp dial"
 	msgDialFailed = "smtp dial failed"
