@@ -3,7 +3,10 @@ package benchmarks
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
+
+	"github.com/postroom/postroom"
 
 	"github.com/postroom/postroom/internal/bench"
 	"github.com/postroom/postroom/internal/fixture"
@@ -34,4 +37,27 @@ func BenchmarkSMTPLogging(b *testing.B) {
 	} {
 		b.Run(l.name, func(b *testing.B) { bench.SMTPLogging(b, w, l.logger) })
 	}
+}
+
+// BenchmarkCollector is the callback of BenchmarkPipelineOnResult alone:
+// 8 goroutines, as the pipeline's workers, each handing it 1,000 results
+// per iteration. ns/result is what the callback adds to a recipient's
+// path when the workers contend for its mutex.
+func BenchmarkCollector(b *testing.B) {
+	const workers, per = 8, 1000
+	var r postroom.Result
+	b.ReportAllocs()
+	for b.Loop() {
+		c := bench.NewCollector(workers * per)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for i := range per {
+					c.OnResult(i, r)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workers*per), "ns/result")
 }
