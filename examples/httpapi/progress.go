@@ -44,8 +44,11 @@ func resultLogFlag(fs *flag.FlagSet, l *resultLog) {
 // progress returns the per-call settings that log each recipient's result
 // as soon as it is final: one record per recipient, "result", with the
 // request's request_id, while the call runs. That way a client that goes
-// away, or a server that dies, mid-call never leaves the operator without
-// the set of recipients already sent. It says false when the records would
+// away, or a server that dies, mid-call never leaves the sent set unknown.
+// A record names its recipient by index in the call's recipients (with
+// the status, reason and send id), not by address: whoever retries has the
+// call's body, and the log of a call that went well holds no recipient's
+// address. It says false when the records would
 // be dropped (-log-results off, or a level the log does not keep): the
 // caller then logs the results of a call whose answer did not reach the
 // client at its end (logResults).
@@ -65,7 +68,6 @@ func (h *handler) progress(w http.ResponseWriter, r *http.Request) (postroom.Run
 		h.logger.LogAttrs(ctx, level, "result",
 			slog.String("request_id", id),
 			slog.Int("index", i),
-			slog.String("email", res.Email),
 			slog.String("status", string(res.Status)),
 			slog.String("reason", res.Reason),
 			slog.String("send_id", res.SendID))
