@@ -146,7 +146,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	var t postroom.Transport
 	cleanup := func() error { return nil }
 	if cfg.SMTP != "" {
-		s, err := newSMTP(cfg)
+		s, err := newSMTP(cfg, logger)
 		if err != nil {
 			return nil, nil, err
 		}
