@@ -190,7 +190,8 @@ type tracer struct {
 	l    *smtpLog
 	conn uint64
 
-	secret bool
+	secret  bool
+	authCmd bool // the next client line is the AUTH command
 	// content is set while a message's text is written: show is how many
 	// more lines to show first (BDAT's command), hidden the bytes not
 	// shown.
@@ -254,8 +255,11 @@ func (t *tracer) wrote(p []byte) {
 		if t.content {
 			t.show--
 		}
-		if t.secret {
-			line = redactAuth(line)
+		switch {
+		case t.authCmd:
+			line, t.authCmd = redactAuth(line), false
+		case t.secret:
+			line = redacted
 		}
 		t.emit("C", line)
 	}
@@ -280,9 +284,9 @@ func (t *tracer) read(p []byte) {
 	}
 }
 
-// redactAuth is a client line of the AUTH exchange as traced: "AUTH" and
-// the mechanism, then "[redacted]" for whatever follows; a continuation
-// line is "[redacted]" whole.
+// redactAuth is the AUTH command as traced: "AUTH" and the mechanism,
+// then "[redacted]" for whatever follows (the initial response). The
+// continuation lines after it are "[redacted]" whole.
 func redactAuth(line string) string {
 	f := strings.Fields(line)
 	if len(f) == 0 || !strings.EqualFold(f[0], "AUTH") {
@@ -301,7 +305,7 @@ func (t *tracer) emit(dir, line string) {
 // auth starts (on) or ends the AUTH exchange.
 func (t *tracer) auth(on bool) {
 	if t != nil {
-		t.secret = on
+		t.secret, t.authCmd = on, on
 	}
 }
 
