@@ -312,12 +312,13 @@ var (
 //	DEBUG  smtp trace         conn, dir ("C" or "S"), line
 //
 // The trace is every command and reply line as it crosses the connection
-// (above TLS), except that the AUTH exchange shows as "AUTH <mechanism>
-// [redacted]", "[redacted]" and "334 [redacted]", and a message's text
-// (after DATA up to the final dot, a BDAT chunk) as "[message text: N
-// bytes]"; a line over 512 bytes is cut. No record holds a password, a token or any of a message's
-// text. Records are written from the goroutine of the Send, or of the
-// idle timer, that caused them.
+// (above TLS; envelope addresses included), except that the AUTH exchange
+// shows as "AUTH <mechanism> [redacted]", "[redacted]" and "334
+// [redacted]", and a message's text (after DATA up to the final dot, a
+// BDAT chunk) as "[message text: N bytes]"; a line over 512 bytes is cut.
+// No record holds a password, a token or any of a message's text. Records
+// are written from the goroutine of the Send, or of the idle timer, that
+// caused them.
 //
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.
