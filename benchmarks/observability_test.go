@@ -12,14 +12,14 @@ import (
 	"github.com/postroom/postroom/internal/fixture"
 )
 
-// BenchmarkPipelineOnResult is the 25,000-recipient pipeline without and
-// with a progress callback (RunOptions.OnResult appending to a
-// mutex-guarded slice).
+// BenchmarkPipelineOnResult is the 25,000-recipient pipeline through
+// Mailer.Run without and with a progress callback (RunOptions.OnResult
+// appending to a mutex-guarded slice).
 func BenchmarkPipelineOnResult(b *testing.B) {
 	w := fixture.Shared(b)
 	const n = 25000
-	b.Run("none", func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
-	b.Run("collect", func(b *testing.B) { bench.PipelineOnResult(b, w, n) })
+	b.Run("none", func(b *testing.B) { bench.PipelineOnResult(b, w, n, false) })
+	b.Run("collect", func(b *testing.B) { bench.PipelineOnResult(b, w, n, true) })
 }
 
 // BenchmarkSMTPLogging is transport.SMTP with its Logger silent (nil),
