@@ -201,30 +201,32 @@ func TestSMTPLogSession(t *testing.T) {
 // TestSMTPLogFailures: a refused login, a retried 451, a redial and a
 // pool wait each leave their record, with no secret in any.
 func TestSMTPLogFailures(t *testing.T) {
-	t.Run("auth refused", func(t *testing.T) {
-		srv := smtptest.NewServer(t, smtptest.Options{Users: map[string]string{logUser: "other"}})
-		c, logger := newCapture(slog.LevelDebug)
-		tr := newSMTP(t, srv, transport.SMTPOptions{Username: logUser, Password: logPassword, AllowInsecureAuth: true, Auth: transport.AuthLogin, Logger: logger})
-		err := tr.Send(t.Context(), markedEnvelope("id-1", rcpt(0)))
-		if !errors.Is(err, postroom.ErrTransportUnusable) {
-			t.Fatalf("Send: %v, want ErrTransportUnusable", err)
-		}
-		if err := tr.Send(t.Context(), markedEnvelope("id-2", rcpt(1))); !errors.Is(err, transport.ErrCoolingDown) {
-			t.Fatalf("second Send: %v, want ErrCoolingDown", err)
-		}
-		checkNoSecrets(t, c)
-		af := c.records("smtp auth failed")
-		if len(af) != 1 || af[0]["code"].Int64() != 535 || af[0]["mechanism"].String() != "LOGIN" || af[0]["level"].String() != "WARN" {
-			t.Errorf("auth failed records %v", af)
-		}
-		un := c.records("smtp unusable")
-		if len(un) != 1 || un[0]["level"].String() != "ERROR" || un[0]["cool_down"].Duration() != transport.DefaultSetupCoolDown || un[0]["code"].Int64() != 535 {
-			t.Errorf("unusable records %v; want one, with the cool-down", un)
-		}
-		if df := c.records("smtp dial failed"); len(df) != 1 {
-			t.Errorf("%d dial failed records, want 1 (the cool-down dials nothing)", len(df))
-		}
-	})
+	for _, mech := range []transport.AuthMechanism{transport.AuthPlain, transport.AuthLogin, transport.AuthCRAMMD5, transport.AuthXOAUTH2} {
+		t.Run("auth refused/"+string(mech), func(t *testing.T) {
+			srv := smtptest.NewServer(t, smtptest.Options{Users: map[string]string{logUser: "other"}})
+			c, logger := newCapture(slog.LevelDebug)
+			tr := newSMTP(t, srv, transport.SMTPOptions{Username: logUser, Password: logPassword, AllowInsecureAuth: true, Auth: mech, Logger: logger})
+			err := tr.Send(t.Context(), markedEnvelope("id-1", rcpt(0)))
+			if !errors.Is(err, postroom.ErrTransportUnusable) {
+				t.Fatalf("Send: %v, want ErrTransportUnusable", err)
+			}
+			if err := tr.Send(t.Context(), markedEnvelope("id-2", rcpt(1))); !errors.Is(err, transport.ErrCoolingDown) {
+				t.Fatalf("second Send: %v, want ErrCoolingDown", err)
+			}
+			checkNoSecrets(t, c)
+			af := c.records("smtp auth failed")
+			if len(af) != 1 || af[0]["code"].Int64()/100 != 5 || af[0]["mechanism"].String() != string(mech) || af[0]["level"].String() != "WARN" {
+				t.Errorf("auth failed records %v", af)
+			}
+			un := c.records("smtp unusable")
+			if len(un) != 1 || un[0]["level"].String() != "ERROR" || un[0]["cool_down"].Duration() != transport.DefaultSetupCoolDown || un[0]["code"].Int64() != af[0]["code"].Int64() {
+				t.Errorf("unusable records %v; want one, with the cool-down", un)
+			}
+			if df := c.records("smtp dial failed"); len(df) != 1 {
+				t.Errorf("%d dial failed records, want 1 (the cool-down dials nothing)", len(df))
+			}
+		})
+	}
 	t.Run("retry", func(t *testing.T) {
 		srv := smtptest.NewServer(t, smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, FirstAttempt: true}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"})})
 		c, logger := newCapture(slog.LevelInfo)
