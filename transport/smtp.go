@@ -318,7 +318,9 @@ var (
 // BDAT chunk) as "[message text: N bytes]"; a line over 512 bytes is cut.
 // No record holds a password, a token or any of a message's text. Records
 // are written from the goroutine of the Send, or of the idle timer, that
-// caused them.
+// caused them, with the Send's ctx (so that a handler can tie them to its
+// request); the trace and the unusable state's records with
+// context.Background.
 //
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.
@@ -485,7 +487,7 @@ func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) 
 		t.pool.put(c, out.keep)
 		if out.stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
 			t.stats.redials.Add(1)
-			t.log.redial(c, out.err)
+			t.log.redial(ctx, c, out.err)
 			continue
 		}
 		return out.err
@@ -501,7 +503,7 @@ func (t *SMTP) backoff(ctx context.Context, env *postroom.Envelope, n int, err e
 	}
 	delay := rand.N(ceil + 1)
 	t.stats.retries.Add(1)
-	t.log.retry(env, n+1, delay, err)
+	t.log.retry(ctx, env, n+1, delay, err)
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
 	select {

@@ -73,13 +73,13 @@ func (g *gate) leave(probe bool, err error) {
 	switch {
 	case err == nil:
 		if g.refused != nil {
-			g.log.usable()
+			g.log.usable(context.Background())
 		}
 		g.proven, g.refused = true, nil
 	case errors.Is(err, postroom.ErrTransportUnusable) && errors.As(err, &de):
 		g.proven, g.refused = false, de
 		g.until = g.now().Add(g.coolDown)
-		g.log.unusable(de, g.coolDown, g.until)
+		g.log.unusable(context.Background(), de, g.coolDown, g.until)
 	}
 	if probe {
 		close(g.probing)

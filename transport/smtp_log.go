@@ -56,48 +56,51 @@ type smtpLog struct {
 	maxConns int
 }
 
-func (l *smtpLog) on(level slog.Level) bool {
-	return l.l.Enabled(context.Background(), level)
+// on and log take the ctx of the Send or dial that caused the record, so
+// that a handler can tie it to its request; context.Background when none
+// did (the idle timer, the cool-down's gate, the trace).
+func (l *smtpLog) on(ctx context.Context, level slog.Level) bool {
+	return l.l.Enabled(ctx, level)
 }
 
-func (l *smtpLog) log(level slog.Level, msg string, attrs ...slog.Attr) {
-	l.l.LogAttrs(context.Background(), level, msg, attrs...)
+func (l *smtpLog) log(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	l.l.LogAttrs(ctx, level, msg, attrs...)
 }
 
-func (l *smtpLog) dialed(c *smtpConn, elapsed time.Duration) {
-	if l.on(slog.LevelInfo) {
-		l.log(slog.LevelInfo, msgDial, slog.Uint64("conn", c.id), slog.String("addr", l.addr), slog.Duration("elapsed", elapsed))
+func (l *smtpLog) dialed(ctx context.Context, c *smtpConn, elapsed time.Duration) {
+	if l.on(ctx, slog.LevelInfo) {
+		l.log(ctx, slog.LevelInfo, msgDial, slog.Uint64("conn", c.id), slog.String("addr", l.addr), slog.Duration("elapsed", elapsed))
 	}
 }
 
-func (l *smtpLog) dialFailed(err error, elapsed time.Duration) {
-	if l.on(slog.LevelWarn) {
-		l.log(slog.LevelWarn, msgDialFailed, slog.String("addr", l.addr), slog.Duration("elapsed", elapsed), slog.String("error", err.Error()))
+func (l *smtpLog) dialFailed(ctx context.Context, err error, elapsed time.Duration) {
+	if l.on(ctx, slog.LevelWarn) {
+		l.log(ctx, slog.LevelWarn, msgDialFailed, slog.String("addr", l.addr), slog.Duration("elapsed", elapsed), slog.String("error", err.Error()))
 	}
 }
 
-func (l *smtpLog) tls(c *smtpConn, st tls.ConnectionState) {
-	if !l.on(slog.LevelInfo) {
+func (l *smtpLog) tls(ctx context.Context, c *smtpConn, st tls.ConnectionState) {
+	if !l.on(ctx, slog.LevelInfo) {
 		return
 	}
 	peer := ""
 	if len(st.PeerCertificates) > 0 {
 		peer = st.PeerCertificates[0].Subject.String()
 	}
-	l.log(slog.LevelInfo, msgTLS, slog.Uint64("conn", c.id), slog.String("version", tls.VersionName(st.Version)),
+	l.log(ctx, slog.LevelInfo, msgTLS, slog.Uint64("conn", c.id), slog.String("version", tls.VersionName(st.Version)),
 		slog.String("cipher", tls.CipherSuiteName(st.CipherSuite)), slog.String("peer", peer))
 }
 
 // auth records AUTH's outcome: err is auth's error. The mechanism is the
 // only thing of the exchange it shows.
-func (l *smtpLog) auth(c *smtpConn, mech AuthMechanism, err error) {
+func (l *smtpLog) auth(ctx context.Context, c *smtpConn, mech AuthMechanism, err error) {
 	if err == nil {
-		if l.on(slog.LevelInfo) {
-			l.log(slog.LevelInfo, msgAuth, slog.Uint64("conn", c.id), slog.String("mechanism", string(mech)))
+		if l.on(ctx, slog.LevelInfo) {
+			l.log(ctx, slog.LevelInfo, msgAuth, slog.Uint64("conn", c.id), slog.String("mechanism", string(mech)))
 		}
 		return
 	}
-	if !l.on(slog.LevelWarn) {
+	if !l.on(ctx, slog.LevelWarn) {
 		return
 	}
 	var de *postroom.DeliveryError
@@ -105,57 +108,57 @@ func (l *smtpLog) auth(c *smtpConn, mech AuthMechanism, err error) {
 	if errors.As(err, &de) {
 		code, enhanced = de.Code, de.Enhanced
 	}
-	l.log(slog.LevelWarn, msgAuthFailed, slog.Uint64("conn", c.id), slog.String("mechanism", string(mech)),
+	l.log(ctx, slog.LevelWarn, msgAuthFailed, slog.Uint64("conn", c.id), slog.String("mechanism", string(mech)),
 		slog.Int("code", code), slog.String("enhanced", enhanced), slog.String("error", err.Error()))
 }
 
 // retry records that attempt (from 2) of env follows delay after err.
-func (l *smtpLog) retry(env *postroom.Envelope, attempt int, delay time.Duration, err error) {
-	if l.on(slog.LevelWarn) {
-		l.log(slog.LevelWarn, msgRetry, slog.String("send_id", env.SendID), slog.Int("attempt", attempt),
+func (l *smtpLog) retry(ctx context.Context, env *postroom.Envelope, attempt int, delay time.Duration, err error) {
+	if l.on(ctx, slog.LevelWarn) {
+		l.log(ctx, slog.LevelWarn, msgRetry, slog.String("send_id", env.SendID), slog.Int("attempt", attempt),
 			slog.Duration("delay", delay), slog.Int("code", errCode(err)), slog.String("error", err.Error()))
 	}
 }
 
 // redial records that c, a pooled connection, was found dead and is
 // replaced without counting an attempt.
-func (l *smtpLog) redial(c *smtpConn, reason error) {
-	if l.on(slog.LevelInfo) {
-		l.log(slog.LevelInfo, msgRedial, slog.Uint64("conn", c.id), slog.String("reason", reason.Error()))
+func (l *smtpLog) redial(ctx context.Context, c *smtpConn, reason error) {
+	if l.on(ctx, slog.LevelInfo) {
+		l.log(ctx, slog.LevelInfo, msgRedial, slog.Uint64("conn", c.id), slog.String("reason", reason.Error()))
 	}
 }
 
 // unusable records a session setup refused in a way no retry can fix,
 // and the cool-down it starts (none when coolDown is negative).
-func (l *smtpLog) unusable(de *postroom.DeliveryError, coolDown time.Duration, until time.Time) {
-	if !l.on(slog.LevelError) {
+func (l *smtpLog) unusable(ctx context.Context, de *postroom.DeliveryError, coolDown time.Duration, until time.Time) {
+	if !l.on(ctx, slog.LevelError) {
 		return
 	}
 	attrs := []slog.Attr{slog.String("error", de.Error()), slog.Int("code", de.Code)}
 	if coolDown >= 0 {
 		attrs = append(attrs, slog.Duration("cool_down", coolDown), slog.Time("until", until))
 	}
-	l.log(slog.LevelError, msgUnusable, attrs...)
+	l.log(ctx, slog.LevelError, msgUnusable, attrs...)
 }
 
-func (l *smtpLog) usable() {
-	if l.on(slog.LevelInfo) {
-		l.log(slog.LevelInfo, msgUsable, slog.String("addr", l.addr))
+func (l *smtpLog) usable(ctx context.Context) {
+	if l.on(ctx, slog.LevelInfo) {
+		l.log(ctx, slog.LevelInfo, msgUsable, slog.String("addr", l.addr))
 	}
 }
 
 // poolWait records a wait for a connection when it took longer than
 // SMTPOptions.PoolWaitLogThreshold.
-func (l *smtpLog) poolWait(waited time.Duration) {
-	if l.slowWait >= 0 && waited > l.slowWait && l.on(slog.LevelInfo) {
-		l.log(slog.LevelInfo, msgPoolWait, slog.Duration("waited", waited), slog.Int("max_conns", l.maxConns))
+func (l *smtpLog) poolWait(ctx context.Context, waited time.Duration) {
+	if l.slowWait >= 0 && waited > l.slowWait && l.on(ctx, slog.LevelInfo) {
+		l.log(ctx, slog.LevelInfo, msgPoolWait, slog.Duration("waited", waited), slog.Int("max_conns", l.maxConns))
 	}
 }
 
 // sent records the outcome of one Send.
-func (l *smtpLog) sent(env *postroom.Envelope, outcome string, err error, elapsed time.Duration) {
-	if l.on(slog.LevelDebug) {
-		l.log(slog.LevelDebug, msgSend, slog.String("send_id", env.SendID), slog.Int("recipients", len(env.To)),
+func (l *smtpLog) sent(ctx context.Context, env *postroom.Envelope, outcome string, err error, elapsed time.Duration) {
+	if l.on(ctx, slog.LevelDebug) {
+		l.log(ctx, slog.LevelDebug, msgSend, slog.String("send_id", env.SendID), slog.Int("recipients", len(env.To)),
 			slog.Int("bytes", len(env.Data)), slog.String("outcome", outcome), slog.Int("code", errCode(err)), slog.Duration("elapsed", elapsed))
 	}
 }
@@ -172,8 +175,8 @@ func errCode(err error) int {
 // newTracer returns the protocol trace of connection id, or nil when
 // l's debug level is off: the trace of a connection is decided when it
 // is dialed.
-func (l *smtpLog) newTracer(id uint64) *tracer {
-	if !l.on(slog.LevelDebug) {
+func (l *smtpLog) newTracer(ctx context.Context, id uint64) *tracer {
+	if !l.on(ctx, slog.LevelDebug) {
 		return nil
 	}
 	return &tracer{l: l, conn: id}
@@ -299,7 +302,7 @@ func redactAuth(line string) string {
 }
 
 func (t *tracer) emit(dir, line string) {
-	t.l.log(slog.LevelDebug, msgTrace, slog.Uint64("conn", t.conn), slog.String("dir", dir), slog.String("line", line))
+	t.l.log(context.Background(), slog.LevelDebug, msgTrace, slog.Uint64("conn", t.conn), slog.String("dir", dir), slog.String("line", line))
 }
 
 // auth starts (on) or ends the AUTH exchange.
@@ -328,17 +331,17 @@ func (t *tracer) endContent() {
 
 // newConn wraps raw, dialed from start, as the transport's next
 // connection, and logs the dial.
-func (t *SMTP) newConn(raw net.Conn, start time.Time) *smtpConn {
+func (t *SMTP) newConn(ctx context.Context, raw net.Conn, start time.Time) *smtpConn {
 	t.stats.dials.Add(1)
 	id := t.conns.Add(1)
-	c := newConn(raw, &t.opts, id, wire{written: &t.stats.written, trace: t.log.newTracer(id)})
-	t.log.dialed(c, time.Since(start))
+	c := newConn(raw, &t.opts, id, wire{written: &t.stats.written, trace: t.log.newTracer(ctx, id)})
+	t.log.dialed(ctx, c, time.Since(start))
 	return c
 }
 
 // dialFailed counts and logs a dial or session setup, started at start,
 // that failed with err.
-func (t *SMTP) dialFailed(err error, start time.Time) {
+func (t *SMTP) dialFailed(ctx context.Context, err error, start time.Time) {
 	t.stats.dialFailures.Add(1)
-	t.log.dialFailed(err, time.Since(start))
+	t.log.dialFailed(ctx, err, time.Since(start))
 }

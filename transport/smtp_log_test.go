@@ -28,10 +28,18 @@ type capture struct {
 
 func (c *capture) Enabled(_ context.Context, l slog.Level) bool { return l >= c.level }
 
-func (c *capture) Handle(_ context.Context, r slog.Record) error {
+// requestKey is a ctx key whose value capture adds to a record as
+// "request": the tests see which records got the Send's ctx.
+type requestKey struct{}
+
+func (c *capture) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	if v, ok := ctx.Value(requestKey{}).(string); ok {
+		r.AddAttrs(slog.String("request", v))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.recs = append(c.recs, r.Clone())
+	c.recs = append(c.recs, r)
 	return nil
 }
 
@@ -231,8 +239,15 @@ func TestSMTPLogFailures(t *testing.T) {
 		srv := smtptest.NewServer(t, smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, FirstAttempt: true}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "later"})})
 		c, logger := newCapture(slog.LevelInfo)
 		tr := newSMTP(t, srv, transport.SMTPOptions{Retry: transport.RetryPolicy{Attempts: 2, Base: time.Millisecond}, Logger: logger})
-		if err := tr.Send(t.Context(), markedEnvelope("id-r", rcpt(0))); err != nil {
+		ctx := context.WithValue(t.Context(), requestKey{}, "req-1")
+		if err := tr.Send(ctx, markedEnvelope("id-r", rcpt(0))); err != nil {
 			t.Fatalf("Send: %v", err)
+		}
+		// The records of the Send and of its dial carry its ctx.
+		for _, msg := range []string{"smtp retry", "smtp dial"} {
+			if rs := c.records(msg); len(rs) == 0 || rs[0]["request"].String() != "req-1" {
+				t.Errorf("%s records %v: want the Send's ctx", msg, rs)
+			}
 		}
 		r := c.records("smtp retry")
 		if len(r) != 1 || r[0]["send_id"].String() != "id-r" || r[0]["attempt"].Int64() != 2 || r[0]["code"].Int64() != 451 ||

@@ -84,7 +84,7 @@ func FuzzTrace(f *testing.F) {
 		}
 		var got []string
 		l := &smtpLog{l: slog.New(lineCapture{&got})}
-		tr := l.newTracer(1)
+		tr := l.newTracer(context.Background(), 1)
 		write := func(b []byte) {
 			for _, c := range chunks(b, cuts) {
 				tr.wrote(c)

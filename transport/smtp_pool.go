@@ -70,7 +70,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		p.mu.Unlock()
 		if c != nil {
 			c.idleTimer.Stop()
-			p.waited(time.Since(start))
+			p.waited(ctx, time.Since(start))
 			if hc := p.opts.HealthCheckAfter; hc > 0 && time.Since(c.idleSince) > hc {
 				if err := c.noop(ctx); err != nil {
 					p.discard(c, false)
@@ -78,7 +78,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 						return nil, ctxError(ctx, err)
 					}
 					p.stats.redials.Add(1)
-					p.log.redial(c, err)
+					p.log.redial(ctx, c, err)
 					start = time.Now()
 					continue
 				}
@@ -88,7 +88,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		select {
 		case p.slots <- struct{}{}:
 			probe, err := p.gate.enter(ctx)
-			p.waited(time.Since(start))
+			p.waited(ctx, time.Since(start))
 			if err != nil {
 				<-p.slots
 				return nil, err

@@ -64,10 +64,10 @@ func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 	cancel()
 	if err != nil {
 		err = ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err))
-		t.dialFailed(err, start)
+		t.dialFailed(ctx, err, start)
 		return nil, err
 	}
-	c := t.newConn(raw, start)
+	c := t.newConn(ctx, raw, start)
 	stop := context.AfterFunc(ctx, c.abortFn)
 	err = t.setup(ctx, c)
 	if !stop() && err == nil {
@@ -75,7 +75,7 @@ func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 	}
 	if err != nil {
 		c.close()
-		t.dialFailed(err, start)
+		t.dialFailed(ctx, err, start)
 		return nil, err
 	}
 	c.deadline(o.CommandTimeout)
@@ -93,7 +93,7 @@ func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
 		c.br.Reset(c.wire.reader(tc))
 		c.bw.Reset(c.wire.writer(tc))
 		c.tls = true
-		t.log.tls(c, tc.ConnectionState())
+		t.log.tls(ctx, c, tc.ConnectionState())
 	}
 	code, msg, err := readReply(c.br)
 	if err != nil {
@@ -189,7 +189,7 @@ func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
 	c.br.Reset(c.wire.reader(tc))
 	c.bw.Reset(c.wire.writer(tc))
 	c.tls = true
-	t.log.tls(c, tc.ConnectionState())
+	t.log.tls(ctx, c, tc.ConnectionState())
 	c.deadline(o.CommandTimeout)
 	return t.hello(ctx, c)
 }
@@ -216,7 +216,7 @@ func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 		return &postroom.DeliveryError{Err: fmt.Errorf("%w (%s; offered: %q): %w", ErrAuthUnavailable, mech, strings.Join(mechs, " "), postroom.ErrTransportUnusable)}
 	}
 	c.wire.trace.auth(true)
-	defer func() { c.wire.trace.auth(false); t.log.auth(c, mech, err) }()
+	defer func() { c.wire.trace.auth(false); t.log.auth(ctx, c, mech, err) }()
 	var a gomail.Auth
 	switch mech {
 	case AuthPlain:

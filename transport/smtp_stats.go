@@ -95,11 +95,11 @@ func (t *SMTP) finish(ctx context.Context, env *postroom.Envelope, start time.Ti
 		t.stats.temporary.Add(1)
 		outcome = "temporary"
 	}
-	t.log.sent(env, outcome, err, time.Since(start))
+	t.log.sent(ctx, env, outcome, err, time.Since(start))
 }
 
 // waited counts a wait of p.get for a connection, and logs it if long.
-func (p *pool) waited(d time.Duration) {
+func (p *pool) waited(ctx context.Context, d time.Duration) {
 	p.stats.waitNs.Add(int64(d))
-	p.log.poolWait(d)
+	p.log.poolWait(ctx, d)
 }
