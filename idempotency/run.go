@@ -77,7 +77,19 @@ func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
 // store's error in Result.Err) and Run returns every result together with
 // an error wrapping ErrStore. When ctx ends or the transport becomes
 // unusable, Run returns every result with the Mailer's error.
-func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postroom.Operation, call *postroom.Call) (results []postroom.Result, err error) {
+func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postroom.Operation, call *postroom.Call) ([]postroom.Result, error) {
+	return RunWith(ctx, s, m, key, op, call, postroom.RunOptions{})
+}
+
+// RunWith is Run with the caller's own per-call settings. o.OnResult
+// receives every recipient's Result exactly once, after it is recorded:
+// the results a retry finds recorded first (from the calling goroutine,
+// before the Mailer runs), then the others as the Mailer makes them final.
+// o.BeforeSend runs before the recipient is recorded as handed over, so
+// that a message it keeps back stays open for a retry. Neither is called
+// for a call refused as a whole by the key's check, the store or, on a
+// first call, the Mailer.
+func RunWith(ctx context.Context, s Store, m *postroom.Mailer, key string, op postroom.Operation, call *postroom.Call, o postroom.RunOptions) (results []postroom.Result, err error) {
 	if call == nil {
 		return nil, &postroom.ValidationError{Field: "call", Reason: "nil"}
 	}
@@ -100,12 +112,12 @@ func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postro
 			err = errors.Join(err, fmt.Errorf("%w: releasing the key: %w", ErrStore, rerr))
 		}
 	}()
-	return run(ctx, c, m, op, call)
+	return run(ctx, c, m, op, call, o)
 }
 
 // run completes the call held by c: the recorded results, and a call of
 // the Mailer for the recipients without one.
-func run(ctx context.Context, c Claim, m *postroom.Mailer, op postroom.Operation, call *postroom.Call) ([]postroom.Result, error) {
+func run(ctx context.Context, c Claim, m *postroom.Mailer, op postroom.Operation, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
 	n := len(call.Recipients)
 	results := make([]postroom.Result, n)
 	for _, e := range c.Entries() {
@@ -128,6 +140,16 @@ func run(ctx context.Context, c Claim, m *postroom.Mailer, op postroom.Operation
 	for i := range results {
 		if results[i].Status == "" {
 			pending = append(pending, i)
+		}
+	}
+	report := func(i int, r postroom.Result) {
+		if o.OnResult != nil {
+			o.OnResult(i, r)
+		}
+	}
+	for i, r := range results {
+		if r.Status != "" {
+			report(i, r) // recorded by an earlier call with the key
 		}
 	}
 	if len(pending) == 0 && n > 0 {
@@ -157,13 +179,18 @@ func run(ctx context.Context, c Claim, m *postroom.Mailer, op postroom.Operation
 			if err := rec.failed(); err != nil {
 				return err
 			}
+			if o.BeforeSend != nil {
+				if err := o.BeforeSend(ctx, index(j), sendID); err != nil {
+					return err
+				}
+			}
 			return rec.note(c.HandOver(ctx, index(j), sendID))
 		},
 		OnResult: func(j int, r postroom.Result) {
-			if open(r) || rec.failed() != nil {
-				return
+			if !open(r) && rec.failed() == nil {
+				rec.note(c.Finish(context.WithoutCancel(ctx), index(j), r))
 			}
-			rec.note(c.Finish(context.WithoutCancel(ctx), index(j), r))
+			report(index(j), r)
 		},
 	})
 	if subResults == nil {

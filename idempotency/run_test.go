@@ -144,3 +144,51 @@ func TestRunReleasesOnPanic(t *testing.T) {
 		t.Errorf("entries %+v, want recipient 0 handed over without a final result", e)
 	}
 }
+
+// TestRunWithHooks checks that the caller's OnResult sees every recipient
+// exactly once, on the first call and on a retry that finds some results
+// recorded, and that a message the caller's BeforeSend keeps back stays
+// open: the retry sends it.
+func TestRunWithHooks(t *testing.T) {
+	s, err := NewMemory(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newRelay()
+	m := newMailer(t, tr, 1)
+	call := newCall("a@example.org", "b@example.org", "c@example.org")
+	errHeld := errors.New("held")
+	var seen []int
+	first, err := RunWith(t.Context(), s, m, "k1", postroom.OpSend, call, postroom.RunOptions{
+		BeforeSend: func(_ context.Context, i int, _ string) error {
+			if i == 1 {
+				return errHeld
+			}
+			return nil
+		},
+		OnResult: func(i int, _ postroom.Result) { seen = append(seen, i) }, // one worker
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 || first[1].Code != postroom.ReasonNotSent || !errors.Is(first[1].Err, errHeld) {
+		t.Fatalf("first call: reported %v, results %+v", seen, first)
+	}
+	seen = nil
+	second, err := RunWith(t.Context(), s, m, "k1", postroom.OpSend, call, postroom.RunOptions{
+		OnResult: func(i int, _ postroom.Result) { seen = append(seen, i) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[int]int{}
+	for _, i := range seen {
+		count[i]++
+	}
+	if len(count) != 3 || count[0] != 1 || count[1] != 1 || count[2] != 1 {
+		t.Errorf("retry reported %v, want each of 0, 1, 2 once", seen)
+	}
+	if second[1].Status != postroom.StatusSent || tr.count("b@example.org") != 1 || tr.total() != 3 {
+		t.Errorf("retry: %+v; b sent %d times, %d messages in all", second[1], tr.count("b@example.org"), tr.total())
+	}
+}

@@ -47,6 +47,9 @@ type handlerOptions struct {
 	// Idempotency keeps the calls made with an Idempotency-Key header; nil
 	// means a store in memory (see idempotency.go).
 	Idempotency idempotency.Store
+	// ResultLog is how each recipient's result is logged as it completes
+	// (see progress); the zero value logs at info level.
+	ResultLog resultLog
 }
 
 // newHandler returns the API's handler: the two endpoints, a JSON 404 for
@@ -142,7 +145,8 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 		}
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
 
-		results, err := send(ctx, r, call)
+		progress, logged := h.progress(w, r)
+		results, err := send(ctx, r, call, progress)
 		// The call's memory is free but for the results: let the next
 		// call in before the answer is written, so that a client that
 		// has its answer finds the bound free.
@@ -152,9 +156,11 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 			// The client went away; what was sent was sent. Nobody reads
 			// the answer, so the log keeps every recipient's result (none
 			// if the call failed as a whole) for the operator to know who
-			// must not be sent again.
+			// must not be sent again: logged as they completed, or now.
 			logError(w, slog.LevelWarn, "client went away: "+context.Cause(r.Context()).Error())
-			h.logResults(w, r, results)
+			if !logged {
+				h.logResults(w, r, results)
+			}
 			return
 		case err == nil:
 		case results != nil && ctx.Err() != nil:
@@ -184,7 +190,9 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 		if err := writeJSON(w, http.StatusOK, results); err != nil {
 			// The client went away while the results were written.
 			logError(w, slog.LevelWarn, "writing the results: "+err.Error())
-			h.logResults(w, r, results)
+			if !logged {
+				h.logResults(w, r, results)
+			}
 		}
 	}
 }

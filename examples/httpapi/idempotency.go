@@ -24,8 +24,9 @@ const idempotencyHeader = "Idempotency-Key"
 // that long.
 const inProgressRetryAfter = 5
 
-// sendFunc runs one call of an endpoint for the request r.
-type sendFunc func(ctx context.Context, r *http.Request, call *postroom.Call) ([]postroom.Result, error)
+// sendFunc runs one call of an endpoint for the request r, with the
+// per-call settings o (the progress log's OnResult).
+type sendFunc func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error)
 
 // errKeyRepeated is the error of a request with two Idempotency-Key headers.
 var errKeyRepeated = fmt.Errorf("%w: the %s header is repeated", idempotency.ErrInvalidKey, idempotencyHeader)
@@ -40,20 +41,20 @@ type idempotent struct {
 	swept time.Time
 }
 
-// sender returns the sendFunc of operation op: idempotency.Run with the
-// request's Idempotency-Key when it has one, m.Run otherwise.
+// sender returns the sendFunc of operation op: idempotency.RunWith with
+// the request's Idempotency-Key when it has one, m.Run otherwise.
 func (h *handler) sender(m *postroom.Mailer, op postroom.Operation) sendFunc {
-	return func(ctx context.Context, r *http.Request, call *postroom.Call) ([]postroom.Result, error) {
+	return func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
 		keys := r.Header.Values(idempotencyHeader)
 		switch len(keys) {
 		case 0:
-			return m.Run(ctx, op, call, postroom.RunOptions{})
+			return m.Run(ctx, op, call, o)
 		case 1:
 		default:
 			return nil, errKeyRepeated
 		}
 		h.idem.sweep(ctx, h.logger)
-		return idempotency.Run(ctx, h.idem.store, m, keys[0], op, call)
+		return idempotency.RunWith(ctx, h.idem.store, m, keys[0], op, call, o)
 	}
 }
 

@@ -49,10 +49,17 @@
 // died mid-call sends only to the recipients that had no result, and
 // reports those whose message was handed over unknown (interrupted).
 //
-// When the client goes away mid-call, the call stops (recipients not yet
-// handed over are deferred) and, since nobody reads the answer, every
-// recipient's result is logged, one record each with the request's
-// request_id: the operator finds there who was sent before retrying.
+// Each recipient's result is logged as soon as it is final, while the call
+// runs: one record each, msg=result, with the request's request_id, the
+// recipient's index in the call (not its address), its status, reason and
+// send_id, at the level of -log-results (info by default). When the
+// client goes away mid-call, the call stops (recipients not yet handed
+// over are deferred, and logged so) and the log already holds who was
+// sent: whoever retries finds there whom not to send again, even if the
+// server itself stops before the call ends. With -log-results off, or a
+// level the log does not keep, the results of a call whose answer did not
+// reach the client are logged at its end instead, addresses included,
+// msg="result not delivered to the client".
 //
 // SIGINT or SIGTERM stops accepting new connections and lets the calls in
 // flight finish before the program exits.

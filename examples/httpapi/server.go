@@ -38,6 +38,7 @@ type config struct {
 	MaxBody       int64
 	MaxInflight   int64 // bytes of request bodies in flight (see inflight)
 	Preview       bool  // serve the preview page at /preview/ (see preview.go)
+	ResultLog     resultLog
 	Timeouts      timeouts
 	// DatabaseURL is PostgreSQL's DSN, from -database-url or
 	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
@@ -100,6 +101,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
 	fs.BoolVar(&cfg.Preview, "preview", false, "serve the preview page at /preview/: what a call would send, rendered, without sending")
+	resultLogFlag(fs, &cfg.ResultLog)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -162,7 +164,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	var t postroom.Transport
 	cleanup := func() error { return nil }
 	if cfg.SMTP != "" {
-		s, err := newSMTP(cfg)
+		s, err := newSMTP(cfg, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -194,6 +196,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		Budget:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
 		Templates:   opts.Templates != nil,
 		Idempotency: idem,
+		ResultLog:   cfg.ResultLog,
 	})
 	if cfg.Preview {
 		h = withPreview(h, m, cfg.MaxBody, logger)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aymerick/raymond"
 	"github.com/postroom/postroom"
@@ -60,7 +59,7 @@ func OneRecipient(b *testing.B, w *fixture.Workload, cached bool) {
 			b.Fatal(err)
 		}
 	}
-	cpu.stop(b)
+	cpu.stop(b, 1, "cpu-ns/op")
 	m.stop()
 	if got, want := sent.Load(), int64(b.N)+1; got != want {
 		b.Fatalf("the transport saw %d messages, want %d", got, want)
@@ -79,7 +78,7 @@ func CompilePostroom(b *testing.B, src string) {
 			b.Fatal(err)
 		}
 	}
-	cpu.stop(b)
+	cpu.stop(b, 1, "cpu-ns/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(src)), "ns/byte")
 }
 
@@ -95,28 +94,6 @@ func ParseRaymond(b *testing.B, src string) {
 			b.Fatal(err)
 		}
 	}
-	cpu.stop(b)
+	cpu.stop(b, 1, "cpu-ns/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(src)), "ns/byte")
-}
-
-// cpuMeter measures the process's CPU time over a b.Loop, reported as
-// cpu-ns/op: on a machine busy with other work, where wall time per
-// operation grows with the load, it stays near what one idle core would
-// take (garbage collection included) for a benchmark that runs on one
-// goroutine with -cpu 1.
-type cpuMeter struct {
-	start time.Duration
-	ok    bool
-}
-
-func startCPU() cpuMeter {
-	t, ok := processCPU()
-	return cpuMeter{t, ok}
-}
-
-func (c cpuMeter) stop(b *testing.B) {
-	t, ok := processCPU()
-	if c.ok && ok && b.N > 0 {
-		b.ReportMetric(float64((t-c.start).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	}
 }

@@ -9,7 +9,10 @@
 //
 // Its code is safe for concurrent use only where a doc comment says so.
 //
-// From the module it imports postroom, internal/program and
-// internal/fixture; only package benchmarks' tests and benchmarks/cmd/report
-// import it.
+// The costs of watching a call have their bodies here too
+// (PipelineOnResult, SMTPLogging; observability.go).
+//
+// From the module it imports postroom, internal/program,
+// internal/fixture, and for SMTPLogging transport and internal/smtptest;
+// only package benchmarks' tests and benchmarks/cmd/report import it.
 package bench

@@ -3,7 +3,10 @@
 // wall time, peak heap and maximum RSS, the distance to the memmove floor,
 // the cost of DKIM signing, then the compile path on one core (a
 // one-recipient call with the template cache off and warm, compiles against
-// raymond's parse), and which of the goals are met.
+// raymond's parse), and which of the goals are met; then the costs of
+// watching a call (observability.go): the pipeline with a progress
+// callback, and transport.SMTP with its Logger silent, at info and at debug
+// level.
 //
 // Run it from anywhere inside the repository:
 //
@@ -148,6 +151,7 @@ type report struct {
 	rssPR, rssObvious          stats
 	compile                    compilePath
 	dkim                       map[string]stats // PipelineDKIM at N, by key kind
+	obs                        observability
 }
 
 func (r *report) sizes() []int {
@@ -209,6 +213,7 @@ func (r *report) run() {
 		r.dkim[kind] = r.bench(fmt.Sprintf("pipeline/dkim-%s/N=%d", kind, r.n), func(b *testing.B) { bench.PipelineDKIM(b, w, r.n, kind) })
 	}
 	r.runCompilePath()
+	r.runObservability()
 }
 
 func lastLine(s string) string {
@@ -330,6 +335,7 @@ func (r *report) print(out io.Writer) {
 
 	fmt.Fprintln(out)
 	r.goals(out)
+	r.printObservability(out)
 }
 
 // goals prints the goals of the render path and whether each is met.
