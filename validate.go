@@ -233,7 +233,24 @@ func findCIDRefs(src string) cidRefs {
 }
 
 // indexFold is strings.Index for an ASCII lower-case needle, ignoring case.
+// A needle that ends in a character other than a letter (as "cid:" does)
+// is found by its last octet with strings.IndexByte, which skips text
+// without it many octets at a time.
 func indexFold(s, needle string) int {
+	if last := needle[len(needle)-1]; last < 'a' || last > 'z' {
+		for off := len(needle) - 1; off < len(s); {
+			j := strings.IndexByte(s[off:], last)
+			if j < 0 {
+				return -1
+			}
+			end := off + j + 1
+			if strings.EqualFold(s[end-len(needle):end], needle) {
+				return end - len(needle)
+			}
+			off = end
+		}
+		return -1
+	}
 	for i := 0; i+len(needle) <= len(s); i++ {
 		if strings.EqualFold(s[i:i+len(needle)], needle) {
 			return i
@@ -299,7 +316,8 @@ func checkContentType(contentType, kind string) (ct, problem string) {
 }
 
 // decodeFile checks a content type and base64 content of an image or
-// attachment, and decodes it. kind is "image" or "attachment".
+// attachment. kind is "image" or "attachment". The content is checked, not
+// decoded: internal/mimemsg writes canonical base64 as given, re-wrapped.
 func decodeFile(field, kind, name, contentType, content string, maxBytes int) (mimemsg.File, []error) {
 	var errs []error
 	bad := func(sub, reason string, err error) {
@@ -319,14 +337,13 @@ func decodeFile(field, kind, name, contentType, content string, maxBytes int) (m
 		bad("content", fmt.Sprintf("larger than the %d-byte message limit", maxBytes), nil)
 		return mimemsg.File{}, errs
 	}
-	data, err := base64.StdEncoding.Strict().DecodeString(content)
-	if err != nil {
+	if _, err := mimemsg.CheckBase64(content); err != nil {
 		bad("content", "not standard base64: "+err.Error(), err)
 	}
 	if len(errs) > 0 {
 		return mimemsg.File{}, errs
 	}
-	return mimemsg.File{Name: name, ContentType: ct, Data: data}, nil
+	return mimemsg.File{Name: name, ContentType: ct, Base64: content}, nil
 }
 
 // decodeFiles checks and decodes a message's images and attachments.

@@ -194,3 +194,23 @@ func TestStaticKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexFold checks indexFold against trying every position.
+func TestIndexFold(t *testing.T) {
+	naive := func(s, needle string) int {
+		for i := 0; i+len(needle) <= len(s); i++ {
+			if strings.EqualFold(s[i:i+len(needle)], needle) {
+				return i
+			}
+		}
+		return -1
+	}
+	inputs := []string{"", ":", "cid:", "CID:x", "xcId:", "ci:d:cid:", "c:i:d:", "cid", "<img src=\"Cid:logo\">", "ciD\u212a:cid:", "::::cid:", strings.Repeat("cidx", 50) + "cid:"}
+	for _, s := range inputs {
+		for _, needle := range []string{"cid:", "cid", ":", "src="} {
+			if got, want := indexFold(s, needle), naive(s, needle); got != want {
+				t.Errorf("indexFold(%q, %q) = %d, want %d", s, needle, got, want)
+			}
+		}
+	}
+}

@@ -41,7 +41,11 @@ func (b *skelBuilder) file(f *File, inline bool) error {
 		}
 	}
 	b.str("Content-Transfer-Encoding: base64\r\n\r\n")
-	b.buf = appendBase64Lines(b.buf, f.Data)
+	if f.Base64 != "" {
+		b.buf = appendBase64Text(b.buf, f.Base64)
+	} else {
+		b.buf = appendBase64Lines(b.buf, f.Data)
+	}
 	return nil
 }
 

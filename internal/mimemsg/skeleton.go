@@ -15,8 +15,9 @@ import (
 	"github.com/postroom/postroom/internal/qp"
 )
 
-// File is an inline image or an attachment, already validated and
-// decoded. New reads it and does not keep it or modify it. The zero
+// File is an inline image or an attachment, already validated: its
+// content decoded (Data) or as base64 text that CheckBase64 accepts
+// (Base64). New reads it and does not keep it or modify it. The zero
 // File is an empty file named "attachment" (or "image") of no valid
 // content type: New refuses it.
 type File struct {
@@ -28,8 +29,14 @@ type File struct {
 	// ContentType is a validated media type with parameters, such as
 	// "image/png" or "application/pdf"; any name parameter is replaced.
 	ContentType string
-	// Data is the decoded content.
+	// Data is the decoded content, written base64 encoded when Base64 is
+	// empty.
 	Data []byte
+	// Base64 is the content as standard base64 text that CheckBase64
+	// accepts (New does not check it again). When not empty, New writes it
+	// re-wrapped into 76-character lines, which is what encoding its
+	// decoded content would write, and Data is not read.
+	Base64 string
 }
 
 // Header is a custom header field of a call. The zero Header has no
@@ -149,7 +156,11 @@ func New(l *Layout, rnd io.Reader) (*Skeleton, error) {
 	}
 	size := 4096
 	for _, f := range slices.Concat(l.Images, l.Attachments) {
-		size += base64.StdEncoding.EncodedLen(len(f.Data)) + 2*(len(f.Data)/57) + 1024
+		n := base64.StdEncoding.EncodedLen(len(f.Data))
+		if f.Base64 != "" {
+			n = len(f.Base64)
+		}
+		size += n + 2*(n/76) + 1024
 	}
 	b := &skelBuilder{buf: make([]byte, 0, size)}
 	b.sk.max = l.MaxSize
