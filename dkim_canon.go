@@ -145,6 +145,11 @@ type relaxedBody struct {
 func hashRelaxedBody(h hash.Hash, body, buf []byte) []byte {
 	r := relaxedBody{h: h, body: body, buf: buf}
 	empty, plain := 0, true // empty lines held back; all of them a bare CRLF
+	// sp and tab are the offsets of the next SP and HTAB at or after pos
+	// (len(body) for none), searched again only once passed: base64 and
+	// quoted-printable parts have neither, and a line without them is
+	// canonical as it is.
+	sp, tab := -1, -1
 	for pos := 0; pos < len(body); {
 		end, next, crlf := len(body), len(body), false
 		if i := bytes.IndexByte(body[pos:], '\n'); i >= 0 {
@@ -174,7 +179,13 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte) []byte {
 			}
 			empty, plain = 0, true
 		}
-		if crlf && isRelaxedLine(line) {
+		if sp < pos {
+			sp = nextByte(body, pos, ' ')
+		}
+		if tab < pos {
+			tab = nextByte(body, pos, '\t')
+		}
+		if crlf && tab >= end && (sp >= end || isRelaxedLine(line)) {
 			r.asIs(pos, next)
 		} else {
 			r.flush()
@@ -202,6 +213,15 @@ func (r *relaxedBody) flush() {
 		r.h.Write(r.body[r.start:r.end])
 	}
 	r.start, r.end = 0, 0
+}
+
+// nextByte returns the offset of the first c in body at or after from,
+// or len(body).
+func nextByte(body []byte, from int, c byte) int {
+	if i := bytes.IndexByte(body[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(body)
 }
 
 // isBlankLine reports whether line (without its line end) is empty or
