@@ -148,7 +148,7 @@ type dkimSig struct {
 }
 
 // dkimBodyHashLen is the length of a bh= value: a SHA-256 in base64.
-var dkimBodyHashLen = base64.StdEncoding.EncodedLen(sha256.Size)
+const dkimBodyHashLen = (sha256.Size + 2) / 3 * 4
 
 // dkimScratch is one render goroutine's signing state, reused from
 // message to message.
