@@ -7,14 +7,15 @@ package postroom
 // relaxed/relaxed (dkim_canon.go) with sha256, rsa-sha256 (PKCS #1 v1.5)
 // and ed25519-sha256 (RFC 8463). github.com/emersion/go-msgauth's signer,
 // which postroom used first, canonicalises the body an octet at a time and
-// pipes each message through a goroutine: 2 ms a recipient for ed25519 on
-// a 139 KB message, where hashing it takes 0.16 ms. What is the same for
-// every message of a call (the signed field list, the DKIM-Signature field
-// but for bh= and b=, its canonical form) is made once per call; a message
-// costs one pass over its body, its signed header fields rewritten into a
-// reused buffer, and one signature per key. go-msgauth and dkimpy verify
-// the output in the tests, and a differential test and FuzzDKIMCanon hold
-// it to go-msgauth's signatures octet for octet.
+// pipes each message through a goroutine: 1 ms for ed25519 on a 142 KB
+// message, where its SHA-256 takes 0.11 ms and this signer 0.13 ms
+// (BenchmarkDKIMSign). What is the same for every message of a call (the
+// signed field list, the DKIM-Signature field but for bh= and b=, its
+// canonical form) is made once per call; a message costs one pass over its
+// body, its signed header fields rewritten into a reused buffer, and one
+// signature per key. go-msgauth and dkimpy verify the output in the tests,
+// and a differential test and FuzzDKIMCanon hold it to go-msgauth's
+// signatures octet for octet.
 
 import (
 	"bytes"
