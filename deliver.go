@@ -17,6 +17,7 @@ type worker struct {
 	rb      renderBuffers
 	msg     []byte
 	signed  []byte // msg with its DKIM-Signature fields
+	dkim    dkimScratch
 	gen     []byte // the text generated from the html
 	h2t     htmltext.Converter
 	to      []string
@@ -59,7 +60,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	data := w.msg
 	if j.dkim != nil {
 		var err error
-		if w.signed, err = j.dkim.sign(w.signed, w.msg); err != nil {
+		if w.signed, err = j.dkim.sign(&w.dkim, w.signed, w.msg); err != nil {
 			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true})
 			return res, nil
 		}

@@ -3,23 +3,33 @@ package postroom
 // DKIM signing (RFC 6376) of every message, between the MIME layer and the
 // Transport.
 //
-// The cryptography and the canonicalisation are github.com/emersion/go-msgauth's
-// dkim package, the one Go mail servers (maddy, go-smtp based relays) sign
-// and verify with: relaxed canonicalisation is easy to get subtly wrong
-// (white space runs, folded lines, trailing empty lines), and a signature
-// that does not verify is worse than none. This file decides what is
-// signed and with which keys, once per call, and prepends the
-// DKIM-Signature fields to each message.
+// The signer is postroom's own, on the standard library's crypto:
+// relaxed/relaxed (dkim_canon.go) with sha256, rsa-sha256 (PKCS #1 v1.5)
+// and ed25519-sha256 (RFC 8463). github.com/emersion/go-msgauth's signer,
+// which postroom used first, canonicalises the body an octet at a time and
+// pipes each message through a goroutine: 1 ms for ed25519 on a 142 KB
+// message, where its SHA-256 takes 0.11 ms and this signer 0.13 ms
+// (BenchmarkDKIMSign). What is the same for every message of a call (the
+// signed field list, the DKIM-Signature field but for bh= and b=, its
+// canonical form) is made once per call; a message costs one pass over its
+// body, its signed header fields rewritten into a reused buffer, and one
+// signature per key. go-msgauth and dkimpy verify the output in the tests,
+// and a differential test and FuzzDKIMCanon hold it to go-msgauth's
+// signatures octet for octet.
 
 import (
 	"bytes"
 	"crypto"
 	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"hash"
+	"strconv"
 	"strings"
-
-	"github.com/emersion/go-msgauth/dkim"
+	"time"
 )
 
 // MinDKIMRSABits is the smallest RSA key a DKIMSigner accepts, in bits
@@ -120,16 +130,44 @@ var dkimSignedAlways = []string{"From", "From", "To", "Subject", "Date", "Messag
 // have them (Reply-To, or a custom header of that name).
 var dkimSignedOptional = []string{"Reply-To", "List-Unsubscribe", "List-Unsubscribe-Post"}
 
-// dkimCall is a call's signing, set up once: one SignOptions per signer,
-// with the header fields that the call's messages have.
+// dkimCall is a call's signing, set up once: the signed field names and,
+// per signer, its DKIM-Signature field but for the bh= and b= values.
 type dkimCall struct {
-	opts []dkim.SignOptions
+	keys []string // the h= list
+	nth  []int    // keys[i] is the nth[i]-th of its name in keys, from 0
+	sigs []dkimSig
+}
+
+// dkimSig is one signer's part of a dkimCall.
+type dkimSig struct {
+	key  crypto.Signer
+	opts crypto.SignerOpts // crypto.SHA256 for RSA; ed25519 signs the digest itself
+	// head and tail are the DKIM-Signature field before and after the bh=
+	// value; tail ends with "b=". canonHead and canonTail are the same in
+	// relaxed form, as the header hash input ends with them.
+	head, tail, canonHead, canonTail []byte
+}
+
+// dkimBodyHashLen is the length of a bh= value: a SHA-256 in base64.
+const dkimBodyHashLen = (sha256.Size + 2) / 3 * 4
+
+// dkimScratch is one render goroutine's signing state, reused from
+// message to message.
+type dkimScratch struct {
+	h      hash.Hash // the body hash
+	fields []dkimField
+	body   []byte // rewritten body lines
+	input  []byte // the header hash input
+	b64    []byte
+	bh     []byte
+	digest []byte
 }
 
 // newDKIMCall returns the signing of a call whose messages have a
-// Reply-To field when replyTo, and the custom headers named in headers;
-// nil when signers is empty.
-func newDKIMCall(signers []DKIMSigner, replyTo bool, headers []Header) *dkimCall {
+// Reply-To field when replyTo, and the custom headers named in headers,
+// with date as the signatures' t= (the call's Date); nil when signers is
+// empty.
+func newDKIMCall(signers []DKIMSigner, replyTo bool, headers []Header, date time.Time) *dkimCall {
 	if len(signers) == 0 {
 		return nil
 	}
@@ -143,38 +181,125 @@ func newDKIMCall(signers []DKIMSigner, replyTo bool, headers []Header) *dkimCall
 			keys = append(keys, name)
 		}
 	}
-	d := &dkimCall{opts: make([]dkim.SignOptions, len(signers))}
-	for i, s := range signers {
-		d.opts[i] = dkim.SignOptions{
-			Domain:                 s.Domain,
-			Selector:               s.Selector,
-			Signer:                 s.Key,
-			Hash:                   crypto.SHA256,
-			HeaderCanonicalization: dkim.CanonicalizationRelaxed,
-			BodyCanonicalization:   dkim.CanonicalizationRelaxed,
-			HeaderKeys:             keys,
+	return newDKIMCallKeys(signers, keys, date)
+}
+
+// newDKIMCallKeys returns the signing of the header fields named in keys
+// (the h= list) with each signer, with date as the t= tag.
+func newDKIMCallKeys(signers []DKIMSigner, keys []string, date time.Time) *dkimCall {
+	d := &dkimCall{keys: keys, nth: make([]int, len(keys)), sigs: make([]dkimSig, len(signers))}
+	for i, k := range keys {
+		for _, prev := range keys[:i] {
+			if strings.EqualFold(prev, k) {
+				d.nth[i]++
+			}
 		}
+	}
+	t := max(date.Unix(), 0) // t= is digits (RFC 6376 §3.5)
+	for i, s := range signers {
+		d.sigs[i] = newDKIMSig(s, strings.Join(keys, ":"), strconv.FormatInt(t, 10))
 	}
 	return d
 }
 
+// newDKIMSig makes signer s's DKIM-Signature field for the h= list and
+// t= value given, tags in the order and folding go-msgauth writes them
+// (sorted by name, a line broken before a tag that would take it past 75
+// octets, b= last on lines of its own), so that signatures can be compared
+// with go-msgauth's octet for octet.
+func newDKIMSig(s DKIMSigner, h, t string) dkimSig {
+	sig := dkimSig{key: s.Key, opts: crypto.SHA256, head: []byte("DKIM-Signature:")}
+	algo := "rsa-sha256"
+	if _, ok := s.Key.Public().(ed25519.PublicKey); ok {
+		algo, sig.opts = "ed25519-sha256", crypto.Hash(0)
+	}
+	placeholder := strings.Repeat("x", dkimBodyHashLen)
+	field, line := sig.head, 0
+	for _, tag := range [...]struct{ k, v string }{
+		{"a", algo}, {"bh", placeholder}, {"c", "relaxed/relaxed"}, {"d", s.Domain},
+		{"h", h}, {"s", s.Selector}, {"t", t}, {"v", "1"},
+	} {
+		if 3+line+len(tag.k)+len(tag.v) > 75 {
+			field, line = append(field, "\r\n"...), 0
+		}
+		field = append(append(append(append(append(field, ' '), tag.k...), '='), tag.v...), ';')
+		line += 3 + len(tag.k) + len(tag.v)
+	}
+	field = append(field, "\r\n b="...)
+	canon := appendRelaxedField(nil, field)
+	canon = canon[:len(canon)-2] // the field being signed, without its CRLF
+	at := bytes.Index(field, []byte("bh=")) + 3
+	sig.head, sig.tail = field[:at], field[at+dkimBodyHashLen:]
+	at = bytes.Index(canon, []byte("bh=")) + 3
+	sig.canonHead, sig.canonTail = canon[:at], canon[at+dkimBodyHashLen:]
+	return sig
+}
+
 // sign appends to dst[:0] one DKIM-Signature field per signer, then msg,
-// and returns the extended buffer. msg must not alias dst.
-func (d *dkimCall) sign(dst, msg []byte) ([]byte, error) {
+// and returns the extended buffer. msg must not alias dst. The body hash
+// and the signed header fields are the same for every signer, so they are
+// made once.
+func (d *dkimCall) sign(s *dkimScratch, dst, msg []byte) ([]byte, error) {
 	dst = dst[:0]
-	for i := range d.opts {
-		s, err := dkim.NewSigner(&d.opts[i])
+	var (
+		body int
+		err  error
+	)
+	if s.fields, body, err = scanHeader(s.fields, msg); err != nil {
+		return dst, err
+	}
+	if s.h == nil {
+		s.h = sha256.New()
+	}
+	s.h.Reset()
+	s.body = hashRelaxedBody(s.h, msg[body:], s.body)
+	s.digest = s.h.Sum(s.digest[:0])
+	s.bh = base64.StdEncoding.AppendEncode(s.bh[:0], s.digest)
+
+	// The signed fields, each the nth[i]-th of its name from the bottom
+	// (RFC 6376 §5.4.2); a name listed more often than the message has it
+	// adds nothing.
+	s.input = s.input[:0]
+	for i, key := range d.keys {
+		n := d.nth[i]
+		for j := len(s.fields) - 1; j >= 0; j-- {
+			f := msg[s.fields[j].start:s.fields[j].end]
+			if !equalFoldASCII(fieldName(f), key) {
+				continue
+			}
+			if n == 0 {
+				s.input = appendRelaxedField(s.input, f)
+				break
+			}
+			n--
+		}
+	}
+	fields := len(s.input)
+	for i := range d.sigs {
+		sig := &d.sigs[i]
+		s.input = append(append(append(s.input[:fields], sig.canonHead...), s.bh...), sig.canonTail...)
+		sum := sha256.Sum256(s.input)
+		s.digest = append(s.digest[:0], sum[:]...)
+		b, err := sig.key.Sign(rand.Reader, s.digest, sig.opts)
 		if err != nil {
 			return dst, err
 		}
-		if _, err := bytes.NewReader(msg).WriteTo(s); err != nil {
-			s.Close()
-			return dst, err
-		}
-		if err := s.Close(); err != nil {
-			return dst, err
-		}
-		dst = append(dst, s.Signature()...)
+		s.b64 = base64.StdEncoding.AppendEncode(s.b64[:0], b)
+		dst = append(append(append(dst, sig.head...), s.bh...), sig.tail...)
+		dst = appendFoldedB(dst, s.b64)
 	}
 	return append(dst, msg...), nil
+}
+
+// appendFoldedB appends the b= value v after "b=" as go-msgauth folds it:
+// " b=" and the value cut into lines of 75 octets, each continued with
+// CRLF SP, and a final CRLF.
+func appendFoldedB(dst, v []byte) []byte {
+	n := min(len(v), 75-len(" b="))
+	dst, v = append(dst, v[:n]...), v[n:]
+	for len(v) > 0 {
+		n = min(len(v), 75)
+		dst, v = append(append(dst, "\r\n "...), v[:n]...), v[n:]
+	}
+	return append(dst, "\r\n"...)
 }

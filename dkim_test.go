@@ -20,8 +20,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/postroom/postroom"
@@ -351,5 +353,35 @@ func TestDKIMOptionsCopied(t *testing.T) {
 	}
 	if oks := verifyDKIMGo(t, records, data); !slices.Equal(oks, []bool{true}) {
 		t.Errorf("verified %v, want one good signature with the selector given to New", oks)
+	}
+}
+
+// TestDKIMDeterministic checks that signed output is byte-identical
+// across Mailers given the same Options.Now and Options.Rand, the t= tag
+// being Now's time.
+func TestDKIMDeterministic(t *testing.T) {
+	signers, _ := testSigners(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var outs [2][]byte
+	for k := range outs {
+		m := newMailer(t, postroom.TransportFunc(func(_ context.Context, env *postroom.Envelope) error {
+			outs[k] = bytes.Clone(env.Data)
+			return nil
+		}), postroom.Options{DKIM: signers, Rand: &fixedRand{}, Now: func() time.Time { return now }})
+		if _, err := m.Send(t.Context(), smallCall("ann@example.net")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Fatalf("two Mailers with the same Now and Rand signed differently:\n%s\n%s", outs[0], outs[1])
+	}
+	fields, _ := cutDKIMFields(outs[0])
+	if len(fields) != 2 {
+		t.Fatalf("%d DKIM-Signature fields, want 2", len(fields))
+	}
+	for _, f := range fields {
+		if got, want := dkimTag(f, "t"), strconv.FormatInt(now.Unix(), 10); got != want {
+			t.Errorf("t=%s, want %s", got, want)
+		}
 	}
 }

@@ -205,6 +205,6 @@
 // From the module this package imports only internal/program (the template
 // engine), internal/qp (the quoted-printable encoder) and internal/htmltext
 // (the generated text part); beyond the standard library, x/net's html
-// tokenizer and go-msgauth's dkim package (signing). It never imports
+// tokenizer (DKIM signs with the standard library's crypto). It never imports
 // transport or templatestore (they import it), nor any test helper.
 package postroom

@@ -118,8 +118,8 @@ type Options struct {
 	// MIME-Version, Content-Type, and Reply-To, List-Unsubscribe and
 	// List-Unsubscribe-Post when the message has them. Nil means messages
 	// are not signed. New fails for a signer that is not valid (see
-	// DKIMSigner). A signature's t= tag is the time of signing, from the
-	// clock, not from Now: signed output is not byte-identical across runs.
+	// DKIMSigner). A signature's t= tag is the call's Date (from Now), so
+	// signed output is byte-identical given Now and Rand.
 	// The signature fields (about 150 octets and the signature's base64
 	// each) come on top of MaxMessageBytes.
 	DKIM []DKIMSigner

@@ -105,8 +105,8 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(m.opts.Rand); err != nil {
 		return nil, err
 	}
-	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers)
 	layout.Date = m.opts.Now()
+	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers, layout.Date)
 	j.skel, err = mimemsg.New(layout, boundaries)
 	if err != nil {
 		return nil, err

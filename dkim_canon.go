@@ -1,0 +1,267 @@
+package postroom
+
+// DKIM's relaxed canonicalisation (RFC 6376 §3.4.2 and §3.4.4) of a built
+// message, in one pass and without allocating: the header fields are found
+// once, the signed ones rewritten into a reused buffer, and the body's
+// lines hashed straight from the message unless they need rewriting.
+//
+// The input is a message postroom built: CRLF line ends, ASCII field names.
+// A bare LF ends a line, as in go-msgauth and dkimpy; a bare CR is an
+// ordinary octet (RFC 6376 gives it no meaning; go-msgauth treats it as
+// part of a line end). FuzzDKIMCanon checks the rest against go-msgauth.
+
+import (
+	"bytes"
+	"errors"
+	"hash"
+)
+
+// errDKIMNoBody is the signer's error for a message without the empty
+// line that ends its header; a built message always has one.
+var errDKIMNoBody = errors.New("postroom: DKIM: the message has no end of header")
+
+// dkimField is one header field of a message: msg[start:end] is the whole
+// field with its continuation lines and final line end.
+type dkimField struct{ start, end int }
+
+// scanHeader appends the header fields of msg to fields[:0] and returns
+// them with the offset of the body (after the empty line).
+func scanHeader(fields []dkimField, msg []byte) ([]dkimField, int, error) {
+	fields = fields[:0]
+	for pos := 0; pos < len(msg); {
+		i := bytes.IndexByte(msg[pos:], '\n')
+		if i < 0 {
+			break
+		}
+		next := pos + i + 1
+		line := msg[pos : pos+i]
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		switch {
+		case len(line) == 0:
+			return fields, next, nil
+		case (line[0] == ' ' || line[0] == '\t') && len(fields) > 0:
+			fields[len(fields)-1].end = next
+		default:
+			fields = append(fields, dkimField{pos, next})
+		}
+		pos = next
+	}
+	return fields, 0, errDKIMNoBody
+}
+
+// isFoldSpace reports whether c is white space in a header field: WSP, or
+// the CR and LF of a folded line.
+func isFoldSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n'
+}
+
+// trimFoldSpace returns b without white space (isFoldSpace) at its ends.
+func trimFoldSpace(b []byte) []byte {
+	for len(b) > 0 && isFoldSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isFoldSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// fieldName returns the name of a header field: what comes before its
+// colon (all of it when it has none), without white space.
+func fieldName(field []byte) []byte {
+	if i := bytes.IndexByte(field, ':'); i >= 0 {
+		field = field[:i]
+	}
+	return trimFoldSpace(field)
+}
+
+// equalFoldASCII reports whether a and b are equal ignoring ASCII case.
+func equalFoldASCII(a []byte, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// appendRelaxedField appends field in relaxed form (RFC 6376 §3.4.2): the
+// name in lower case, a colon, the value unfolded with every run of white
+// space made one SP and none at its ends, and CRLF.
+func appendRelaxedField(dst, field []byte) []byte {
+	name, value := field, []byte(nil)
+	if i := bytes.IndexByte(field, ':'); i >= 0 {
+		name, value = field[:i], field[i+1:]
+	}
+	for _, c := range trimFoldSpace(name) {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	dst = append(dst, ':')
+	space := false
+	for _, c := range trimFoldSpace(value) {
+		if isFoldSpace(c) {
+			space = true
+			continue
+		}
+		if space {
+			dst = append(dst, ' ')
+			space = false
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, '\r', '\n')
+}
+
+// relaxedBody writes a body's relaxed canonical form (RFC 6376 §3.4.4) to
+// a hash: runs of WSP become one SP, WSP at line ends goes, and empty
+// lines at the end go (a body of nothing but them hashes as empty). Lines
+// that are already canonical, which is nearly all of a built message
+// (base64 and quoted-printable lines have no WSP runs), are written as
+// they are, many at once.
+type relaxedBody struct {
+	h          hash.Hash
+	body       []byte
+	start, end int    // body[start:end] is taken as is and not yet written
+	buf        []byte // rewritten lines
+}
+
+// hashRelaxedBody writes the relaxed form of body to h, rewriting lines in
+// buf, and returns buf for reuse.
+func hashRelaxedBody(h hash.Hash, body, buf []byte) []byte {
+	r := relaxedBody{h: h, body: body, buf: buf}
+	empty, plain := 0, true // empty lines held back; all of them a bare CRLF
+	// sp and tab are the offsets of the next SP and HTAB at or after pos
+	// (len(body) for none), searched again only once passed: base64 and
+	// quoted-printable parts have neither, and a line without them is
+	// canonical as it is.
+	sp, tab := -1, -1
+	for pos := 0; pos < len(body); {
+		end, next, crlf := len(body), len(body), false
+		if i := bytes.IndexByte(body[pos:], '\n'); i >= 0 {
+			end, next = pos+i, pos+i+1
+			if end > pos && body[end-1] == '\r' {
+				end--
+				crlf = true
+			}
+		}
+		line := body[pos:end]
+		if isBlankLine(line) {
+			empty++
+			plain = plain && crlf && len(line) == 0
+			pos = next
+			continue
+		}
+		if empty > 0 {
+			if plain {
+				r.asIs(pos-2*empty, pos)
+			} else {
+				r.flush()
+				r.buf = r.buf[:0]
+				for range empty {
+					r.buf = append(r.buf, '\r', '\n')
+				}
+				r.h.Write(r.buf)
+			}
+			empty, plain = 0, true
+		}
+		if sp < pos {
+			sp = nextByte(body, pos, ' ')
+		}
+		if tab < pos {
+			tab = nextByte(body, pos, '\t')
+		}
+		if crlf && tab >= end && (sp >= end || isRelaxedLine(line)) {
+			r.asIs(pos, next)
+		} else {
+			r.flush()
+			r.buf = append(appendRelaxedLine(r.buf[:0], line), '\r', '\n')
+			r.h.Write(r.buf)
+		}
+		pos = next
+	}
+	r.flush()
+	return r.buf
+}
+
+// asIs adds body[from:to] to what is written as it is.
+func (r *relaxedBody) asIs(from, to int) {
+	if from != r.end {
+		r.flush()
+		r.start = from
+	}
+	r.end = to
+}
+
+// flush writes what is held to be written as it is.
+func (r *relaxedBody) flush() {
+	if r.end > r.start {
+		r.h.Write(r.body[r.start:r.end])
+	}
+	r.start, r.end = 0, 0
+}
+
+// nextByte returns the offset of the first c in body at or after from,
+// or len(body).
+func nextByte(body []byte, from int, c byte) int {
+	if i := bytes.IndexByte(body[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(body)
+}
+
+// isBlankLine reports whether line (without its line end) is empty or
+// only WSP: an empty line once canonical.
+func isBlankLine(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// isRelaxedLine reports whether a line that is not blank is canonical as
+// it is: no HTAB, no two SPs in a row, no SP at its end.
+func isRelaxedLine(line []byte) bool {
+	if bytes.IndexByte(line, '\t') >= 0 {
+		return false
+	}
+	i := bytes.IndexByte(line, ' ')
+	if i < 0 {
+		return true
+	}
+	return line[len(line)-1] != ' ' && !bytes.Contains(line[i:], []byte("  "))
+}
+
+// appendRelaxedLine appends line with each run of WSP made one SP and
+// none at its end.
+func appendRelaxedLine(dst, line []byte) []byte {
+	space := false
+	for _, c := range line {
+		if c == ' ' || c == '\t' {
+			space = true
+			continue
+		}
+		if space {
+			dst = append(dst, ' ')
+			space = false
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
