@@ -69,12 +69,11 @@ type expr struct {
 
 // path is a compiled ast.PathExpression.
 type path struct {
-	orig     string
-	first    string   // the first part as written (brackets kept): raymond matches block parameters on it
-	parts    []string // brackets removed
-	depth    int
-	data     bool // @x
-	dataRoot bool // @root...
+	orig  string
+	bp    string   // the first part, when it may name a block parameter (see scopedID)
+	parts []string // brackets removed
+	depth int
+	data  bool // @x
 }
 
 // Compile parses src as raymond's parser does (see parseTokens) and compiles
@@ -134,27 +133,39 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 // open, at its column (the parser's errors carry a line only); other
 // unbalanced tags are left to the parser.
 func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
-	var chains []int // per open block: the number of {{else x}} links so far
+	// open holds the blocks open, each with its number of {{else x}}
+	// links so far.
+	type openBlock struct {
+		tok   lexer.Token
+		name  string
+		links int
+	}
+	var open []openBlock
 	depth, deepest := 0, 0
-	for _, tok := range toks {
+	for i, tok := range toks {
 		switch tok.Kind {
 		case lexer.TokenError:
-			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
+			return 0, lexError(src, tok)
 		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock:
-			chains = append(chains, 0)
+			open = append(open, openBlock{tok: tok, name: tokenName(toks, i)})
 			depth++
 		case lexer.TokenOpenInverseChain:
-			if len(chains) == 0 {
+			if len(open) == 0 {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "else outside a block"}
 			}
-			chains[len(chains)-1]++
+			open[len(open)-1].links++
 			depth++
 		case lexer.TokenOpenEndBlock, lexer.TokenOpenEndRawBlock:
-			if len(chains) == 0 {
+			if len(open) == 0 {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "closing tag without an open block"}
 			}
-			depth -= 1 + chains[len(chains)-1]
-			chains = chains[:len(chains)-1]
+			o := open[len(open)-1]
+			if name := tokenName(toks, i); name != "" && o.name != "" && name != o.name {
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos),
+					Msg: fmt.Sprintf("{{/%s}} closes the block {{#%s}} opened at line %d, column %d", name, o.name, o.tok.Line, column(src, o.tok.Pos))}
+			}
+			depth -= 1 + o.links
+			open = open[:len(open)-1]
 		case lexer.TokenOpenSexpr:
 			depth++
 		case lexer.TokenCloseSexpr:
@@ -167,7 +178,43 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 			}
 		}
 	}
+	if len(open) > 0 {
+		o := open[len(open)-1]
+		return 0, &Error{Line: o.tok.Line, Column: column(src, o.tok.Pos), Msg: fmt.Sprintf("block {{#%s}} is never closed", o.name)}
+	}
 	return deepest, nil
+}
+
+// tokenName returns the name after the opening token toks[i] of a block
+// or closing tag, when it is a plain identifier, else "".
+func tokenName(toks []lexer.Token, i int) string {
+	if i+1 < len(toks) && toks[i+1].Kind == lexer.TokenID {
+		if i+2 < len(toks) && toks[i+2].Kind == lexer.TokenSep {
+			return "" // a path: left to the parser
+		}
+		return toks[i+1].Val
+	}
+	return ""
+}
+
+// lexError is the *Error of the lexer's error token, naming the syntax
+// postroom does not support when the lexer stopped at it: decorators and
+// inline partials ({{#*inline}}, {{*x}}) and partial blocks ({{#> x}}).
+func lexError(src string, tok lexer.Token) *Error {
+	e := &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
+	if tok.Pos < 0 || tok.Pos >= len(src) {
+		return e
+	}
+	before := strings.TrimRight(src[:tok.Pos], "~")
+	switch {
+	case src[tok.Pos] == '*' && strings.HasSuffix(before, "{{#"):
+		e.Msg = "inline partials and decorator blocks ({{#*inline \"name\"}}) are not supported"
+	case src[tok.Pos] == '*' && strings.HasSuffix(before, "{{"):
+		e.Msg = "decorators ({{*name}}) are not supported"
+	case src[tok.Pos] == '>' && strings.HasSuffix(before, "{{#"):
+		e.Msg = "partial blocks ({{#> name}}) are not supported"
+	}
+	return e
 }
 
 // parseError turns a parse error into an *Error: its line and detail come
@@ -290,6 +337,10 @@ func (c *compiler) block(n *ast.BlockStatement) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.Program != nil && len(n.Program.BlockParams) > 0 && (e.kind != exHelper || (e.helper != hEach && e.helper != hWith)) {
+		// handlebars.js fails at render time on them elsewhere.
+		return nil, c.errAt(n, "block parameters (as |x|) are only given by {{#each}} and {{#with}}")
+	}
 	b := &block{e: e}
 	if b.body, err = c.program(n.Program, true); err != nil {
 		return nil, err
@@ -312,8 +363,13 @@ const (
 
 func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 	name := n.HelperName()
-	if id, ok := helperIDs[name]; ok && name != "" {
+	if id, ok := helperIDs[name]; ok && name != "" && (helperTable[id].js || len(n.Params) > 0 || n.Hash != nil) {
 		return c.helperCall(n, id, pos)
+	}
+	if pos == posSub && len(n.Params) == 0 && n.Hash == nil {
+		// handlebars.js calls a helper of that name, or renders nothing.
+		what, _ := ast.HelperNameStr(n.Path)
+		return nil, c.errAt(n.Path, "a subexpression calls a helper with arguments: write %s, not (%s)", what, what)
 	}
 	if len(n.Params) > 0 || n.Hash != nil {
 		what, _ := ast.HelperNameStr(n.Path)
@@ -395,15 +451,15 @@ func (c *compiler) compilePath(x *ast.PathExpression) (*path, error) {
 	if x.Data && len(x.Parts) == 0 {
 		return nil, c.errAt(x, "a data variable needs a name, such as @index or @key: %q", x.Original)
 	}
-	p := &path{orig: x.Original, depth: x.Depth, data: x.Data, dataRoot: x.Data && len(x.Parts) > 0 && x.Parts[0] == "root"}
-	if len(x.Parts) > 0 {
-		p.first = x.Parts[0]
-	}
+	p := &path{orig: x.Original, depth: x.Depth, data: x.Data}
 	for _, part := range x.Parts {
 		if len(part) >= 2 && part[0] == '[' && part[len(part)-1] == ']' {
 			part = part[1 : len(part)-1]
 		}
 		p.parts = append(p.parts, part)
+	}
+	if len(p.parts) > 0 && x.Depth == 0 && !scopedID(x.Original) {
+		p.bp = p.parts[0]
 	}
 	return p, nil
 }

@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"strings"
 	"maps"
 	"reflect"
 	"slices"
@@ -231,4 +232,28 @@ func render(t testing.TB, src string, mode Mode, params, globals map[string]any)
 	}
 	out, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
 	return string(out), err
+}
+
+// usesPostroomHelpers reports whether src calls one of postroom's own
+// helpers or raymond's equal, which handlebars.js does not have.
+func usesPostroomHelpers(t testing.TB, src string) bool {
+	t.Helper()
+	tree, err := parser.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := ExtraHelpers()
+	for name, arities := range helperArities(tree) {
+		if _, ok := extra[name]; (ok || name == "equal") && !arities[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// normEscapes maps the escapes of handlebars.js and raymond to one form:
+// raymond writes ' as &apos; and leaves ` and = alone, handlebars.js
+// writes &#x27;, &#x60; and &#x3D;.
+func normEscapes(s string) string {
+	return strings.NewReplacer("&apos;", "'", "&#x27;", "'", "&#x60;", "`", "&#x3D;", "=").Replace(s)
 }

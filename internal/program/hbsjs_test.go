@@ -1,0 +1,162 @@
+package program
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/postroom/postroom/internal/hbsjs"
+)
+
+// corpusCase is one template of the handlebars.js differential corpus and
+// its data (a JSON object, the root context).
+type corpusCase struct {
+	Name     string          `json:"name"`
+	Template string          `json:"template"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// loadCorpus reads testdata/hbsjs: raymond.json (the handlebars.js spec
+// cases raymond ports, written by genraymond.go), mustache/*.json
+// (mustache's spec, sections interpolation, sections, inverted and
+// comments) and email.json (templates as mail authors write them). Case
+// names are prefixed with their file's name.
+func loadCorpus(t testing.TB) []corpusCase {
+	t.Helper()
+	var all []corpusCase
+	read := func(file string, v any) {
+		b, err := os.ReadFile(filepath.Join("testdata", "hbsjs", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	for _, file := range []string{"raymond.json", "email.json"} {
+		var cases []corpusCase
+		read(file, &cases)
+		for _, c := range cases {
+			c.Name = strings.TrimSuffix(file, ".json") + ": " + c.Name
+			all = append(all, c)
+		}
+	}
+	for _, section := range []string{"interpolation", "sections", "inverted", "comments"} {
+		var spec struct{ Tests []corpusCase }
+		read(filepath.Join("mustache", section+".json"), &spec)
+		for _, c := range spec.Tests {
+			c.Name = "mustache " + section + ": " + c.Name
+			all = append(all, c)
+		}
+	}
+	return all
+}
+
+// decodeData decodes a case's data as postroom's DecodeCall decodes
+// parameters: numbers as json.Number.
+func decodeData(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// hbsjsRefused lists, with the reason, each corpus template Compile
+// refuses. The README's section "Templates: handlebars.js compatibility"
+// points here.
+var hbsjsRefused = map[string]string{}
+
+// hbsjsDiffers lists, with the reason, each corpus case whose output
+// differs from handlebars.js's on purpose (see the package documentation's
+// differences).
+var hbsjsDiffers = map[string]string{
+	"email: each mixed keys order": "key order: {{#each}} visits the keys that are not integer-like in sorted order; " +
+		"handlebars.js in the JSON's order, which a Go map does not keep",
+	"email: each key in nested object each": "key order, as above",
+	"email: order id beyond 2^53": "integers print exactly as given; JavaScript rounds them to the nearest float64 " +
+		"(9007199254740993 becomes 9007199254740992)",
+}
+
+// TestHandlebarsJS renders the corpus with this package (HTML mode) and
+// with handlebars.js 4.7 and requires the same output (CRLF normalised),
+// or an error from both, for every case outside hbsjsRefused and
+// hbsjsDiffers; the cases listed there must still be refused or differ.
+func TestHandlebarsJS(t *testing.T) {
+	js := hbsjs.Start(t)
+	seen := map[string]bool{}
+	for _, c := range loadCorpus(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			if seen[c.Name] {
+				t.Fatalf("two corpus cases named %q", c.Name)
+			}
+			seen[c.Name] = true
+			ref, err := js.Render(c.Template, c.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Compile(t.Context(), c.Template, Options{Mode: HTML})
+			reason, refused := hbsjsRefused[c.Name]
+			switch {
+			case err != nil && !refused && ref.Err == "":
+				t.Fatalf("Compile refused %q, which handlebars.js renders as %q: %v", c.Template, ref.Out, err)
+			case err != nil:
+				var ce *Error
+				if !errors.As(err, &ce) {
+					t.Fatalf("Compile error %T, want *Error", err)
+				}
+				t.Logf("refused, as by handlebars.js (%s): %v", ref.Err, err)
+				return
+			case refused:
+				t.Fatalf("%q is listed as refused (%s), Compile accepts it", c.Template, reason)
+			}
+			data, err := decodeData(c.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params, isMap := data.(map[string]any)
+			if !isMap && data != nil {
+				t.Skipf("data %s is not an object: postroom's parameters always are", c.Data)
+			}
+			out, rerr := p.Append(t.Context(), nil, &Data{Params: params})
+			got, want := normCRLF(string(out)), normCRLF(ref.Out)
+			why, listed := hbsjsDiffers[c.Name]
+			same := (rerr != nil) == (ref.Err != "") && (rerr != nil || got == want)
+			switch {
+			case same && listed:
+				t.Fatalf("%q is listed as differing (%s), the outputs agree: %q", c.Template, why, got)
+			case rerr != nil && same:
+				t.Logf("render error, as in handlebars.js (%s): %v", ref.Err, rerr)
+			case !same && !listed:
+				t.Fatalf("template %q\ndata %s\n got %q, %v\nwant %q, %q (handlebars.js)", c.Template, c.Data, got, rerr, want, ref.Err)
+			}
+		})
+	}
+}
+
+func normCRLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// TestCorpusSize checks the corpus holds what the README says it holds.
+func TestCorpusSize(t *testing.T) {
+	n := map[string]int{}
+	for _, c := range loadCorpus(t) {
+		n[strings.SplitN(c.Name, ":", 2)[0]]++
+	}
+	if n["email"] < 60 {
+		t.Errorf("%d email templates, want at least 60", n["email"])
+	}
+	for _, k := range []string{"raymond", "mustache interpolation", "mustache sections", "mustache inverted", "mustache comments"} {
+		if n[k] == 0 {
+			t.Errorf("no %s cases", k)
+		}
+	}
+	_ = slices.Sorted[string]
+}
