@@ -2,10 +2,10 @@ package program
 
 import (
 	"fmt"
-	"strings"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aymerick/raymond"
