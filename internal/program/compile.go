@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aymerick/raymond/ast"
 	"github.com/aymerick/raymond/lexer"
@@ -101,6 +103,15 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		// handlebars.js's lexer refuses it (its end of input).
+		return nil, &Error{Line: 1 + strings.Count(src[:i], "\n"), Column: column(src, i), Msg: "a template cannot contain a NUL byte"}
+	}
+	if i := strings.Index(src, `\{{{{`); i >= 0 && (i == 0 || src[i-1] != '\\') {
+		// handlebars.js ends the escaped text before the second {{,
+		// raymond's lexer at the }} after it.
+		return nil, &Error{Line: 1 + strings.Count(src[:i], "\n"), Column: column(src, i), Msg: `\{{ right before {{ is ambiguous: write \{{ and {{ apart`}
+	}
 	toks := lexer.Collect(src)
 	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
@@ -146,6 +157,10 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 		switch tok.Kind {
 		case lexer.TokenError:
 			return 0, lexError(src, tok)
+		case lexer.TokenID, lexer.TokenNumber, lexer.TokenBoolean:
+			if err := checkLookahead(src, tok); err != nil {
+				return 0, err
+			}
 		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock:
 			open = append(open, openBlock{tok: tok, name: tokenName(toks, i)})
 			depth++
@@ -184,6 +199,40 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 	}
 	return deepest, nil
 }
+
+// checkLookahead refuses what raymond's lexer reads differently from
+// handlebars.js's: a name (not in brackets) holding white space that
+// JavaScript's \s matches (raymond reads "x\r" as a name) or followed by
+// a character handlebars.js does not allow after a name ({{#each@x}},
+// which handlebars.js refuses), and a number or boolean followed by
+// something other than white space, ~, ) or }}.
+func checkLookahead(src string, tok lexer.Token) error {
+	if tok.Kind == lexer.TokenID && strings.HasPrefix(tok.Val, "[") {
+		return nil
+	}
+	if i := strings.IndexFunc(tok.Val, isJSSpace); i >= 0 {
+		return &Error{Line: tok.Line, Column: column(src, tok.Pos+i),
+			Msg: fmt.Sprintf("white space %U inside a name: handlebars.js ends the name there", []rune(tok.Val[i:])[0])}
+	}
+	end := tok.Pos + len(tok.Val)
+	if tok.Pos < 0 || end >= len(src) {
+		return nil
+	}
+	allowed := "~})" // numbers and booleans
+	if tok.Kind == lexer.TokenID {
+		allowed = "=~}/.)|"
+	}
+	r, _ := utf8.DecodeRuneInString(src[end:])
+	if strings.ContainsRune(allowed, r) || isJSSpace(r) {
+		return nil
+	}
+	return &Error{Line: tok.Line, Column: column(src, end),
+		Msg: fmt.Sprintf("%q right after %q: handlebars.js needs a space or the end of the tag there", r, tok.Val)}
+}
+
+// isJSSpace reports whether JavaScript's \s matches r: Unicode's white
+// space and the byte order mark.
+func isJSSpace(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }
 
 // tokenName returns the name after the opening token toks[i] of a block
 // or closing tag, when it is a plain identifier, else "".

@@ -242,10 +242,21 @@ func usesPostroomHelpers(t testing.TB, src string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return callsPostroomHelper(tree)
+}
+
+// callsPostroomHelper reports whether the parsed template calls one of
+// postroom's own helpers or raymond's equal with arguments.
+func callsPostroomHelper(tree *ast.Program) bool {
 	extra := ExtraHelpers()
 	for name, arities := range helperArities(tree) {
-		if _, ok := extra[name]; (ok || name == "equal") && !arities[0] {
-			return true
+		if _, ok := extra[name]; !ok && name != "equal" {
+			continue
+		}
+		for n := range arities {
+			if n > 0 {
+				return true
+			}
 		}
 	}
 	return false

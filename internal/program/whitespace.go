@@ -32,18 +32,23 @@ import (
 // Whitespace control, after handlebars.js's
 // compiler/whitespace-control.js, as raymond's parser/whitespace.go.
 
+// jsSpace is JavaScript's \s (Go's \s lacks \v and the Unicode spaces):
+// raymond's regexps use Go's, so that {{~x}} left a \v or a no-break
+// space that handlebars.js strips.
+const jsSpace = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
+
 var (
 	rTrimLeft         = regexp.MustCompile(`^[ \t]*\r?\n?`)
-	rTrimLeftMultiple = regexp.MustCompile(`^\s+`)
+	rTrimLeftMultiple = regexp.MustCompile(`^` + jsSpace + `+`)
 
 	rTrimRight         = regexp.MustCompile(`[ \t]+$`)
-	rTrimRightMultiple = regexp.MustCompile(`\s+$`)
+	rTrimRightMultiple = regexp.MustCompile(jsSpace + `+$`)
 
-	rPrevWhitespace      = regexp.MustCompile(`\r?\n\s*?$`)
-	rPrevWhitespaceStart = regexp.MustCompile(`(^|\r?\n)\s*?$`)
+	rPrevWhitespace      = regexp.MustCompile(`\r?\n` + jsSpace + `*?$`)
+	rPrevWhitespaceStart = regexp.MustCompile(`(^|\r?\n)` + jsSpace + `*?$`)
 
-	rNextWhitespace    = regexp.MustCompile(`^\s*?\r?\n`)
-	rNextWhitespaceEnd = regexp.MustCompile(`^\s*?(\r?\n|$)`)
+	rNextWhitespace    = regexp.MustCompile(`^` + jsSpace + `*?\r?\n`)
+	rNextWhitespaceEnd = regexp.MustCompile(`^` + jsSpace + `*?(\r?\n|$)`)
 
 	rPartialIndent = regexp.MustCompile(`([ \t]+$)`)
 )
@@ -145,7 +150,10 @@ func isNextWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 		return true
 	}
 	r := rNextWhitespaceEnd
-	if i+2 > len(body) || !isRoot {
+	// handlebars.js: the strict form when a sibling follows the content
+	// (raymond tests i+2 > len(body), never true, and so strips the space
+	// in "{{! c }} {{x}}" at the root).
+	if i+2 < len(body) || !isRoot {
 		r = rNextWhitespace
 	}
 	return r.MatchString(node.Value)
