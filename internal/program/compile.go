@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -210,6 +211,10 @@ func checkLookahead(src string, tok lexer.Token) error {
 	if tok.Kind == lexer.TokenID && strings.HasPrefix(tok.Val, "[") {
 		return nil
 	}
+	if tok.Kind == lexer.TokenNumber && !jsNumber.MatchString(tok.Val) {
+		return &Error{Line: tok.Line, Column: column(src, tok.Pos),
+			Msg: fmt.Sprintf("number %s: handlebars.js reads numbers as -12 or 1.5 only", tok.Val)}
+	}
 	if i := strings.IndexFunc(tok.Val, isJSSpace); i >= 0 {
 		return &Error{Line: tok.Line, Column: column(src, tok.Pos+i),
 			Msg: fmt.Sprintf("white space %U inside a name: handlebars.js ends the name there", []rune(tok.Val[i:])[0])}
@@ -229,6 +234,9 @@ func checkLookahead(src string, tok lexer.Token) error {
 	return &Error{Line: tok.Line, Column: column(src, end),
 		Msg: fmt.Sprintf("%q right after %q: handlebars.js needs a space or the end of the tag there", r, tok.Val)}
 }
+
+// jsNumber is the form of a number literal in handlebars.js's lexer.
+var jsNumber = regexp.MustCompile(`^-?[0-9]+(?:\.[0-9]+)?$`)
 
 // isJSSpace reports whether JavaScript's \s matches r: Unicode's white
 // space and the byte order mark.
