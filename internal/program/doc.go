@@ -118,6 +118,10 @@
 //     handlebars.js fails with "Missing helper" on them.
 //   - {{log}} calls Options.Log, never a console; its hash (level=) is
 //     evaluated and ignored.
+//   - Two raw mustaches at the start of a template or block
+//     ({{{a}}}{{{b}}}) print each value; handlebars.js's compiled code
+//     joins them with JavaScript's +, so that numbers and booleans add up
+//     (3 and 3 print 6, true and 3 print 4), a bug of handlebars.js.
 //   - Methods and func values in the data are never called; printing a
 //     func or a chan, or an array nested deeper than 64 levels (a cyclic
 //     slice), is a render error.

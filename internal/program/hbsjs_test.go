@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -158,5 +157,60 @@ func TestCorpusSize(t *testing.T) {
 			t.Errorf("no %s cases", k)
 		}
 	}
-	_ = slices.Sorted[string]
+}
+
+// refusals lists what Compile refuses, each with its reason, and whether
+// handlebars.js fails on it too (when rendering, if not when compiling);
+// TestRefusals checks both claims. The README's section "Templates:
+// handlebars.js compatibility" points here.
+var refusals = []struct {
+	src, reason string
+	jsFails     bool
+}{
+	{"{{> footer}}", "partials are not supported", true}, // no partial registered
+	{"{{#> layout}}x{{/layout}}", "partial blocks are not supported", false},
+	{`{{#*inline "x"}}y{{/inline}}`, "inline partials are not supported", false},
+	{"{{*deco}}", "decorators are not supported", true},
+	{"{{shout name}}", "unknown helper", true},
+	{"{{#shout name}}x{{/shout}}", "unknown block helper", true},
+	{"{{a.b c}}", "a path called with arguments", true},
+	{"{{#if a b}}x{{/if}}", "if takes one argument", true},
+	{"{{#each}}x{{/each}}", "each needs its argument", true},
+	{"{{lookup}}", "lookup needs two arguments", true},
+	{"{{log}}", "log needs an argument", false},
+	{"{{if a}}", "if outside block position", true},
+	{"{{#lookup a b}}x{{/lookup}}", "lookup cannot open a block", false},
+	{"{{#if (name)}}x{{/if}}", "a subexpression without arguments calls a helper of that name", true},
+	{"{{#if a as |b|}}{{b}}{{/if}}", "block parameters on if: handlebars.js fails when rendering", true},
+	{"{{@.}}", "a data variable needs a name (handlebars.js prints its data frame)", false},
+	{"{{#if a}}x", "block never closed", true},
+	{"{{#if a}}x{{/each}}", "block closed by another name", true},
+	{"{{x\r}}", "raymond's lexer reads \\r as part of the name", false},
+	{"{{#each@x}}{{/each}}", "a character handlebars.js does not allow after a name", true},
+	{"{{lookup a +1}}", "a number handlebars.js does not read as one", true},
+	{"\\{{{{x}}", "\\{{ right before {{: the two lexers end the escaped text at different places", false},
+	{"a\x00", "a NUL byte, the end of input for handlebars.js's lexer", true},
+}
+
+// TestRefusals checks that Compile refuses each template of refusals, and
+// that handlebars.js fails on those said to fail (the others it renders:
+// a refusal there is a feature postroom does not have).
+func TestRefusals(t *testing.T) {
+	js := hbsjs.Start(t)
+	for _, r := range refusals {
+		t.Run(r.src, func(t *testing.T) {
+			_, err := Compile(t.Context(), r.src, Options{Mode: HTML})
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("Compile(%q) = %v, want an *Error (%s)", r.src, err, r.reason)
+			}
+			ref, err := js.Render(r.src, map[string]any{"a": true, "name": "n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (ref.Err != "") != r.jsFails {
+				t.Errorf("handlebars.js on %q: %+v; listed as failing: %v", r.src, ref, r.jsFails)
+			}
+		})
+	}
 }
