@@ -3,6 +3,7 @@ package program
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -70,5 +71,25 @@ func TestTextModeNeverEscapes(t *testing.T) {
 	}
 	if want := "<'`=\"&> <'`=\"&> <'`=\"&> <,>"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestLogSeveralArguments: {{log}} passes every argument, in order, to
+// Options.Log (raymond took one).
+func TestLogSeveralArguments(t *testing.T) {
+	var got [][]any
+	p, err := Compile(t.Context(), `{{log "order" id level="warn"}}{{log id}}`, Options{Mode: HTML, Log: func(args []any) {
+		got = append(got, append([]any(nil), args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Append(t.Context(), nil, &Data{Params: map[string]any{"id": json.Number("42")}})
+	if err != nil || len(out) != 0 {
+		t.Fatalf("Append = %q, %v", out, err)
+	}
+	want := [][]any{{"order", json.Number("42")}, {json.Number("42")}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Log got %v, want %v", got, want)
 	}
 }
