@@ -166,6 +166,10 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 			open = append(open, openBlock{tok: tok, name: tokenName(toks, i)})
 			depth++
 		case lexer.TokenOpenInverseChain:
+			if end := tok.Pos + len(tok.Val); end < len(src) && !isJSSpace(rune(src[end])) {
+				// {{else0}}: raymond and handlebars.js read it differently.
+				return 0, &Error{Line: tok.Line, Column: column(src, end), Msg: "write a space after else"}
+			}
 			if len(open) == 0 {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "else outside a block"}
 			}
