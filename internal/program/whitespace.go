@@ -122,15 +122,14 @@ func isPrevWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 	if !ok {
 		return false
 	}
-	if node.Value == "" && node.RightStripped {
-		// already stripped, so it may be an empty string the regexp misses
-		return true
-	}
 	r := rPrevWhitespaceStart
 	if i > 1 || !isRoot {
 		r = rPrevWhitespace
 	}
-	return r.MatchString(node.Value)
+	// handlebars.js tests the content as written, before any stripping
+	// (raymond tests what is left of it, so that of two standalone tags
+	// on consecutive lines the second kept its indentation).
+	return r.MatchString(node.Original)
 }
 
 func isNextWhitespace(body []ast.Node) bool {
@@ -145,10 +144,6 @@ func isNextWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 	if !ok {
 		return false
 	}
-	if node.Value == "" && node.LeftStripped {
-		// already stripped, so it may be an empty string the regexp misses
-		return true
-	}
 	r := rNextWhitespaceEnd
 	// handlebars.js: the strict form when a sibling follows the content
 	// (raymond tests i+2 > len(body), never true, and so strips the space
@@ -156,7 +151,7 @@ func isNextWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 	if i+2 < len(body) || !isRoot {
 		r = rNextWhitespace
 	}
-	return r.MatchString(node.Value)
+	return r.MatchString(node.Original)
 }
 
 // wsStatement visits a statement and returns its strip information, or nil.
