@@ -469,6 +469,9 @@ func (s *state) runInverse(b *block) error {
 // field is a literal in helper position ({{"x"}}, {{1}}): handlebars.js
 // reads it as a path of one segment.
 func (s *state) field(name string) (any, bool) {
+	if name == "" {
+		return s.cur, true // {{""}} names the context itself
+	}
 	if !scopedID(name) && s.hasBlockParam(name) {
 		return s.blockParam(name)
 	}
