@@ -118,10 +118,12 @@
 //     handlebars.js fails with "Missing helper" on them.
 //   - {{log}} calls Options.Log, never a console; its hash (level=) is
 //     evaluated and ignored.
-//   - Two raw mustaches at the start of a template or block
-//     ({{{a}}}{{{b}}}) print each value; handlebars.js's compiled code
-//     joins them with JavaScript's +, so that numbers and booleans add up
-//     (3 and 3 print 6, true and 3 print 4), a bug of handlebars.js.
+//   - A raw mustache at the start of a template or block followed by
+//     another or by a block ({{{a}}}{{{b}}}) prints each value;
+//     handlebars.js's compiled code joins them with JavaScript's + (and a
+//     block whose output is one raw mustache returns the value itself), so
+//     that numbers and booleans add up (3 and 3 print 6, true and 3 print
+//     4), a bug of handlebars.js.
 //   - Methods and func values in the data are never called; printing a
 //     func or a chan, or an array nested deeper than 64 levels (a cyclic
 //     slice), is a render error.

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -45,14 +46,15 @@ func assembleJS(src string, pick []byte) string {
 // from both. Templates Compile refuses, templates that call postroom's own
 // helpers (handlebars.js has none of them) and renders that reach this
 // package's limits are not compared. The parameters are Params over
-// Globals here and their merge (JSON, keys sorted) in handlebars.js, so
+// Globals here (for odd seeds with numbers as json.Number, as DecodeCall
+// gives them) and their merge (JSON, keys sorted) in handlebars.js, so
 // that the documented differences (map key order, integers beyond 2^53)
 // do not arise.
 func FuzzHandlebarsJS(f *testing.F) {
 	js := hbsjs.Start(f)
 	fuzzSeeds(f)
 	// What fuzzing found, fixed or refused since.
-	for _, src := range []string{`{{""}}{{items.length}}`, "0\n{{!c}}\n {{!c}}", "{{#if 1}}{{else0}}0{{/if}}", "{{!{{items.length}}{{{b}}}{{{b}}}", "{{!c}} {{items.length}}", "\v{{~a~}}", "{{x\r}}", "{{#each@A}}{{/each}}", "\\{{{{items.length}}", "{{+00}}", "\x00"} {
+	for _, src := range []string{"0{{#unless b}}{{{b}}}{{#unless b}}{{{b}}}{{/unless}}{{/unless}}", `{{""}}{{items.length}}`, "0\n{{!c}}\n {{!c}}", "{{#if 1}}{{else0}}0{{/if}}", "{{!{{items.length}}{{{b}}}{{{b}}}", "{{!c}} {{items.length}}", "\v{{~a~}}", "{{x\r}}", "{{#each@A}}{{/each}}", "\\{{{{items.length}}", "{{+00}}", "\x00"} {
 		f.Add(src, []byte(nil), uint64(0))
 	}
 	f.Fuzz(func(t *testing.T, src string, pick []byte, seed uint64) {
@@ -80,7 +82,11 @@ func FuzzHandlebarsJS(f *testing.F) {
 			return // a documented difference: handlebars.js adds them with +
 		}
 		params, globals := genParams(seed)
-		got, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
+		ours := &Data{Params: params, Globals: globals}
+		if seed&1 == 1 { // numbers as DecodeCall gives them: json.Number
+			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals)}
+		}
+		got, err := p.Append(t.Context(), nil, ours)
 		if errors.Is(err, ErrTooManySteps) || errors.Is(err, ErrOutputTooLarge) {
 			return
 		}
@@ -97,15 +103,33 @@ func FuzzHandlebarsJS(f *testing.F) {
 	})
 }
 
-// rawValuesFirst reports whether a program, or a block's, starts with two
-// raw mustaches in a row ({{{a}}}{{{b}}}): handlebars.js's compiled code
-// joins them with JavaScript's +, so that two numbers or booleans add up
-// (3 and 3 print 6), a documented difference.
+// useNumber returns m after a JSON round trip that decodes numbers as
+// json.Number.
+func useNumber(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := decodeData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(map[string]any)
+}
+
+// rawValuesFirst reports whether a program, or a block's, starts with a
+// raw mustache followed by another or by a block ({{{a}}}{{{b}}},
+// {{{a}}}{{#if x}}{{{b}}}{{/if}}): handlebars.js's compiled code joins
+// them with JavaScript's +, and a block whose output is one raw mustache
+// returns its value unconverted, so that two numbers or booleans add up
+// (3 and 3 print 6, false and false 0), a documented difference.
 func rawValuesFirst(p *prog) bool {
 	if p == nil {
 		return false
 	}
-	if len(p.ops) > 1 && p.ops[0].kind == opValue && !p.ops[0].esc && p.ops[1].kind == opValue && !p.ops[1].esc {
+	if len(p.ops) > 1 && p.ops[0].kind == opValue && !p.ops[0].esc &&
+		(p.ops[1].kind == opBlock || p.ops[1].kind == opValue && !p.ops[1].esc) {
 		return true
 	}
 	for _, o := range p.ops {
