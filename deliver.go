@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/postroom/postroom/internal/htmltext"
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // worker is one render goroutine's reusable state. Mailer.workers keeps
@@ -13,8 +16,11 @@ import (
 type worker struct {
 	rb      renderBuffers
 	msg     []byte
+	signed  []byte // msg with its DKIM-Signature fields
+	gen     []byte // the text generated from the html
+	h2t     htmltext.Converter
 	to      []string
-	v       mimeVarying
+	v       mimemsg.Varying
 	env     Envelope
 	in, out [aes.BlockSize]byte // send id scratch
 }
@@ -28,7 +34,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	if !ok {
 		addr = trimAddress(r.Email) // checked by checkRecipients
 	}
-	budget := j.m.opts.MaxMessageBytes - j.skel.staticSize()
+	budget := j.m.opts.MaxMessageBytes - j.skel.StaticSize()
 	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
 		o := outcomeOf(err)
 		if fromContext(err) {
@@ -37,34 +43,41 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 		j.settle(ctx, i, &res, o)
 		return res, nil
 	}
-	id := j.sendID(i, w)
-	w.v = mimeVarying{
-		ToName: r.Name, ToAddr: addr,
-		Subject:      string(w.rb.subject),
-		MessageID:    "<" + id + "@" + j.fromDomain + ">",
-		HeaderValues: w.rb.headerVals,
-		Text:         w.rb.text, HTML: w.rb.html,
+	if o, ok := j.recipientUnsubscribe(w); !ok {
+		j.settle(ctx, i, &res, o)
+		return res, nil
 	}
-	var err error
-	w.msg, err = j.skel.appendMessage(w.msg[:0], &w.v)
-	switch {
-	case errors.Is(err, errMessageTooLarge):
+	id := j.sendID(i, w)
+	switch err := j.appendMessage(w, r, addr, id); {
+	case errors.Is(err, mimemsg.ErrTooLarge):
 		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes)))
 		return res, nil
 	case err != nil:
 		j.settle(ctx, i, &res, outcomeOf(err))
 		return res, nil
 	}
+	data := w.msg
+	if j.dkim != nil {
+		var err error
+		if w.signed, err = j.dkim.sign(w.signed, w.msg); err != nil {
+			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true})
+			return res, nil
+		}
+		data = w.signed
+	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
-	w.env = Envelope{SendID: id, From: j.from, To: w.to, Data: w.msg}
+	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}
 	res.SendID = id
 	if j.beforeSend != nil {
 		if err := j.beforeSend(ctx, i, id); err != nil {
+			if err == errPreviewed {
+				return res, nil // Mailer.Preview: the message stops here, made
+			}
 			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, hidden: true})
 			return res, nil
 		}
 	}
-	err = j.m.t.Send(ctx, &w.env)
+	err := j.m.t.Send(ctx, &w.env)
 	j.settle(ctx, i, &res, classify(err, j.m.queued))
 	return res, err
 }

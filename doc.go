@@ -110,9 +110,15 @@
 //     title, default, eq, ne, gt, lt, and, or, not, length, url, striptags,
 //     date. They are registered per template, never globally. {{log}} goes
 //     to Options.Logger at debug level, never to the host's logger.
-//   - Unknown helpers and partials are refused when the call is validated,
-//     with the part and position of the problem. The name of one of
-//     postroom's own helpers alone ({{title}}) is a param.
+//   - Partials ({{> footer}}, partial blocks, inline partials) come from
+//     Options.Templates in the call's account, fetched and compiled once
+//     per call; Options.Helpers adds the Mailer's own typed helpers (see
+//     Helper and the README's "Partials and helpers").
+//   - Unknown helpers, missing partials and helpers called with the wrong
+//     number of arguments are refused when the call is validated, with
+//     the part and position of the problem. The name of one of
+//     postroom's own helpers alone ({{title}}) is a param; the name of one
+//     of Options.Helpers is a call of it, even with no arguments.
 //   - The rendered html is compared byte for byte with handlebars.js's by
 //     a differential test and a fuzz test.
 //   - All the parts of a recipient's message render within the message
@@ -161,7 +167,10 @@
 //	MaxTemplateDepth  32       nesting of template blocks
 //	MaxRenderBytes    8 MiB    one part rendered for one recipient (render-error)
 //	MaxRenderSteps    1e6      nodes and iterations of one render (render-error)
+//	MaxPartialDepth   8        chain of partials a template calls
 //	Concurrency       4×GOMAXPROCS, at least 8
+//	TemplateCacheEntries  1024    compiled templates kept across calls (negative: no cache)
+//	TemplateCacheBytes    32 MiB  their estimated memory (negative: no cache)
 //
 // Addresses follow RFC 5321's lengths (local part 64, domain 255, path 254
 // octets); display names are at most 512 bytes, custom header names 76
@@ -180,12 +189,23 @@
 //
 // # What postroom does not do
 //
-// It does not queue, retry later, track opens or clicks, sign with DKIM, or
-// accept UTF-8 local parts (RFC 6531), quoted local parts or domain literals.
+// It does not queue, retry later, track opens or clicks, read bounces (VERP
+// only makes them matchable: see VERP.SendID), or accept UTF-8 local parts
+// (RFC 6531), quoted local parts or domain literals.
+//
+// # Deliverability
+//
+// Options.DKIM signs every message (DKIMSigner); a call with html and no
+// text gets a text part generated from the html unless Options.HTMLOnly;
+// a List-Unsubscribe-Post header (RFC 8058 one-click) needs a
+// List-Unsubscribe header holding an https URI; Options.VERP puts each
+// recipient's send_id in its envelope sender.
 //
 // # Imports
 //
 // From the module this package imports only internal/program (the template
-// engine) and internal/qp (the quoted-printable encoder). It never imports
+// engine), internal/qp (the quoted-printable encoder) and internal/htmltext
+// (the generated text part); beyond the standard library, x/net's html
+// tokenizer and go-msgauth's dkim package (signing). It never imports
 // transport or templatestore (they import it), nor any test helper.
 package postroom

@@ -14,11 +14,14 @@ var (
 	ErrUnauthorized = errors.New("postroom: unauthorized")
 	// ErrTemplateNotFound: a TemplateStore has no template by that id in the
 	// call's account. Stores wrap it; the Mailer wraps it in a ValidationError
-	// naming message.html_template_id or message.text_template_id.
+	// naming message.html_template_id or message.text_template_id, or, for a
+	// partial, the field of the template that names it (through a
+	// *PartialChainError).
 	ErrTemplateNotFound = errors.New("postroom: template not found")
 	// ErrTemplateSyntax: a template (subject, html, text or a header value)
-	// does not compile: a syntax error, an unknown helper, a partial, or a
-	// limit passed. The Mailer wraps it in a ValidationError naming the part
+	// does not compile: a syntax error, an unknown helper, a helper called
+	// with the wrong number of arguments, a partial that does not compile
+	// or calls itself, or a limit passed. The Mailer wraps it in a ValidationError naming the part
 	// and the position.
 	ErrTemplateSyntax = errors.New("postroom: template error")
 	// ErrNoRecipients: the call has no recipients.

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/mimemsg"
 	"github.com/postroom/postroom/internal/workload"
 )
 
@@ -95,7 +96,7 @@ func FuzzParseAddress(f *testing.F) {
 // the addresses parseAddress must accept.
 func plainAddress(s string) bool {
 	local, domain, ok := cutLast(s, "@")
-	if !ok || len(local) > maxLocalPart || len(s) > maxPath || !isDotAtom(local) || strings.Contains(local, "=?") {
+	if !ok || len(local) > maxLocalPart || len(s) > maxPath || !mimemsg.IsDotAtom(local) || strings.Contains(local, "=?") {
 		return false
 	}
 	if checkHostname(strings.ToLower(domain)) != "" {
@@ -243,7 +244,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		}
 
 		var rec fuzzRecorder
-		m, err := New(&rec, Options{Auth: NoAuth{}, Now: func() time.Time { return time.Unix(1700000000, 0) }})
+		m, err := New(&rec, Options{Auth: NoAuth{}, HTMLOnly: true, Now: func() time.Time { return time.Unix(1700000000, 0) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,11 +347,11 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		}
 		if hasImage {
 			p := msg.Find(t, leaf(related, "image/png"))
-			fuzzCheckFile(t, p, "inline", safeFileName(image, "image"), fuzzPNG)
+			fuzzCheckFile(t, p, "inline", mimemsg.SafeFileName(image, "image"), fuzzPNG)
 		}
 		if hasFile {
 			p := msg.Find(t, leaf(outer[:min(len(outer), 1)], "application/pdf"))
-			fuzzCheckFile(t, p, "attachment", safeFileName(file, "attachment"), []byte(text))
+			fuzzCheckFile(t, p, "attachment", mimemsg.SafeFileName(file, "attachment"), []byte(text))
 		}
 	})
 }

@@ -25,6 +25,9 @@ type Mailer struct {
 	// one thing a Mailer changes after New, and it is invisible: a buffer
 	// holds nothing from one recipient to the next.
 	workers sync.Pool
+	// cache holds compiled templates across calls (cache.go): like
+	// workers, state that never shows in what a call returns.
+	cache templateCache
 }
 
 // New returns a Mailer that delivers through t. It validates opts and fills
@@ -57,6 +60,13 @@ func New(t Transport, opts Options) (*Mailer, error) {
 		case *f.v == 0:
 			*f.v = f.def
 		}
+	}
+	opts.checkTemplateCache()
+	if err := opts.checkDeliverability(); err != nil {
+		return nil, err
+	}
+	if err := opts.checkHelpers(); err != nil {
+		return nil, err
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

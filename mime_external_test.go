@@ -21,12 +21,12 @@ func TestMIMETree(t *testing.T) {
 		want      string
 	}{
 		{"text only", "", "t", nil, nil, "text/plain"},
-		{"html only", "<b>h</b>", "", nil, nil, "text/html"},
+		{"html only", "<b>h</b>", "", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"},
 		{"both", "<b>h</b>", "t", nil, nil, "multipart/alternative>text/plain multipart/alternative>text/html"},
-		{"html and image", `<img src="cid:a">`, "", []postroom.Image{img}, nil, "multipart/related>text/html multipart/related>image/png"},
+		{"html and image", `<img src="cid:a">`, "", []postroom.Image{img}, nil, "multipart/alternative>text/plain multipart/alternative>multipart/related>text/html multipart/alternative>multipart/related>image/png"},
 		{"both and image", `<img src="cid:a">`, "t", []postroom.Image{img}, nil, "multipart/alternative>text/plain multipart/alternative>multipart/related>text/html multipart/alternative>multipart/related>image/png"},
 		{"text and attachment", "", "t", nil, []postroom.Attachment{att}, "multipart/mixed>text/plain multipart/mixed>text/plain"},
-		{"html, image, attachment", `<img src="cid:a">`, "", []postroom.Image{img}, []postroom.Attachment{att}, "multipart/mixed>multipart/related>text/html multipart/mixed>multipart/related>image/png multipart/mixed>text/plain"},
+		{"html, image, attachment", `<img src="cid:a">`, "", []postroom.Image{img}, []postroom.Attachment{att}, "multipart/mixed>multipart/alternative>text/plain multipart/mixed>multipart/alternative>multipart/related>text/html multipart/mixed>multipart/alternative>multipart/related>image/png multipart/mixed>text/plain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/postroom/postroom/internal/program"
 )
 
 // Defaults of the Options limits.
@@ -25,8 +27,10 @@ type Options struct {
 	// StaticKeys, or NoAuth when the application authenticates callers itself.
 	Auth Authenticator
 
-	// Templates holds the stored templates of SendTemplate. Nil: SendTemplate
-	// fails with a ValidationError naming the template id fields.
+	// Templates holds the stored templates of SendTemplate, and the
+	// partials ({{> name}}) of both operations. Nil: SendTemplate fails
+	// with a ValidationError naming the template id fields, and a template
+	// that names a partial with one naming its field.
 	Templates TemplateStore
 
 	// Concurrency is how many recipients are rendered and handed to the
@@ -86,4 +90,70 @@ type Options struct {
 	// call, read under no lock from the calling goroutine. Nil means
 	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
 	Rand io.Reader
+
+	// Compiled-template cache (cache.go).
+
+	// TemplateCacheEntries is the most compiled templates the Mailer keeps
+	// for later calls, keyed by their source and mode (subject, html, text
+	// and header values alike): a call whose templates were all seen before
+	// compiles nothing. The least recently used go first. Zero means 1024;
+	// a negative value turns the cache off (as does a negative
+	// TemplateCacheBytes).
+	TemplateCacheEntries int
+
+	// TemplateCacheBytes bounds the memory the cached templates hold, as
+	// estimated from their sources (twice the source, plus 512 bytes per
+	// mustache and 2 KiB per template); a template larger than that alone
+	// is compiled and not kept. Zero means 32 MiB; a negative value turns
+	// the cache off.
+	TemplateCacheBytes int
+
+	// Deliverability: DKIM signing, the generated text part, VERP.
+	// New checks these fields (checkDeliverability).
+
+	// DKIM lists the keys every message is signed with, one
+	// DKIM-Signature field each (relaxed/relaxed, sha256), after the
+	// message is built and before the Transport gets it. The signatures
+	// cover From (oversigned), To, Subject, Date, Message-ID,
+	// MIME-Version, Content-Type, and Reply-To, List-Unsubscribe and
+	// List-Unsubscribe-Post when the message has them. Nil means messages
+	// are not signed. New fails for a signer that is not valid (see
+	// DKIMSigner). A signature's t= tag is the time of signing, from the
+	// clock, not from Now: signed output is not byte-identical across runs.
+	// The signature fields (about 150 octets and the signature's base64
+	// each) come on top of MaxMessageBytes.
+	DKIM []DKIMSigner
+
+	// HTMLOnly turns off the generated text part. When false, a call with
+	// html and no text gets a text/plain alternative made from each
+	// recipient's rendered html (internal/htmltext: paragraphs, headings
+	// marked "#", list items, table rows, links as "text (url)", no style
+	// or script, lines wrapped at 78 characters), so that its messages are
+	// multipart/alternative. When true, such messages have the html part
+	// only.
+	HTMLOnly bool
+
+	// VERP, when its Domain is set, makes each message's envelope sender
+	// (MAIL FROM, the Return-Path of the delivered message) carry the
+	// recipient's send_id, such as bounces+<send_id>@bounce.example.com,
+	// so that a later bounce or DSN can be matched to the recipient's
+	// Result with VERP.SendID. The zero VERP is off: the envelope sender
+	// is the call's from_email. The From header is the call's either way.
+	VERP VERP
+
+	// --- Partials and helpers (partials.go, helpers.go) ---
+
+	// Helpers are the Mailer's own template helpers, by the name templates
+	// call them by ({{money total currency}}): build each with HelperFunc1
+	// and its siblings. A name must be an identifier that is not a
+	// built-in helper's. New copies the map. Nil means none.
+	Helpers map[string]Helper
+
+	// MaxPartialDepth is the longest chain of partials a template may
+	// call ({{> a}} whose a calls {{> b}} is a chain of 2); a longer one
+	// fails the call with a ValidationError. Zero means 8.
+	MaxPartialDepth int
+
+	// programHelpers is Helpers as the evaluator takes them, set by New.
+	programHelpers map[string]*program.Helper
 }

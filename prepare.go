@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // job is one call, prepared: everything that is the same for every
@@ -14,7 +16,7 @@ type job struct {
 	m          *Mailer
 	call       *Call
 	tpl        *templates
-	skel       *skeleton
+	skel       *mimemsg.Skeleton
 	from       string // envelope reverse path
 	fromDomain string
 	bcc        []string
@@ -27,6 +29,11 @@ type job struct {
 	// onResult and beforeSend are the call's RunOptions hooks, or nil.
 	onResult   func(i int, r Result)
 	beforeSend func(ctx context.Context, i int, sendID string) error
+	dkim       *dkimCall // nil: messages are not signed
+	genText    bool      // the text part is generated from the html
+	// unsubscribe is the index among the dynamic header values of a
+	// List-Unsubscribe value checked per recipient (one-click), or -1.
+	unsubscribe int
 }
 
 // prepare runs every call-level check, in order: auth, recipient count,
@@ -63,32 +70,28 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	tpl, err := m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
 	if err != nil {
 		errs = append(errs, err)
+	} else if err := m.linkPartials(ctx, call.AccountID, tpl, tpl.roots("message.subject", html.field, text.field)); err != nil {
+		errs = append(errs, err)
 	}
 	j.tpl = tpl
 
-	layout := &mimeLayout{
-		FromName: msg.FromName, FromAddr: j.from,
-		ReplyToName: msg.ReplyToName,
-		HasHTML:     html.src != "", HasText: text.src != "",
-		MaxSize: m.opts.MaxMessageBytes,
-	}
-	if msg.ReplyToEmail != "" {
-		layout.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
-	}
+	layout := j.layout(html, text)
+	j.genText = m.generatesText(layout.HasHTML, layout.HasText)
+	layout.HasText = layout.HasText || j.genText
 	var ferrs []error
 	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
 	errs = append(errs, ferrs...)
 	errs = append(errs, checkCIDs(html, msg.Images)...)
 	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
 	errs = append(errs, herrs...)
+	j.unsubscribe = -1
+	if len(herrs) == 0 {
+		var uerrs []error
+		j.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, tpl)
+		errs = append(errs, uerrs...)
+	}
 	if tpl != nil && len(herrs) == 0 {
-		for i, h := range msg.Headers {
-			mh := mimeHeader{Name: h.Name, Dynamic: tpl.headers[i] != nil}
-			if !mh.Dynamic {
-				mh.Value = tpl.headerStatic[i]
-			}
-			layout.Headers = append(layout.Headers, mh)
-		}
+		layout.Headers = customHeaders(msg.Headers, tpl)
 		errs = append(errs, checkStaticValues(layout.Headers)...)
 	}
 	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
@@ -102,12 +105,13 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(m.opts.Rand); err != nil {
 		return nil, err
 	}
+	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers)
 	layout.Date = m.opts.Now()
-	j.skel, err = newSkeleton(layout, boundaries)
+	j.skel, err = mimemsg.New(layout, boundaries)
 	if err != nil {
 		return nil, err
 	}
-	if n := j.skel.staticSize(); n > m.opts.MaxMessageBytes {
+	if n := j.skel.StaticSize(); n > m.opts.MaxMessageBytes {
 		return nil, &ValidationError{Field: "message", Reason: fmt.Sprintf("images and attachments alone make %d bytes, over the %d-byte message limit", n, m.opts.MaxMessageBytes)}
 	}
 	return j, nil

@@ -21,6 +21,8 @@ type templates struct {
 	// value is static (no placeholder): headerStatic[i] is then its value.
 	headers      []*program.Program
 	headerStatic []string
+	// partials is the call's table of partials (partials.go); nil: none.
+	partials *program.Partials
 }
 
 // templateSource is one template of a call and the field its errors name.
@@ -29,7 +31,8 @@ type templateSource struct {
 	src   string
 }
 
-// compileTemplates compiles the subject, bodies and header values of a call.
+// compileTemplates compiles the subject, bodies and header values of a call,
+// or takes them from the Mailer's cache of compiled templates (cache.go).
 // A syntax error names the part and its position. When ctx is done, it
 // stops and returns ctx's error.
 func (m *Mailer) compileTemplates(ctx context.Context, subject, html, text templateSource, headers []Header) (*templates, error) {
@@ -39,14 +42,7 @@ func (m *Mailer) compileTemplates(ctx context.Context, subject, html, text templ
 		if ctx.Err() != nil {
 			return nil
 		}
-		p, err := program.Compile(ctx, s.src, program.Options{
-			Mode:           mode,
-			MaxSourceBytes: m.opts.MaxTemplateBytes,
-			MaxDepth:       m.opts.MaxTemplateDepth,
-			MaxOutputBytes: m.opts.MaxRenderBytes,
-			MaxSteps:       m.opts.MaxRenderSteps,
-			Log:            m.templateLog,
-		})
+		p, err := m.compile(ctx, s.src, mode)
 		if err != nil && ctx.Err() == nil {
 			errs = append(errs, &ValidationError{Field: s.field, Reason: templateReason(err), Err: fmt.Errorf("%w: %w", ErrTemplateSyntax, err)})
 		}
@@ -118,7 +114,7 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 	if budget <= 0 {
 		return failed(invalid(ReasonMessageTooLarge, "the images, attachments and fixed headers leave no room for the rendered parts"))
 	}
-	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget}
+	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget, Partials: t.partials}
 	b.ends, b.headerVals = b.ends[:0], b.headerVals[:0]
 	var err error
 	// The parts' offsets in out; the slices are cut at the end, from the

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // Result is the outcome for one recipient. Send and SendTemplate return
@@ -140,7 +142,7 @@ func outcomeOf(err error) outcome {
 	if errors.As(err, &re) {
 		return re.o
 	}
-	var he *headerError
+	var he *mimemsg.FieldError
 	if errors.As(err, &he) {
 		return outcome{status: StatusInvalid, code: ReasonRenderError, detail: he.Field + ": value cannot be folded within 998-octet lines", err: err}
 	}

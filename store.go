@@ -6,7 +6,9 @@ import (
 	"fmt"
 )
 
-// TemplateStore holds stored templates for SendTemplate.
+// TemplateStore holds stored templates for SendTemplate, and the partials
+// that templates name ({{> footer}} is template footer of the call's
+// account).
 //
 // Template returns the source of template id in account accountID. A store
 // must scope ids by account: one account never reaches another's templates.

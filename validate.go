@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/postroom/postroom/internal/mimemsg"
 	"golang.org/x/net/idna"
 )
 
@@ -58,7 +59,7 @@ func parseAddress(s string) (addr, problem string) {
 	if len(local) > maxLocalPart {
 		return "", fmt.Sprintf("local part longer than %d octets", maxLocalPart)
 	}
-	if !isDotAtom(local) {
+	if !mimemsg.IsDotAtom(local) {
 		if i := strings.IndexFunc(local, func(r rune) bool { return r > '~' }); i >= 0 {
 			r, _ := utf8.DecodeRuneInString(local[i:])
 			return "", fmt.Sprintf("local part has %s: only ASCII is accepted", charName(r))
@@ -142,28 +143,6 @@ func charName(r rune) string {
 func firstChar(s string, i int) string {
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	return charName(r)
-}
-
-// isAtext reports whether c is RFC 5322 atext.
-func isAtext(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
-}
-
-// isDotAtom reports whether s is an RFC 5322 dot-atom-text.
-func isDotAtom(s string) bool {
-	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] != '.' && !isAtext(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // reservedHeaders are the header names a caller may not set: the Mailer
@@ -267,7 +246,7 @@ func indexFold(s, needle string) int {
 // RFC 5322 atext except '{', '}' and '|' (so that a placeholder cannot hide in
 // one) and '\” (which ends an html attribute), plus '.' and '@'.
 func isCIDChar(c byte) bool {
-	return c == '.' || c == '@' || isAtext(c) && c != '{' && c != '}' && c != '|' && c != '\''
+	return c == '.' || c == '@' || mimemsg.IsAtext(c) && c != '{' && c != '}' && c != '|' && c != '\''
 }
 
 // checkCID reports why cid cannot be a Content-ID, or "".
@@ -311,7 +290,7 @@ func checkContentType(contentType, kind string) (ct, problem string) {
 	case strings.HasPrefix(mt, "multipart/") || strings.HasPrefix(mt, "message/"):
 		return "", mt + " cannot be sent as a file"
 	}
-	delete(params, "name") // mimefile.go writes the name itself
+	delete(params, "name") // internal/mimemsg writes the name itself
 	ct = mime.FormatMediaType(mt, params)
 	if ct == "" {
 		return "", "cannot be written as a media type"
@@ -321,7 +300,7 @@ func checkContentType(contentType, kind string) (ct, problem string) {
 
 // decodeFile checks a content type and base64 content of an image or
 // attachment, and decodes it. kind is "image" or "attachment".
-func decodeFile(field, kind, name, contentType, content string, maxBytes int) (mimeFile, []error) {
+func decodeFile(field, kind, name, contentType, content string, maxBytes int) (mimemsg.File, []error) {
 	var errs []error
 	bad := func(sub, reason string, err error) {
 		errs = append(errs, &ValidationError{Field: field + "." + sub, Reason: reason, Err: err})
@@ -338,20 +317,20 @@ func decodeFile(field, kind, name, contentType, content string, maxBytes int) (m
 	}
 	if base64.StdEncoding.DecodedLen(len(content)) > maxBytes {
 		bad("content", fmt.Sprintf("larger than the %d-byte message limit", maxBytes), nil)
-		return mimeFile{}, errs
+		return mimemsg.File{}, errs
 	}
 	data, err := base64.StdEncoding.Strict().DecodeString(content)
 	if err != nil {
 		bad("content", "not standard base64: "+err.Error(), err)
 	}
 	if len(errs) > 0 {
-		return mimeFile{}, errs
+		return mimemsg.File{}, errs
 	}
-	return mimeFile{Name: name, ContentType: ct, Data: data}, nil
+	return mimemsg.File{Name: name, ContentType: ct, Data: data}, nil
 }
 
 // decodeFiles checks and decodes a message's images and attachments.
-func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimeFile, errs []error) {
+func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimemsg.File, errs []error) {
 	for i, img := range msg.Images {
 		field := fmt.Sprintf("message.images[%d]", i)
 		f, ferrs := decodeFile(field, "image", img.Name, img.ContentType, img.Content, maxBytes)
@@ -427,7 +406,7 @@ func checkHeaders(headers []Header, max int) []error {
 // about 990 octets without white space cannot be folded within a line's
 // 998 octets (RFC 5322 §2.1.1). The values that vary are checked per
 // recipient (render-error).
-func checkStaticValues(headers []mimeHeader) []error {
+func checkStaticValues(headers []mimemsg.Header) []error {
 	var errs []error
 	var scratch []byte
 	for i, h := range headers {
@@ -435,7 +414,7 @@ func checkStaticValues(headers []mimeHeader) []error {
 			continue
 		}
 		var err error
-		if scratch, err = appendText(scratch[:0], len(h.Name)+1, h.Value); err != nil {
+		if scratch, err = mimemsg.AppendText(scratch[:0], len(h.Name)+1, h.Value); err != nil {
 			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "cannot be folded within 998-octet lines: a run without white space is too long"})
 		}
 	}

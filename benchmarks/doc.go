@@ -26,9 +26,33 @@
 //   - Pipeline: a call of N recipients sent into a transport that discards,
 //     with postroom's Mailer against the obvious raymond + go-mail pipeline
 //     (internal/bench's Obvious) at the same concurrency.
+//   - SendTemplateStore: a one-recipient send_template call whose html and
+//     text bodies are looked up in a template store, Memory against SQL on
+//     a real PostgreSQL (internal/pgtest starts one; skipped when
+//     PostgreSQL is not installed). The difference is the lookups' round
+//     trips; the rest is the call's template compilation and one message.
 //   - Memmove: one core copying a finished message into a buffer that is
 //     not in cache: the floor of writing a message into memory. A pipeline
 //     on several cores, reusing warm buffers, can go below it per recipient.
+//   - OneRecipient: the compile path. A one-recipient call (most
+//     transactional calls) through Send, with the Mailer's compiled-template
+//     cache warm and off (cold: every call compiles its subject, html, text
+//     and header values).
+//   - Compile: the workload's html (8 KB) and a 512 KiB template compiled by
+//     postroom against raymond's parse of the same source.
+//
+// The compile path's goals are stated for one core; run it with
+//
+//	go test -run '^$' -bench 'OneRecipient|Compile' -cpu 1 ./benchmarks
+//
+// OneRecipient and Compile also report cpu-ns/op, the process's CPU time
+// per operation, which a busy machine inflates less than wall time.
+//   - PipelineOnResult: the 25,000-recipient pipeline without and with a
+//     progress callback (RunOptions.OnResult appending to a mutex-guarded
+//     slice).
+//   - SMTPLogging: transport.SMTP per message with its Logger silent, at
+//     info level and at debug level (the protocol trace), through a
+//     TextHandler into io.Discard.
 //
 // Every benchmark reports ns/recipient, allocs/recipient and B/recipient;
 // MB/s is always counted in postroom's message size, so that rows compare.

@@ -1,15 +1,17 @@
 // Package templatestore holds stored templates for postroom's SendTemplate,
 // behind the one-method postroom.TemplateStore interface.
 //
-// Two stores are provided:
+// Three stores are provided:
 //
 //   - Memory keeps templates in a map, for tests, previews and applications
 //     that load their templates at start-up.
 //   - Dir reads templates from an io/fs.FS laid out as
 //     <account_id>/<template_id>, such as os.DirFS("templates") or, to stop
 //     symbolic links from leading out of the folder, the FS of an os.Root.
+//   - SQL reads and writes templates in a PostgreSQL table through
+//     database/sql, shared by every instance of an application.
 //
-// Both scope every lookup by account: one account never reaches another
+// All scope every lookup by account: one account never reaches another
 // account's templates. A missing template is reported with an error wrapping
 // postroom.ErrTemplateNotFound.
 //
@@ -19,33 +21,27 @@
 // be "." or "..", so an id never names a path separator, a parent folder or
 // anything outside the store. An id that breaks this rule is reported by
 // Template as missing, with an error wrapping ErrInvalidID (which itself
-// wraps postroom.ErrTemplateNotFound), and refused by Memory.Put.
+// wraps postroom.ErrTemplateNotFound), and refused by Memory.Put and SQL.Put.
 //
-// # Other stores
+// # SQL
 //
-// This package does not talk to databases. Applications that run several
-// instances sharing their templates usually keep them in SQL; such a store
-// is a short implementation of postroom.TemplateStore, for example:
+// SQL keeps templates in a PostgreSQL table, postroom_templates, for
+// applications running several instances that must share their templates.
+// MigrateSQL creates the table (its schema is embedded, in
+// templatestore/sql/*.sql) and is safe to call at every start; Put and
+// Delete write templates, and every lookup reads the table, so an update is
+// seen by the next call of every instance:
 //
-//	type SQLStore struct{ DB *sql.DB }
+//	db, err := sql.Open("pgx", dsn) // import _ "github.com/jackc/pgx/v5/stdlib"
+//	...
+//	if err := templatestore.MigrateSQL(ctx, db); err != nil { ... }
+//	store := templatestore.NewSQL(db)
+//	err = store.Put(ctx, "acme", "welcome", "<p>Hello {{name}}</p>")
+//	mailer, err := postroom.New(transport, postroom.Options{Templates: store})
 //
-//	func (s SQLStore) Template(ctx context.Context, accountID, id string) (string, error) {
-//		var source string
-//		err := s.DB.QueryRowContext(ctx,
-//			`SELECT source FROM templates WHERE account_id = $1 AND id = $2`,
-//			accountID, id).Scan(&source)
-//		if errors.Is(err, sql.ErrNoRows) {
-//			return "", fmt.Errorf("template %q: %w", id, postroom.ErrTemplateNotFound)
-//		}
-//		if err != nil {
-//			return "", err
-//		}
-//		return source, nil
-//	}
-//
-// A *sql.DB is safe for concurrent use and QueryRowContext honours ctx, so
-// the store meets the interface's contract as it stands. Keep the account id
-// in the query's WHERE clause: that is what keeps accounts apart.
+// This package imports database/sql but no driver: the application picks
+// one (pgx's stdlib is the one tested), so importing postroom or this
+// package never links a database driver.
 //
 // From the module it imports only postroom; the postroom package never
 // imports it, and knows a store only by the TemplateStore interface.

@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -158,6 +160,21 @@ type SMTPOptions struct {
 	// Dial opens the TCP connection. Nil means a net.Dialer. It must honour
 	// ctx, which carries ConnectTimeout.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Logging and counters (see SMTPStats for the counters).
+
+	// Logger receives the transport's records (dial, TLS, AUTH outcome,
+	// retries, redials, the unusable state, long pool waits; at debug
+	// level each Send's outcome and the protocol trace), listed with their
+	// attributes in SMTP's documentation. None shows a password, a
+	// token, the AUTH exchange or a message's text. Nil means none: the
+	// transport is silent. Whether a connection's protocol is traced is
+	// decided when it is dialed, by Logger's debug level then.
+	Logger *slog.Logger
+	// PoolWaitLogThreshold is how long a Send may wait for a connection
+	// (all MaxConns busy) before the wait is logged. Zero means
+	// DefaultPoolWaitLogThreshold (1s); negative means never.
+	PoolWaitLogThreshold time.Duration
 }
 
 // RetryPolicy says how Send retries a temporary failure: a 4xx reply, a
@@ -277,6 +294,34 @@ var (
 // Printing an SMTP or SMTPOptions (fmt, slog, encoding/json) never shows
 // the password or token.
 //
+// SMTP logs to SMTPOptions.Logger (silent when nil) and counts (Stats).
+// The records, by message, with their attributes; "conn" numbers a
+// connection from 1, in the order dialed:
+//
+//	INFO   smtp dial          conn, addr, elapsed (the TCP connect)
+//	WARN   smtp dial failed   addr, elapsed, error (TCP connect or session setup)
+//	INFO   smtp tls           conn, version, cipher, peer (the certificate's subject)
+//	INFO   smtp auth          conn, mechanism
+//	WARN   smtp auth failed   conn, mechanism, code, enhanced, error
+//	WARN   smtp retry         send_id, attempt (the next one), delay, code, error
+//	INFO   smtp redial        conn, reason (a pooled connection found dead)
+//	ERROR  smtp unusable      error, code, cool_down, until
+//	INFO   smtp usable again  addr (the first setup after a refusal)
+//	INFO   smtp pool wait     waited, max_conns (past PoolWaitLogThreshold)
+//	DEBUG  smtp send          send_id, recipients, bytes, outcome (as Stats counts it), code, elapsed
+//	DEBUG  smtp trace         conn, dir ("C" or "S"), line
+//
+// The trace is every command and reply line as it crosses the connection
+// (above TLS; envelope addresses included), except that the AUTH exchange
+// shows as "AUTH <mechanism> [redacted]", "[redacted]" and "334
+// [redacted]", and a message's text (after DATA up to the final dot, a
+// BDAT chunk) as "[message text: N bytes]"; a line over 512 bytes is cut.
+// No record holds a password, a token or any of a message's text. Records
+// are written from the goroutine of the Send, or of the idle timer, that
+// caused them, with the Send's ctx (so that a handler can tie them to its
+// request); the trace and the unusable state's records with
+// context.Background.
+//
 // SMTP does not resolve MX records, queue, or sign messages: it hands every
 // message to one server, which does that. Close it when done.
 type SMTP struct {
@@ -285,6 +330,9 @@ type SMTP struct {
 	tlsConf *tls.Config
 	limiter *rate.Limiter
 	pool    pool
+	log     smtpLog
+	stats   smtpStats
+	conns   atomic.Uint64 // connections dialed, for their ids
 }
 
 // NewSMTP validates opts and returns a transport. It dials nothing.
@@ -363,6 +411,7 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 	if opts.RateLimit < 0 {
 		return nil, errors.New("transport: NewSMTP: SMTPOptions.RateLimit is negative")
 	}
+	opts.checkLog()
 	if opts.Dial == nil {
 		var d net.Dialer
 		opts.Dial = d.DialContext
@@ -380,14 +429,16 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 	if opts.RateLimit > 0 {
 		t.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), 1)
 	}
-	t.pool.init(&t.opts, t.dial)
+	t.log = smtpLog{l: opts.Logger, addr: opts.Addr, slowWait: opts.PoolWaitLogThreshold, maxConns: opts.MaxConns}
+	t.pool.init(&t.opts, t.dial, &t.log, &t.stats)
 	return t, nil
 }
 
 // Send delivers env to the server; see SMTP for what its error means. It
 // copies nothing from env: the bytes go straight from env.Data to the
 // connection before Send returns.
-func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
+func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) (err error) {
+	defer t.finish(ctx, env, time.Now(), &err)
 	if err := t.pool.begin(); err != nil {
 		return err
 	}
@@ -417,7 +468,7 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) error {
 		if err == nil || !retryable(ctx, err) || attempt >= t.opts.Retry.Attempts {
 			return err
 		}
-		if werr := t.backoff(ctx, attempt); werr != nil {
+		if werr := t.backoff(ctx, env, attempt, err); werr != nil {
 			return werr
 		}
 	}
@@ -435,19 +486,25 @@ func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) 
 		out := c.transact(ctx, env, m)
 		t.pool.put(c, out.keep)
 		if out.stale && reused && free < t.opts.MaxConns && ctx.Err() == nil {
+			t.stats.redials.Add(1)
+			t.log.redial(ctx, c, out.err)
 			continue
 		}
 		return out.err
 	}
 }
 
-// backoff waits before retry n (from 1), or until ctx is done.
-func (t *SMTP) backoff(ctx context.Context, n int) error {
+// backoff waits before retry n (from 1) of env, which failed with err,
+// or until ctx is done.
+func (t *SMTP) backoff(ctx context.Context, env *postroom.Envelope, n int, err error) error {
 	ceil := t.opts.Retry.Base << min(n-1, 30)
 	if ceil <= 0 || ceil > t.opts.Retry.Cap {
 		ceil = t.opts.Retry.Cap
 	}
-	timer := time.NewTimer(rand.N(ceil + 1))
+	delay := rand.N(ceil + 1)
+	t.stats.retries.Add(1)
+	t.log.retry(ctx, env, n+1, delay, err)
+	timer := time.NewTimer(delay)
 	defer timer.Stop()
 	select {
 	case <-timer.C:

@@ -19,6 +19,8 @@ type smtpConn struct {
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	peek *peeker // into raw, for unsolicited
+	id   uint64  // from 1, in the order dialed: "conn" in log records
+	wire wire    // what br and bw report to
 
 	tls bool
 	ext extensions
@@ -36,9 +38,9 @@ type smtpConn struct {
 	abortFn func() // abort, bound once rather than once per transaction
 }
 
-// newConn wraps a dialed connection.
-func newConn(raw net.Conn, opts *SMTPOptions) *smtpConn {
-	c := &smtpConn{raw: raw, opts: opts, br: newReader(raw), bw: bufio.NewWriterSize(raw, 64<<10), peek: newPeeker(raw)}
+// newConn wraps a dialed connection, number id, whose bytes go through w.
+func newConn(raw net.Conn, opts *SMTPOptions, id uint64, w wire) *smtpConn {
+	c := &smtpConn{raw: raw, opts: opts, br: newReader(w.reader(raw)), bw: bufio.NewWriterSize(w.writer(raw), 64<<10), peek: newPeeker(raw), id: id, wire: w}
 	c.abortFn = c.abort
 	return c
 }

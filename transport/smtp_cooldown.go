@@ -26,6 +26,7 @@ var ErrCoolingDown = errors.New("transport: session setup refused recently, not 
 type gate struct {
 	coolDown time.Duration // negative: none
 	now      func() time.Time
+	log      *smtpLog
 
 	mu      sync.Mutex
 	proven  bool          // a setup succeeded since the last refusal
@@ -71,10 +72,14 @@ func (g *gate) leave(probe bool, err error) {
 	var de *postroom.DeliveryError
 	switch {
 	case err == nil:
+		if g.refused != nil {
+			g.log.usable(context.Background())
+		}
 		g.proven, g.refused = true, nil
 	case errors.Is(err, postroom.ErrTransportUnusable) && errors.As(err, &de):
 		g.proven, g.refused = false, de
 		g.until = g.now().Add(g.coolDown)
+		g.log.unusable(context.Background(), de, g.coolDown, g.until)
 	}
 	if probe {
 		close(g.probing)

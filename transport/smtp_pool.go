@@ -12,8 +12,10 @@ import (
 // pool holds an SMTP transport's connections. A connection belongs to
 // whoever took it out of idle (under mu): a Send, the idle timer, or close.
 type pool struct {
-	dial func(context.Context) (*smtpConn, error) // a new session, set up
-	opts *SMTPOptions                             // read only
+	dial  func(context.Context) (*smtpConn, error) // a new session, set up
+	opts  *SMTPOptions                             // read only
+	log   *smtpLog
+	stats *smtpStats
 
 	slots chan struct{} // one token per open connection: at most MaxConns
 	wake  chan struct{} // a connection became idle; buffered MaxConns
@@ -27,12 +29,12 @@ type pool struct {
 	closing sync.WaitGroup // idle timers closing their connection
 }
 
-func (p *pool) init(opts *SMTPOptions, dial func(context.Context) (*smtpConn, error)) {
-	p.dial, p.opts = dial, opts
+func (p *pool) init(opts *SMTPOptions, dial func(context.Context) (*smtpConn, error), log *smtpLog, stats *smtpStats) {
+	p.dial, p.opts, p.log, p.stats = dial, opts, log, stats
 	p.slots = make(chan struct{}, opts.MaxConns)
 	p.wake = make(chan struct{}, opts.MaxConns)
 	p.done = make(chan struct{})
-	p.gate = gate{coolDown: opts.SetupCoolDown, now: time.Now}
+	p.gate = gate{coolDown: opts.SetupCoolDown, now: time.Now, log: log}
 }
 
 var errClosed = fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)
@@ -53,6 +55,7 @@ func (p *pool) end() { p.busy.Done() }
 // get returns an idle connection (checked with NOOP if it has been idle a
 // while) or a new one once a slot is free.
 func (p *pool) get(ctx context.Context) (*smtpConn, error) {
+	start := time.Now()
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -67,12 +70,16 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		p.mu.Unlock()
 		if c != nil {
 			c.idleTimer.Stop()
+			p.waited(ctx, time.Since(start))
 			if hc := p.opts.HealthCheckAfter; hc > 0 && time.Since(c.idleSince) > hc {
 				if err := c.noop(ctx); err != nil {
 					p.discard(c, false)
 					if ctx.Err() != nil {
 						return nil, ctxError(ctx, err)
 					}
+					p.stats.redials.Add(1)
+					p.log.redial(ctx, c, err)
+					start = time.Now()
 					continue
 				}
 			}
@@ -81,6 +88,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		select {
 		case p.slots <- struct{}{}:
 			probe, err := p.gate.enter(ctx)
+			p.waited(ctx, time.Since(start))
 			if err != nil {
 				<-p.slots
 				return nil, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	gomail "github.com/wneessen/go-mail/smtp"
 
@@ -58,12 +59,15 @@ func (e *extensions) parse(line []byte) {
 func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 	o := &t.opts
 	dctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	start := time.Now()
 	raw, err := o.Dial(dctx, "tcp", o.Addr)
 	cancel()
 	if err != nil {
-		return nil, ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err))
+		err = ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err))
+		t.dialFailed(ctx, err, start)
+		return nil, err
 	}
-	c := newConn(raw, &t.opts)
+	c := t.newConn(ctx, raw, start)
 	stop := context.AfterFunc(ctx, c.abortFn)
 	err = t.setup(ctx, c)
 	if !stop() && err == nil {
@@ -71,6 +75,7 @@ func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 	}
 	if err != nil {
 		c.close()
+		t.dialFailed(ctx, err, start)
 		return nil, err
 	}
 	c.deadline(o.CommandTimeout)
@@ -85,9 +90,10 @@ func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return tlsError(ctx, err)
 		}
-		c.br.Reset(tc)
-		c.bw.Reset(tc)
+		c.br.Reset(c.wire.reader(tc))
+		c.bw.Reset(c.wire.writer(tc))
 		c.tls = true
+		t.log.tls(ctx, c, tc.ConnectionState())
 	}
 	code, msg, err := readReply(c.br)
 	if err != nil {
@@ -180,9 +186,10 @@ func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return tlsError(ctx, err)
 	}
-	c.br.Reset(tc)
-	c.bw.Reset(tc)
+	c.br.Reset(c.wire.reader(tc))
+	c.bw.Reset(c.wire.writer(tc))
 	c.tls = true
+	t.log.tls(ctx, c, tc.ConnectionState())
 	c.deadline(o.CommandTimeout)
 	return t.hello(ctx, c)
 }
@@ -190,7 +197,7 @@ func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
 // auth runs AUTH with go-mail's mechanisms (their Start and Next steps)
 // over the session's own reader and writer, never over plaintext unless
 // AllowInsecureAuth.
-func (t *SMTP) auth(ctx context.Context, c *smtpConn) error {
+func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 	o := &t.opts
 	if !c.tls && !o.AllowInsecureAuth {
 		return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrInsecureAuth, postroom.ErrTransportUnusable)}
@@ -208,6 +215,8 @@ func (t *SMTP) auth(ctx context.Context, c *smtpConn) error {
 	if mech == "" || !containsFold(mechs, string(mech)) {
 		return &postroom.DeliveryError{Err: fmt.Errorf("%w (%s; offered: %q): %w", ErrAuthUnavailable, mech, strings.Join(mechs, " "), postroom.ErrTransportUnusable)}
 	}
+	c.wire.trace.auth(true)
+	defer func() { c.wire.trace.auth(false); t.log.auth(ctx, c, mech, err) }()
 	var a gomail.Auth
 	switch mech {
 	case AuthPlain:

@@ -17,6 +17,7 @@ type sockets struct {
 	most   int
 	dialed int
 	read   atomic.Int64 // bytes read from every socket
+	wrote  atomic.Int64 // bytes written to every socket
 }
 
 func newSockets() *sockets {
@@ -66,6 +67,12 @@ type countedConn struct {
 func (c *countedConn) Read(p []byte) (int, error) {
 	n, err := c.TCPConn.Read(p)
 	c.s.read.Add(int64(n))
+	return n, err
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	n, err := c.TCPConn.Write(p)
+	c.s.wrote.Add(int64(n))
 	return n, err
 }
 

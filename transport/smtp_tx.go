@@ -245,10 +245,13 @@ func (x *tx) body(data []byte) outcome {
 		}
 	}
 	c.deadline(c.opts.DataTimeout)
-	if err := writeData(w, data); err != nil {
-		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
+	c.wire.trace.beginContent(0)
+	err := writeData(w, data)
+	if err == nil {
+		err = c.flush()
 	}
-	if err := c.flush(); err != nil {
+	c.wire.trace.endContent()
+	if err != nil {
 		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The final dot is on its way: from here on, no reply means the server
@@ -266,8 +269,11 @@ func (x *tx) body(data []byte) outcome {
 // chunk is one round trip.
 func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) outcome {
 	c.deadline(c.opts.DataTimeout)
+	c.wire.trace.beginContent(1) // the BDAT command line, not the chunk
 	writeBDAT(c.bw, c.num[:0], data)
-	if err := c.flush(); err != nil {
+	err := c.flush()
+	c.wire.trace.endContent()
+	if err != nil {
 		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The whole chunk is written: from here on, no reply means the server

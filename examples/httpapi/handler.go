@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/idempotency"
 )
 
 // handler serves the spec's two endpoints over one Mailer. It is what an
@@ -26,6 +27,7 @@ type handler struct {
 	handlerOptions
 	logger   *slog.Logger
 	inflight *inflight
+	idem     *idempotent
 }
 
 // handlerOptions configure a handler.
@@ -42,18 +44,25 @@ type handlerOptions struct {
 	// message.send_template is a server configuration error (501), not the
 	// client's unknown template.
 	Templates bool
+	// Idempotency keeps the calls made with an Idempotency-Key header; nil
+	// means a store in memory (see idempotency.go).
+	Idempotency idempotency.Store
+	// ResultLog is how each recipient's result is logged as it completes
+	// (see progress); the zero value logs at info level.
+	ResultLog resultLog
 }
 
 // newHandler returns the API's handler: the two endpoints, a JSON 404 for
 // every other path, and a log record per request.
 func newHandler(m *postroom.Mailer, logger *slog.Logger, opts handlerOptions) http.Handler {
 	h := &handler{handlerOptions: opts, logger: logger, inflight: newInflight(opts.MaxInflight, opts.MaxBody)}
-	sendTemplate := m.SendTemplate
+	h.idem = newIdempotent(opts.Idempotency)
+	sendTemplate := h.sender(m, postroom.OpSendTemplate)
 	if !opts.Templates {
 		sendTemplate = nil
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/api/1.0/message.send", h.endpoint(m.Send))
+	mux.Handle("/api/1.0/message.send", h.endpoint(h.sender(m, postroom.OpSend)))
 	mux.Handle("/api/1.0/message.send_template", h.endpoint(sendTemplate))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})
@@ -73,9 +82,9 @@ type apiError struct {
 	Fields []string `json:"fields,omitempty"`
 }
 
-// endpoint serves one operation: Mailer.Send or Mailer.SendTemplate; nil
-// for an operation the server is not configured for.
-func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroom.Result, error)) http.HandlerFunc {
+// endpoint serves one operation (see sender); nil for an operation the
+// server is not configured for.
+func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -136,7 +145,8 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		}
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
 
-		results, err := send(ctx, call)
+		progress, logged := h.progress(w, r)
+		results, err := send(ctx, r, call, progress)
 		// The call's memory is free but for the results: let the next
 		// call in before the answer is written, so that a client that
 		// has its answer finds the bound free.
@@ -146,9 +156,11 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			// The client went away; what was sent was sent. Nobody reads
 			// the answer, so the log keeps every recipient's result (none
 			// if the call failed as a whole) for the operator to know who
-			// must not be sent again.
+			// must not be sent again: logged as they completed, or now.
 			logError(w, slog.LevelWarn, "client went away: "+context.Cause(r.Context()).Error())
-			h.logResults(w, r, results)
+			if !logged {
+				h.logResults(w, r, results)
+			}
 			return
 		case err == nil:
 		case results != nil && ctx.Err() != nil:
@@ -160,8 +172,14 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 			// every recipient not handed over is deferred. Answer the
 			// results; the operator finds the cause in the log.
 			logError(w, slog.LevelError, err.Error())
+		case results != nil && errors.Is(err, idempotency.ErrStore):
+			// The results are right, the record of them may not be.
+			logError(w, slog.LevelError, err.Error())
 		default:
-			status, e := callError(err)
+			status, e := idempotencyError(w, err)
+			if status == 0 {
+				status, e = callError(err)
+			}
 			if status == http.StatusInternalServerError {
 				logError(w, slog.LevelError, err.Error())
 			}
@@ -172,7 +190,9 @@ func (h *handler) endpoint(send func(context.Context, *postroom.Call) ([]postroo
 		if err := writeJSON(w, http.StatusOK, results); err != nil {
 			// The client went away while the results were written.
 			logError(w, slog.LevelWarn, "writing the results: "+err.Error())
-			h.logResults(w, r, results)
+			if !logged {
+				h.logResults(w, r, results)
+			}
 		}
 	}
 }

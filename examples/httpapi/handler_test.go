@@ -5,13 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -276,77 +273,6 @@ func (h *halfTransport) Send(ctx context.Context, env *postroom.Envelope) error 
 	<-ctx.Done()
 	h.ended <- ctx.Err()
 	return ctx.Err()
-}
-
-// TestClientDisconnect: a client that goes away cancels its call, and the
-// results nobody will read are logged, one record per recipient, so that
-// an operator knows who was sent before retrying. The log must agree with
-// the transport's ledger: a recipient is logged sent, with its send id,
-// exactly when the transport accepted its message.
-func TestClientDisconnect(t *testing.T) {
-	tr := &halfTransport{accept: 2, sent: map[string]string{}, started: make(chan struct{}, 1), ended: make(chan error, 1)}
-	url, log := startMailer(t, tr, postroom.Options{Concurrency: 1}, defaultTimeouts)
-	call := smallCall(4)
-
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	errc := make(chan error, 1)
-	body := marshal(t, call)
-	go func() {
-		_, err := tryDo(ctx, http.MethodPost, url+"/api/1.0/message.send", "application/json", body)
-		errc <- err
-	}()
-	select {
-	case <-tr.started:
-	case err := <-errc:
-		t.Fatalf("the call ended before reaching the transport: %v", err)
-	}
-	cancel()
-	if err := <-tr.ended; !errors.Is(err, context.Canceled) {
-		t.Errorf("the transport's ctx ended with %v; want context.Canceled", err)
-	}
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Errorf("client: %v; want context.Canceled", err)
-	}
-
-	// The handler logs once the Mailer has returned: the results, then
-	// the request.
-	records := log.waitFor(t, "the abandoned request", func(rs []map[string]string) bool {
-		return slices.ContainsFunc(rs, func(r map[string]string) bool { return r["msg"] == "request" })
-	})
-	var request map[string]string
-	var results []map[string]string
-	for _, r := range records {
-		switch r["msg"] {
-		case "request":
-			request = r
-		case "result not delivered to the client":
-			results = append(results, r)
-		}
-	}
-	if !strings.Contains(request["error"], "client went away") || request["level"] != "WARN" {
-		t.Errorf("request record %v: want a warning that the client went away", request)
-	}
-	if len(results) != len(call.Recipients) {
-		t.Fatalf("%d result records for %d recipients:\n%s", len(results), len(call.Recipients), log.String())
-	}
-	for i, r := range results {
-		email := call.Recipients[i].Email
-		if r["index"] != strconv.Itoa(i) || r["email"] != email || r["request_id"] != request["request_id"] || r["request_id"] == "" {
-			t.Errorf("result record %d = %v; want index %d, %s, request id %q", i, r, i, email, request["request_id"])
-			continue
-		}
-		if id, sent := tr.sent[email]; sent {
-			if r["status"] != string(postroom.StatusSent) || r["send_id"] != id {
-				t.Errorf("%s was accepted as %s; logged %v", email, id, r)
-			}
-		} else if r["status"] != string(postroom.StatusDeferred) {
-			t.Errorf("%s was never accepted; logged %v, want deferred", email, r)
-		}
-	}
-	if len(tr.sent) != tr.accept {
-		t.Errorf("the transport accepted %d messages; want %d", len(tr.sent), tr.accept)
-	}
 }
 
 // TestCallBudget: a call that outlasts the server's budget is answered with

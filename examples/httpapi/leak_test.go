@@ -3,9 +3,11 @@ package main
 import (
 	"testing"
 
+	"github.com/postroom/postroom/internal/pgtest"
 	"go.uber.org/goleak"
 )
 
-// TestMain runs the package's tests, then fails if any goroutine they
-// started is still running.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the package's tests with a PostgreSQL for those that need
+// one (started on first use, stopped at the end), then fails if any
+// goroutine they started is still running.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }

@@ -13,11 +13,14 @@
 //	{"status":"error","code":"...","message":"...","field":"..."}
 //
 // with code invalid_json, validation_error, no_recipients,
-// too_many_recipients, unknown_template or template_syntax (400),
-// invalid_key (401), not_found (404), method_not_allowed (405, with an
-// Allow header), timeout (408), too_large (413), unsupported_media_type
+// too_many_recipients, unknown_template, template_syntax or
+// invalid_idempotency_key (400), invalid_key (401), not_found (404),
+// method_not_allowed (405, with an Allow header), timeout (408),
+// idempotency_conflict or idempotency_in_progress (409, the latter with
+// Retry-After), too_large (413), unsupported_media_type
 // (415), internal (500, the detail only in the log), not_configured (501:
-// message.send_template on a server started without -templates) or busy
+// message.send_template on a server started without -templates or
+// -database-url) or busy
 // (503, with Retry-After: the bodies of the calls in flight add up to
 // -max-inflight, 128 MiB by default). invalid_json covers
 // bodies that do not decode into a postroom.Call: bad syntax, a value of the
@@ -30,18 +33,44 @@
 //	go run ./examples/httpapi -no-auth                      # deliver into ./outbox
 //	go run ./examples/httpapi -keys keys.json -templates templates -outbox /var/spool/mail-preview
 //	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
+//	POSTROOM_DATABASE_URL=postgres://app@db.example.com/app go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587
 //
-// When the client goes away mid-call, the call stops (recipients not yet
-// handed over are deferred) and, since nobody reads the answer, every
-// recipient's result is logged, one record each with the request's
-// request_id: the operator finds there who was sent before retrying.
+// With -database-url (or POSTROOM_DATABASE_URL), stored templates come
+// from PostgreSQL (templatestore.SQL, its tables created or updated at
+// start), so instances behind a load balancer share them; see
+// database.go.
+//
+// A call with an Idempotency-Key header runs through idempotency.Run
+// (see idempotency.go): a retry with the same key and body gets the
+// recorded results and sends nothing again, on any instance sharing the
+// -database-url database (in memory without one); the same key with
+// another body is 409 idempotency_conflict, and while the first call runs
+// 409 idempotency_in_progress with Retry-After. A retry after an instance
+// died mid-call sends only to the recipients that had no result, and
+// reports those whose message was handed over unknown (interrupted).
+//
+// Each recipient's result is logged as soon as it is final, while the call
+// runs: one record each, msg=result, with the request's request_id, the
+// recipient's index in the call (not its address), its status, reason and
+// send_id, at the level of -log-results (info by default). When the
+// client goes away mid-call, the call stops (recipients not yet handed
+// over are deferred, and logged so) and the log already holds who was
+// sent: whoever retries finds there whom not to send again, even if the
+// server itself stops before the call ends. With -log-results off, or a
+// level the log does not keep, the results of a call whose answer did not
+// reach the client are logged at its end instead, addresses included,
+// msg="result not delivered to the client".
 //
 // SIGINT or SIGTERM stops accepting new connections and lets the calls in
 // flight finish before the program exits.
 //
+// With -preview it also serves the preview page (package preview) at
+// /preview/: a call pasted there is rendered for each recipient and never
+// sent.
+//
 // It imports only the module's public packages (postroom, transport,
-// templatestore), never internal/: it is what an application outside the
-// module can write. Nothing imports it.
+// templatestore, idempotency, preview), never internal/: it is what an
+// application outside the module can write. Nothing imports it.
 package main
 
 import (
@@ -78,6 +107,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, logger 
 	cfg, err := parseFlags(args, getenv, os.Stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.DB, err = openDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	if cfg.DB != nil {
+		defer cfg.DB.Close() // after the server and its cleanup
 	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -36,7 +37,15 @@ type config struct {
 	NoAuth        bool
 	MaxBody       int64
 	MaxInflight   int64 // bytes of request bodies in flight (see inflight)
+	Preview       bool  // serve the preview page at /preview/ (see preview.go)
+	ResultLog     resultLog
 	Timeouts      timeouts
+	// DatabaseURL is PostgreSQL's DSN, from -database-url or
+	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
+	DatabaseURL string
+	// DB is the database of DatabaseURL, opened by run (openDatabase);
+	// tests set it. Nil: no database.
+	DB *sql.DB
 }
 
 // timeouts are the HTTP server's; tests shorten them.
@@ -86,12 +95,18 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls")
 	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
 	fs.StringVar(&cfg.Templates, "templates", "", "stored templates for message.send_template, in `dir`/<account_id>/<template_id>")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL `dsn` holding the stored templates, shared by every instance (default $"+databaseEnv+")")
 	fs.StringVar(&cfg.Keys, "keys", "", "accept the keys in `file`, a JSON object of account id to a list of keys")
 	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
+	fs.BoolVar(&cfg.Preview, "preview", false, "serve the preview page at /preview/: what a call would send, rendered, without sending")
+	resultLogFlag(fs, &cfg.ResultLog)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
+	}
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = getenv(databaseEnv)
 	}
 	if _, ok := smtpTLSModes[cfg.SMTPTLS]; !ok {
 		return config{}, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
@@ -101,6 +116,8 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	case cfg.Outbox != "" && cfg.SMTP != "":
 		return config{}, errors.New("-outbox and -smtp exclude each other: deliver into a folder or through SMTP")
+	case cfg.Templates != "" && cfg.DatabaseURL != "":
+		return config{}, errors.New("-templates and -database-url exclude each other: templates come from a folder or from the database")
 	case cfg.Keys != "" && cfg.NoAuth:
 		return config{}, errors.New("-keys and -no-auth exclude each other")
 	case cfg.Keys == "" && !cfg.NoAuth:
@@ -140,11 +157,14 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		}
 		opts.Templates = templatestore.NewDir(os.DirFS(cfg.Templates))
 	}
+	if cfg.DB != nil {
+		opts.Templates = templatestore.NewSQL(cfg.DB)
+	}
 
 	var t postroom.Transport
 	cleanup := func() error { return nil }
 	if cfg.SMTP != "" {
-		s, err := newSMTP(cfg)
+		s, err := newSMTP(cfg, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -166,12 +186,22 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
-	return newHandler(m, logger, handlerOptions{
+	idem, err := newIdempotencyStore(cfg.DB)
+	if err != nil {
+		return nil, nil, errors.Join(err, cleanup())
+	}
+	h := newHandler(m, logger, handlerOptions{
 		MaxBody:     cfg.MaxBody,
 		MaxInflight: cfg.MaxInflight,
 		Budget:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
 		Templates:   opts.Templates != nil,
-	}), cleanup, nil
+		Idempotency: idem,
+		ResultLog:   cfg.ResultLog,
+	})
+	if cfg.Preview {
+		h = withPreview(h, m, cfg.MaxBody, logger)
+	}
+	return h, cleanup, nil
 }
 
 // readKeys reads a -keys file: {"account-id": ["key", ...], ...}.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/postroom/postroom/transport"
 )
@@ -15,9 +16,11 @@ var smtpTLSModes = map[string]transport.TLSMode{
 	"tls":      transport.ImplicitTLS,
 }
 
-// newSMTP builds the -smtp transport. It dials nothing: a wrong address or
-// password shows on the first call, as deferred results and a logged error.
-func newSMTP(cfg config) (*transport.SMTP, error) {
+// newSMTP builds the -smtp transport, logging to logger (dials, TLS, AUTH,
+// retries, redials: never the password or a message's text). It dials
+// nothing: a wrong address or password shows on the first call, as
+// deferred results and a logged error.
+func newSMTP(cfg config, logger *slog.Logger) (*transport.SMTP, error) {
 	mode, ok := smtpTLSModes[cfg.SMTPTLS]
 	if !ok {
 		return nil, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
@@ -31,6 +34,7 @@ func newSMTP(cfg config) (*transport.SMTP, error) {
 		// -smtp-tls none with -smtp-user is an explicit choice, for a relay
 		// on a trusted network; otherwise the password only goes under TLS.
 		AllowInsecureAuth: mode == transport.NoTLS,
+		Logger:            logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("-smtp: %w", err)

@@ -106,4 +106,9 @@ func TestSMTPLoginRefused(t *testing.T) {
 	if logged := log.String(); !strings.Contains(logged, "level=ERROR") || strings.Contains(logged, "pw-Zq81x") {
 		t.Errorf("want the refused login logged as an error, without the password:\n%s", logged)
 	}
+	// The transport's own records say what was refused.
+	records := log.waitFor(t, "the transport's records", func([]map[string]string) bool { return true })
+	if af := byMsg(records, "smtp auth failed"); len(af) != 1 || af[0]["code"] != "535" {
+		t.Errorf("smtp auth failed records %v; want one, 535", af)
+	}
 }

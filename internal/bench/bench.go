@@ -3,6 +3,10 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"maps"
@@ -414,4 +418,60 @@ func Memmove(b *testing.B, w *fixture.Workload) {
 		}
 	}
 	m.stop()
+}
+
+// DKIMKeys are the key kinds PipelineDKIM signs with: "" (unsigned),
+// "ed25519" and "rsa-2048".
+var DKIMKeys = []string{"", "ed25519", "rsa-2048"}
+
+// dkimSigner returns a signer with a new key of the given kind, or nil
+// for "".
+func dkimSigner(kind string) ([]postroom.DKIMSigner, error) {
+	var key crypto.Signer
+	var err error
+	switch kind {
+	case "":
+		return nil, nil
+	case "ed25519":
+		_, key, err = ed25519.GenerateKey(rand.Reader)
+	case "rsa-2048":
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	default:
+		err = fmt.Errorf("bench: unknown DKIM key kind %q", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []postroom.DKIMSigner{{Domain: "shop.example.com", Selector: "bench", Key: key}}, nil
+}
+
+// PipelineDKIM is PipelinePostroom with every message DKIM-signed with a
+// key of the given kind (one of DKIMKeys; "" signs nothing), made outside
+// the timed loop.
+func PipelineDKIM(b *testing.B, w *fixture.Workload, n int, kind string) {
+	size := messageSize(b, w)
+	signers, err := dkimSigner(kind)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := w.Call(n)
+	var sent atomic.Int64
+	mailer, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+		sent.Add(1)
+		return nil
+	}), postroom.Options{Auth: postroom.NoAuth{}, Concurrency: Concurrency(), DKIM: signers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	m := startMeter(b, size, n, true)
+	for b.Loop() {
+		if err := SendAll(ctx, mailer, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.stop()
+	if got, want := sent.Load(), int64(b.N)*int64(n); got != want {
+		b.Fatalf("the transport saw %d messages, want %d", got, want)
+	}
 }

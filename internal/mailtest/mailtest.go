@@ -105,6 +105,10 @@ type Message struct {
 	Header mail.Header
 	// Keys are the top-level field names in the order they appear.
 	Keys []string
+	// Raw maps each top-level field name to its value as written: folded,
+	// with its CRLFs, encoded words not decoded (the last one, for a name
+	// written twice).
+	Raw map[string]string
 	// Parts are the leaves (non-multipart parts) in the order they appear.
 	Parts []Part
 	// Multiparts are the multipart parts in the order they begin, the
@@ -136,6 +140,22 @@ func (p Part) Type() string {
 	return p.Path[strings.LastIndexByte(p.Path, '>')+1:]
 }
 
+// Param is the parameter key of the part's Content-Type, or "".
+func (p Part) Param(key string) string {
+	_, params, _ := mime.ParseMediaType(p.Header.Get("Content-Type")) // parsed by Parse
+	return params[key]
+}
+
+// Parent is the media type of the multipart that holds the part, or ""
+// for the message itself.
+func (p Part) Parent() string {
+	i := strings.LastIndexByte(p.Path, '>')
+	if i < 0 {
+		return ""
+	}
+	return Part{Path: p.Path[:i]}.Type()
+}
+
 // Parse reads data back as a reader of mail would and fails tb on the way
 // if the lines break a rule of CheckLines, net/mail or mime/multipart cannot
 // read it, a Content-Type does not parse or a leaf is encoded otherwise than
@@ -149,13 +169,20 @@ func Parse(tb testing.TB, data []byte) *Message {
 	if err != nil {
 		tb.Fatalf("mailtest: net/mail cannot read the message: %v", err)
 	}
-	m := &Message{Header: msg.Header}
+	m := &Message{Header: msg.Header, Raw: map[string]string{}}
 	head, _, _ := bytes.Cut(data, []byte("\r\n\r\n"))
+	var last string
 	for _, line := range strings.Split(string(head), "\r\n") {
-		if line != "" && line[0] != ' ' && line[0] != '\t' {
-			name, _, _ := strings.Cut(line, ":")
-			m.Keys = append(m.Keys, name)
+		if line == "" {
+			continue
 		}
+		if line[0] == ' ' || line[0] == '\t' {
+			m.Raw[last] += "\r\n" + line
+			continue
+		}
+		name, value, _ := strings.Cut(line, ":")
+		m.Keys = append(m.Keys, name)
+		m.Raw[name], last = value, name
 	}
 	m.Tree = m.walk(tb, "", msg.Header, msg.Body)
 	return m
@@ -219,6 +246,53 @@ func (m *Message) Find(tb testing.TB, path string) Part {
 	}
 	tb.Fatalf("mailtest: no part %s in %v", path, m.Paths())
 	return Part{}
+}
+
+// Leaf returns the only leaf of media type mediaType, or fails tb.
+func (m *Message) Leaf(tb testing.TB, mediaType string) Part {
+	tb.Helper()
+	var found []Part
+	for _, p := range m.Parts {
+		if p.Type() == mediaType {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 {
+		tb.Fatalf("mailtest: %d parts of type %s, want 1 (tree %s)", len(found), mediaType, m.Tree)
+	}
+	return found[0]
+}
+
+// CheckPostroom fails tb where m breaks what postroom's messages promise
+// beyond any reader's rules: no Content-Transfer-Encoding on a multipart,
+// multipart/related of type text/html, boundaries of "=_", a letter and
+// 24 hex characters, and base64 in lines of 76 characters (the last one
+// shorter).
+func (m *Message) CheckPostroom(tb testing.TB) {
+	tb.Helper()
+	for _, mp := range m.Multiparts {
+		sub := strings.TrimPrefix(mp.Type(), "multipart/")
+		if cte := mp.Header.Get("Content-Transfer-Encoding"); cte != "" {
+			tb.Errorf("mailtest: multipart/%s has Content-Transfer-Encoding %q", sub, cte)
+		}
+		if sub == "related" && mp.Param("type") != "text/html" {
+			tb.Errorf("mailtest: multipart/related type parameter %q, want text/html", mp.Param("type"))
+		}
+		if b := mp.Param("boundary"); !strings.HasPrefix(b, "=_") || len(b) != 27 {
+			tb.Errorf("mailtest: boundary %q is not =_, a letter and 24 hex characters", b)
+		}
+	}
+	for _, p := range m.Parts {
+		if !strings.EqualFold(p.Header.Get("Content-Transfer-Encoding"), "base64") {
+			continue
+		}
+		lines := strings.Split(string(p.Raw), "\r\n")
+		for i, l := range lines {
+			if len(l) != 76 && (i < len(lines)-1 || len(l) > 76) {
+				tb.Errorf("mailtest: %s: base64 line %d of %d is %d characters", p.Path, i, len(lines), len(l))
+			}
+		}
+	}
 }
 
 // Paths returns the Path of every leaf, in order, in a new slice.

@@ -19,14 +19,17 @@ type prog struct {
 	// params are the block parameters (as |a b|) of the program; only the
 	// first two ever receive a value, as in raymond.
 	params []string
+	// defs are the inline partials the program defines (see scoped).
+	defs []inlineDef
 }
 
 type opKind uint8
 
 const (
-	opText  opKind = iota // write text
-	opValue               // write the value of e, escaped when esc
-	opBlock               // run blk
+	opText    opKind = iota // write text
+	opValue                 // write the value of e, escaped when esc
+	opBlock                 // run blk
+	opPartial               // run part (partial.go)
 )
 
 type op struct {
@@ -35,6 +38,7 @@ type op struct {
 	text string
 	e    *expr
 	blk  *block
+	part *partialOp
 }
 
 // block is a compiled ast.BlockStatement.
@@ -51,6 +55,7 @@ const (
 	exLit                    // a literal value, as a helper argument
 	exField                  // a literal in helper-name position: a field of the current context
 	exHelper                 // call helper with args
+	exCustom                 // call custom with args (custom.go)
 )
 
 // expr is a compiled expression, subexpression or helper argument.
@@ -60,6 +65,7 @@ type expr struct {
 	lit    any    // exLit
 	field  string // exField
 	helper helperID
+	custom *Helper
 	args   []*expr
 	// hash holds the hash values, evaluated as raymond does (for errors and
 	// {{log}} side effects); hashKeys their keys. Only includeZero (of if and
@@ -113,7 +119,7 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 		// raymond's lexer at the }} after it.
 		return nil, &Error{Line: 1 + strings.Count(src[:i], "\n"), Column: column(src, i), Msg: `\{{ right before {{ is ambiguous: write \{{ and {{ apart`}
 	}
-	toks := lexer.Collect(src)
+	toks := lex(src, lexExtended)
 	depth, err := precheck(src, toks, maxDepth)
 	if err != nil {
 		return nil, err
@@ -128,12 +134,14 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}}
+	c := &compiler{ctx: ctx, src: src, html: opts.Mode == HTML, missing: map[string]int{}, helpers: opts.Helpers}
 	body, err := c.program(tree, false)
 	if err != nil {
 		return nil, err
 	}
 	p = &Program{body: body, opts: opts, depth: depth, paths: len(c.missing)}
+	p.refs, p.inline = c.finishRefs()
+	p.bareBlock = c.bareBlock
 	p.static, p.isStat = staticText(body)
 	return p, nil
 }
@@ -157,12 +165,14 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 	for i, tok := range toks {
 		switch tok.Kind {
 		case lexer.TokenError:
-			return 0, lexError(src, tok)
+			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
+		case tokenOpenDecorator:
+			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "decorators ({{*name}}) are not supported"}
 		case lexer.TokenID, lexer.TokenNumber, lexer.TokenBoolean:
 			if err := checkLookahead(src, tok); err != nil {
 				return 0, err
 			}
-		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock:
+		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock, tokenOpenPartialBlock, tokenOpenDecoratorBlock:
 			open = append(open, openBlock{tok: tok, name: tokenName(toks, i)})
 			depth++
 		case lexer.TokenOpenInverseChain:
@@ -258,26 +268,6 @@ func tokenName(toks []lexer.Token, i int) string {
 	return ""
 }
 
-// lexError is the *Error of the lexer's error token, naming the syntax
-// postroom does not support when the lexer stopped at it: decorators and
-// inline partials ({{#*inline}}, {{*x}}) and partial blocks ({{#> x}}).
-func lexError(src string, tok lexer.Token) *Error {
-	e := &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
-	if tok.Pos < 0 || tok.Pos >= len(src) {
-		return e
-	}
-	before := strings.TrimRight(src[:tok.Pos], "~")
-	switch {
-	case src[tok.Pos] == '*' && strings.HasSuffix(before, "{{#"):
-		e.Msg = "inline partials and decorator blocks ({{#*inline \"name\"}}) are not supported"
-	case src[tok.Pos] == '*' && strings.HasSuffix(before, "{{"):
-		e.Msg = "decorators ({{*name}}) are not supported"
-	case src[tok.Pos] == '>' && strings.HasSuffix(before, "{{#"):
-		e.Msg = "partial blocks ({{#> name}}) are not supported"
-	}
-	return e
-}
-
 // parseError turns a parse error into an *Error: its line and detail come
 // from the *syntaxError's fields.
 func parseError(err error) *Error {
@@ -306,6 +296,20 @@ type compiler struct {
 	// missing numbers the distinct paths of output mustaches (expr.orig),
 	// so that a render notes each missing path once in constant time.
 	missing map[string]int
+	// refs lists the partials used, refIndex finds them by name; inline
+	// holds the names of the inline partials defined (partial.go).
+	helpers     map[string]*Helper
+	refs        []PartialRef
+	refIndex    map[string]int
+	inline      map[string]bool
+	inlineOrder []string
+	// inInline counts the inline partials being compiled; bareBlock is the
+	// first {{> @partial-block}} outside them.
+	inInline  int
+	bareBlock *PartialRef
+	// blockParams are the block parameters in scope, which take
+	// precedence over custom helpers of the same name (custom.go).
+	blockParams [][]string
 }
 
 // tick counts a node compiled and returns ctx's error, checked every 1024
@@ -338,10 +342,15 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 		return nil, nil
 	}
 	p := &prog{params: n.BlockParams}
+	if len(n.BlockParams) > 0 {
+		c.blockParams = append(c.blockParams, n.BlockParams)
+		defer func() { c.blockParams = c.blockParams[:len(c.blockParams)-1] }()
+	}
 	// text holds the contents not yet written as an opText: consecutive
 	// contents (split by comments or \{{ escapes) become one opText, joined
 	// once rather than with += (quadratic in their number).
 	var text []string
+	var defs []inlineDef // the program's inline partials
 	flush := func() {
 		switch len(text) {
 		case 0:
@@ -378,19 +387,39 @@ func (c *compiler) program(n *ast.Program, _ bool) (*prog, error) {
 			}
 			p.ops = append(p.ops, op{kind: opValue, e: e, esc: c.html && !st.Unescaped})
 		case *ast.BlockStatement:
+			switch st.NodeType {
+			case nodePartialBlock:
+				pc, err := c.partialBlock(st)
+				if err != nil {
+					return nil, err
+				}
+				p.ops = append(p.ops, op{kind: opPartial, part: pc})
+				continue
+			case nodeDecoratorBlock:
+				d, err := c.inlinePartial(st)
+				if err != nil {
+					return nil, err
+				}
+				defs = append(defs, d)
+				continue
+			}
 			b, err := c.block(st)
 			if err != nil {
 				return nil, err
 			}
 			p.ops = append(p.ops, op{kind: opBlock, blk: b})
 		case *ast.PartialStatement:
-			return nil, c.errAt(st, "partials are not supported")
+			pc, err := c.partial(st, st.Name, st.Params, st.Hash, st.Indent, nil)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opPartial, part: pc})
 		default:
 			return nil, c.errAt(st, "unsupported statement %s", st)
 		}
 	}
 	flush()
-	return p, nil
+	return scoped(p, defs), nil
 }
 
 func (c *compiler) block(n *ast.BlockStatement) (*block, error) {
@@ -423,6 +452,9 @@ const (
 )
 
 func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
+	if name, h := c.customHelper(n); h != nil {
+		return c.customCall(n, name, h, pos)
+	}
 	name := n.HelperName()
 	if id, ok := helperIDs[name]; ok && name != "" && (helperTable[id].js || len(n.Params) > 0 || n.Hash != nil) {
 		return c.helperCall(n, id, pos)

@@ -50,6 +50,8 @@ type state struct {
 	// render.
 	seen  []uint32
 	epoch uint32
+	// part is the state of partial calls (partial_eval.go).
+	part partialState
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -69,9 +71,10 @@ func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 	s.bps = s.bps[:0]
 	s.args = s.args[:0]
 	s.keys = s.keys[:0]
-	if len(s.seen) < p.paths {
-		s.seen = make([]uint32, p.paths)
+	if n := seenSize(p, d); len(s.seen) < n {
+		s.seen = make([]uint32, n)
 	}
+	s.part.reset(p.paths)
 	if s.epoch++; s.epoch == 0 { // wrapped: forget every epoch
 		clear(s.seen)
 		s.epoch = 1
@@ -85,6 +88,7 @@ func putState(s *state) {
 	clear(s.bps[:cap(s.bps)])
 	clear(s.args[:cap(s.args)])
 	clear(s.frames[:cap(s.frames)])
+	s.part.reset(0)
 	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 || cap(s.seen) > 1<<16 {
 		return // do not keep what a hostile render grew
 	}
@@ -185,6 +189,10 @@ func (s *state) run(p *prog) error {
 			if err := s.block(o.blk); err != nil {
 				return err
 			}
+		case opPartial:
+			if err := s.partial(o.part); err != nil {
+				return err
+			}
 		}
 		if err := s.checkOut(); err != nil {
 			return err
@@ -230,6 +238,8 @@ func (s *state) write(v any, esc bool) error {
 		return s.writeString(x, esc)
 	case nil:
 		return nil
+	case Raw:
+		return s.writeString(string(x), false)
 	}
 	var err error
 	s.out, err = appendStr(s.out, v, esc, 0, &s.steps)
@@ -244,10 +254,11 @@ func (s *state) write(v any, esc bool) error {
 
 // missing notes e's path in d.Missing, once per render.
 func (s *state) missing(e *expr) {
-	if s.seen[e.missing] == s.epoch {
+	i := s.part.base + e.missing
+	if s.seen[i] == s.epoch {
 		return
 	}
-	s.seen[e.missing] = s.epoch
+	s.seen[i] = s.epoch
 	s.d.Missing = append(s.d.Missing, e.orig)
 }
 
@@ -286,6 +297,9 @@ func (s *state) eval(e *expr) (any, error) {
 	case exField:
 		v, _ := s.field(e.field)
 		return v, nil
+	}
+	if e.kind == exCustom {
+		return s.custom(e, nil)
 	}
 	base := len(s.args)
 	defer func() { clear(s.args[base:]); s.args = s.args[:base] }()
@@ -328,6 +342,9 @@ func (s *state) eval(e *expr) (any, error) {
 // block runs a block statement as handlebars.js does.
 func (s *state) block(b *block) error {
 	e := b.e
+	if e.kind == exCustom {
+		return s.customBlock(b)
+	}
 	if e.kind != exHelper {
 		// handlebars.js's blockHelperMissing: nil and false render the
 		// inverse, true the block in the same context, an array each of

@@ -167,9 +167,9 @@ var refusals = []struct {
 	src, reason string
 	jsFails     bool
 }{
-	{"{{> footer}}", "partials are not supported", true}, // no partial registered
-	{"{{#> layout}}x{{/layout}}", "partial blocks are not supported", false},
-	{`{{#*inline "x"}}y{{/inline}}`, "inline partials are not supported", false},
+	{"{{> (which)}}", "dynamic partials are not supported", true},
+	{"{{> footer a b}}", "a partial takes one context argument", true},
+	{`{{#*deco}}y{{/deco}}`, "decorator blocks other than inline are not supported", true},
 	{"{{*deco}}", "decorators are not supported", true},
 	{"{{shout name}}", "unknown helper", true},
 	{"{{#shout name}}x{{/shout}}", "unknown block helper", true},

@@ -114,6 +114,13 @@ var helperIDs = func() map[string]helperID {
 	return m
 }()
 
+// Builtin reports whether name is a helper of this package (raymond's or
+// postroom's own), which Options.Helpers cannot replace.
+func Builtin(name string) bool {
+	_, ok := helperIDs[name]
+	return ok
+}
+
 // ExtraHelpers returns the names of postroom's own helpers (those beyond
 // raymond's built-ins), each with the function that computes its value from
 // its evaluated arguments. The evaluator calls the same functions; tests use

@@ -40,11 +40,11 @@ import (
 // QUIRK: raymond's parser.Parse runs the lexer in a goroutine that sends on
 // an unbuffered channel; when the parser stops at a syntax error before the
 // end of the source, that goroutine stays blocked for ever, holding the
-// source. parseTokens works over the tokens of lexer.Collect, which runs the
-// lexer to its end, so no goroutine remains whatever the outcome. It builds
-// the same *ast.Program as parser.Parse (whitespace control included) and
-// fails with the same errors, text and line alike; parse_test.go checks both
-// on a table and by fuzzing.
+// source. parseTokens works over the tokens of lex (lexer.go), this
+// package's own lexer, which yields raymond's tokens in a slice, so no
+// goroutine runs at all. It builds the same *ast.Program as parser.Parse
+// (whitespace control included) and fails with the same errors, text and
+// line alike; parse_test.go checks both on a table and by fuzzing.
 
 // tokParser is a recursive descent parser over the tokens of one source.
 type tokParser struct {
@@ -54,10 +54,10 @@ type tokParser struct {
 
 // parseTemplate parses src as raymond's parser.Parse does.
 func parseTemplate(src string) (*ast.Program, error) {
-	return parseTokens(lexer.Collect(src))
+	return parseTokens(lex(src, lexRaymond))
 }
 
-// parseTokens parses the tokens lexer.Collect returned for a source into the
+// parseTokens parses the tokens lex returned for a source into the
 // program raymond's parser.Parse returns for it, or its error. Like
 // parser.Parse, it lets runtime panics through.
 func parseTokens(toks []lexer.Token) (result *ast.Program, err error) {

@@ -64,6 +64,10 @@ func (p *tokParser) parseStatement() ast.Node {
 		return p.parseRawBlock()
 	case lexer.TokenOpenPartial:
 		return p.parsePartial()
+	case tokenOpenPartialBlock:
+		return p.parsePartialBlock()
+	case tokenOpenDecoratorBlock:
+		return p.parseDecoratorBlock()
 	case lexer.TokenContent:
 		return p.parseContent()
 	case lexer.TokenComment:
@@ -80,7 +84,7 @@ func (p *tokParser) isStatement() bool {
 	switch p.next().Kind {
 	case lexer.TokenOpen, lexer.TokenOpenUnescaped, lexer.TokenOpenBlock,
 		lexer.TokenOpenInverse, lexer.TokenOpenRawBlock, lexer.TokenOpenPartial,
-		lexer.TokenContent, lexer.TokenComment:
+		lexer.TokenContent, lexer.TokenComment, tokenOpenPartialBlock, tokenOpenDecoratorBlock:
 		return true
 	}
 	return false
@@ -528,5 +532,43 @@ func (p *tokParser) parsePath(data bool) *ast.PathExpression {
 		}
 	}
 	result.Original = orig.String()
+	return result
+}
+
+// Node types of this package's own for the blocks raymond does not know,
+// carried by an *ast.BlockStatement so that whitespace control treats them
+// as blocks, as handlebars.js's WhitespaceControl does.
+const (
+	// nodePartialBlock is {{#> name ctx k=v}}program{{/name}}.
+	nodePartialBlock ast.NodeType = 100 + iota
+	// nodeDecoratorBlock is {{#*name args}}program{{/name}}.
+	nodeDecoratorBlock
+)
+
+// partialBlock : openPartialBlock program closeBlock
+// openPartialBlock : OPEN_PARTIAL_BLOCK partialName param* hash? CLOSE
+func (p *tokParser) parsePartialBlock() *ast.BlockStatement {
+	tok := p.shift() // OPEN_PARTIAL_BLOCK
+
+	result := ast.NewBlockStatement(tok.Pos, tok.Line)
+	result.NodeType = nodePartialBlock
+	result.Expression = p.parseExpression(tok)
+
+	tokClose := p.shift()
+	if tokClose.Kind != lexer.TokenClose {
+		errExpected(lexer.TokenClose, tokClose)
+	}
+	result.OpenStrip = ast.NewStrip(tok.Val, tokClose.Val)
+
+	result.Program = p.parseProgram()
+	p.parseCloseBlock(result)
+	return result
+}
+
+// decoratorBlock : OPEN_DECORATOR_BLOCK helperName param* hash? blockParams? CLOSE
+// program inverseChain? closeBlock, a block as parseBlock reads it.
+func (p *tokParser) parseDecoratorBlock() *ast.BlockStatement {
+	result := p.parseBlock()
+	result.NodeType = nodeDecoratorBlock
 	return result
 }

@@ -50,6 +50,11 @@ type Options struct {
 	// must not keep args. nil: the arguments are discarded. Nothing is ever
 	// written to the log package.
 	Log func(args []any)
+	// Helpers are the caller's own helpers by name (custom.go): a name in
+	// helper position that is a key of Helpers calls that helper, even with
+	// no arguments. nil: none. Compile does not copy the map: it must not
+	// change while Programs compiled with it are in use.
+	Helpers map[string]*Helper
 }
 
 // MaxNesting is the deepest nesting of blocks and subexpressions Compile
@@ -149,6 +154,10 @@ type Data struct {
 	// successful Append adds its output. Append only adds: the caller resets
 	// it along with Missing.
 	Written int
+	// Partials is the call's table of the partials that {{> name}} renders,
+	// shared read-only by every render of the call. nil: none; a partial
+	// that is neither in it nor inline in scope is a render error.
+	Partials *Partials
 }
 
 // Program is a compiled template: a flat list of literal bytes and value and
@@ -163,6 +172,10 @@ type Program struct {
 	depth int
 	// paths is the number of distinct paths of output mustaches.
 	paths int
+	// refs are the partials the program names, inline those it defines.
+	refs      []PartialRef
+	inline    []string
+	bareBlock *PartialRef
 }
 
 // Static reports the template's whole output when it contains no mustache,

@@ -8,7 +8,7 @@
 // It is internal: its API changes with the tests that use it.
 //
 // From the module it imports only postroom (CheckLedger reads Results);
-// only tests import it.
+// only tests and internal/bench (its SMTP benchmark) import it.
 package smtptest
 
 import (

@@ -1,7 +1,12 @@
 // Command report runs postroom's render-path comparisons on the workload
 // (testdata/workload/transactional.json) and prints them as one table, with the ratios, the pipeline's
 // wall time, peak heap and maximum RSS, the distance to the memmove floor,
-// and which of the goals of the render path are met.
+// the cost of DKIM signing, then the compile path on one core (a
+// one-recipient call with the template cache off and warm, compiles against
+// raymond's parse), and which of the goals are met; then the costs of
+// watching a call (observability.go): the pipeline with a progress
+// callback, and transport.SMTP with its Logger silent, at info and at debug
+// level.
 //
 // Run it from anywhere inside the repository:
 //
@@ -10,9 +15,7 @@
 //	go run ./benchmarks/cmd/report -count 3   # the median of 3 runs of each, on a busy machine
 //
 // The benchmarks of package benchmarks (their bodies are in internal/bench)
-// run in this process through testing.Benchmark; the MIME skeleton alone (the root package's
-// BenchmarkAppendMessage, which reaches unexported code) runs in a
-// `go test` subprocess, so the go command must be on the PATH for that row.
+// run in this process through testing.Benchmark.
 // Maximum RSS comes from running one call in a child process (this program
 // again) and reading the child's resource usage.
 //
@@ -21,7 +24,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -110,6 +112,7 @@ type stats struct {
 	hasHeap           bool
 	rss               float64 // MB, for childRSS
 	rssNote           string
+	cpu               float64 // process CPU ns per operation, for the compile path
 }
 
 func fromResult(res testing.BenchmarkResult) stats {
@@ -146,6 +149,9 @@ type report struct {
 	pipeObvious, pipePR        map[int]stats
 	floor                      stats
 	rssPR, rssObvious          stats
+	compile                    compilePath
+	dkim                       map[string]stats // PipelineDKIM at N, by key kind
+	obs                        observability
 }
 
 func (r *report) sizes() []int {
@@ -158,10 +164,15 @@ func (r *report) sizes() []int {
 // bench runs f r.count times and returns the run with the median
 // ns/recipient (a failed run sorts last).
 func (r *report) bench(name string, f func(*testing.B)) stats {
+	return r.benchWith(name, f, fromResult)
+}
+
+// benchWith is bench with the figures read from each run by read.
+func (r *report) benchWith(name string, f func(*testing.B), read func(testing.BenchmarkResult) stats) stats {
 	runs := make([]stats, r.count)
 	for i := range runs {
 		fmt.Fprintf(r.out, "running %s (%d/%d) ...\n", name, i+1, r.count)
-		runs[i] = fromResult(testing.Benchmark(f))
+		runs[i] = read(testing.Benchmark(f))
 	}
 	slices.SortFunc(runs, func(a, b stats) int {
 		if a.ok != b.ok {
@@ -190,66 +201,19 @@ func (r *report) run() {
 	r.renderPR = r.bench("render/postroom", func(b *testing.B) { bench.RenderPostroom(b, w) })
 	r.mimeGoMail = r.bench("mime/gomail", func(b *testing.B) { bench.MIMEGoMail(b, w) })
 	r.mimePR = r.bench("mime/postroom", func(b *testing.B) { bench.MIMEPostroom(b, w) })
-	fmt.Fprintf(r.out, "running the root package's BenchmarkAppendMessage (go test) ...\n")
-	r.mimeSk = goTestBench(".", "^BenchmarkAppendMessage$/^ascii$", r.quick, r.count)
+	r.mimeSk = r.bench("mime/skeleton", func(b *testing.B) { bench.MIMESkeleton(b, w) })
 	r.pipeObvious, r.pipePR = map[int]stats{}, map[int]stats{}
 	for _, n := range r.sizes() {
 		r.pipeObvious[n] = r.bench(fmt.Sprintf("pipeline/obvious/N=%d", n), func(b *testing.B) { bench.PipelineObvious(b, w, n) })
 		r.pipePR[n] = r.bench(fmt.Sprintf("pipeline/postroom/N=%d", n), func(b *testing.B) { bench.PipelinePostroom(b, w, n) })
 	}
 	r.floor = r.bench("memmove floor", func(b *testing.B) { bench.Memmove(b, w) })
-}
-
-// goTestBench runs one benchmark of the package in dir (relative to the
-// repository root) count times with go test, parses its lines and returns
-// the run with the median ns/op.
-func goTestBench(dir, pattern string, quick bool, count int) stats {
-	root, err := workload.Root(".")
-	if err != nil {
-		return stats{note: err.Error()}
+	r.dkim = map[string]stats{}
+	for _, kind := range bench.DKIMKeys[1:] { // unsigned is pipePR[r.n]
+		r.dkim[kind] = r.bench(fmt.Sprintf("pipeline/dkim-%s/N=%d", kind, r.n), func(b *testing.B) { bench.PipelineDKIM(b, w, r.n, kind) })
 	}
-	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-count", strconv.Itoa(count)}
-	if quick {
-		args = append(args, "-benchtime", "300ms")
-	}
-	cmd := exec.Command("go", append(args, dir)...)
-	cmd.Dir = root
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return stats{note: fmt.Sprintf("go test failed: %v: %s", err, lastLine(out.String()))}
-	}
-	var runs []stats
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
-			continue
-		}
-		s := stats{ok: true}
-		for i := 2; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				continue
-			}
-			switch f[i+1] {
-			case "ns/op":
-				s.ns = v
-			case "MB/s":
-				s.mbps = v
-			case "B/op":
-				s.bytes = v
-			case "allocs/op":
-				s.allocs = v
-			}
-		}
-		runs = append(runs, s)
-	}
-	if len(runs) == 0 {
-		return stats{note: "go test printed no benchmark line: " + lastLine(out.String())}
-	}
-	slices.SortFunc(runs, func(a, b stats) int { return cmp.Compare(a.ns, b.ns) })
-	return runs[(len(runs)-1)/2]
+	r.runCompilePath()
+	r.runObservability()
 }
 
 func lastLine(s string) string {
@@ -334,13 +298,23 @@ func (r *report) print(out io.Writer) {
 	row("", "postroom program Append", r.renderPR, &r.renderRaymond)
 	row("MIME", "go-mail Msg + WriteTo", r.mimeGoMail, nil)
 	row("", "postroom Mailer, static bodies, 1 worker (MIME + overhead)", r.mimePR, &r.mimeGoMail)
-	row("", "postroom skeleton alone (root BenchmarkAppendMessage/ascii)", r.mimeSk, &r.mimeGoMail)
+	row("", "postroom skeleton alone (internal/mimemsg Append)", r.mimeSk, &r.mimeGoMail)
 	for _, n := range r.sizes() {
 		o := r.pipeObvious[n]
 		row(fmt.Sprintf("pipeline N=%d", n), "obvious: raymond + go-mail", o, nil)
 		row("", "postroom Mailer", r.pipePR[n], &o)
 	}
 	row("floor", "memmove into a cold buffer", r.floor, nil)
+	unsigned := r.pipePR[r.n]
+	row(fmt.Sprintf("DKIM N=%d", r.n), "postroom Mailer, unsigned", unsigned, nil)
+	for _, kind := range bench.DKIMKeys[1:] {
+		// The ratio column would read 0.0x: the added cost says more.
+		side, s := "postroom Mailer, signed "+kind, r.dkim[kind]
+		if s.ok && unsigned.ok {
+			side += fmt.Sprintf(" (+%s ns/recipient)", num(s.ns-unsigned.ns, 0))
+		}
+		row("", side, s, nil)
+	}
 	t.write(out)
 
 	fmt.Fprintln(out)
@@ -357,7 +331,11 @@ func (r *report) print(out io.Writer) {
 	tw.Flush()
 
 	fmt.Fprintln(out)
+	r.printCompilePath(out)
+
+	fmt.Fprintln(out)
 	r.goals(out)
+	r.printObservability(out)
 }
 
 // goals prints the goals of the render path and whether each is met.
@@ -403,6 +381,7 @@ func (r *report) goals(out io.Writer) {
 	if r.rssPR.ok {
 		check(r.rssPR.rss < 100, "under 100 MB RSS", fmt.Sprintf("%.1f MB", r.rssPR.rss))
 	}
+	r.goalsCompilePath(check)
 	if r.n != 25000 {
 		fmt.Fprintf(out, "  (the goals are stated for N=25,000; this run used N=%d)\n", r.n)
 	}

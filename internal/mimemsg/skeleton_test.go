@@ -1,4 +1,4 @@
-package postroom
+package mimemsg
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/mail"
-	"net/textproto"
 	"slices"
 	"strings"
 	"testing"
@@ -25,105 +24,15 @@ func mimeSeededRand(seed byte) io.Reader {
 	return rand.NewChaCha8(s)
 }
 
-// mimeLeaf is a non-multipart part found in a parsed message.
-type mimeLeaf struct {
-	header    textproto.MIMEHeader
-	mediaType string
-	params    map[string]string
-	parent    string // media type of the enclosing multipart, "" at the top
-	body      []byte // decoded per Content-Transfer-Encoding
-}
-
-// mimeParsed is a message parsed back with mailtest (net/mail and
-// mime/multipart), with what the MIME tests look at besides.
-type mimeParsed struct {
-	header mail.Header
-	names  []string // top-level field names in order
-	raw    map[string]string
-	shape  string // the tree, such as "mixed(text/plain,application/pdf)"
-	leaves []mimeLeaf
-}
-
-// mimeParse parses data as a message with mailtest.Parse, which checks its
-// lines (CRLF only, at most 998 octets, 7-bit, no NUL), and checks what
-// postroom's MIME promises besides: no Content-Transfer-Encoding on a
-// multipart, multipart/related of type text/html, boundaries of =_, a
-// letter and 24 hex characters, leaf encodings spelt in lower case, base64
-// in lines of 76 characters.
-func mimeParse(t *testing.T, data []byte) *mimeParsed {
+// mimeParse parses data back with mailtest (net/mail and mime/multipart),
+// which checks its lines (CRLF only, at most 998 octets, 7-bit, no NUL)
+// and leaf encodings, and checks what postroom's messages promise besides
+// (mailtest's CheckPostroom).
+func mimeParse(t *testing.T, data []byte) *mailtest.Message {
 	t.Helper()
 	m := mailtest.Parse(t, data)
-	p := &mimeParsed{header: m.Header, names: m.Keys, raw: map[string]string{}, shape: m.Tree}
-	head, _, _ := bytes.Cut(data, []byte("\r\n\r\n"))
-	var last string
-	for _, l := range strings.Split(string(head), "\r\n") {
-		if l[0] == ' ' || l[0] == '\t' {
-			p.raw[last] += "\r\n" + l
-			continue
-		}
-		name, value, ok := strings.Cut(l, ":")
-		if !ok {
-			t.Fatalf("header line without a colon: %q", l)
-		}
-		last = name
-		p.raw[name] = value
-	}
-	for _, mp := range m.Multiparts {
-		mt, params, err := mime.ParseMediaType(mp.Header.Get("Content-Type"))
-		if err != nil {
-			t.Fatalf("Content-Type %q: %v", mp.Header.Get("Content-Type"), err)
-		}
-		sub := strings.TrimPrefix(mt, "multipart/")
-		if cte := mp.Header.Get("Content-Transfer-Encoding"); cte != "" {
-			t.Errorf("multipart/%s has Content-Transfer-Encoding %q", sub, cte)
-		}
-		if sub == "related" && params["type"] != "text/html" {
-			t.Errorf("multipart/related type parameter %q, want text/html", params["type"])
-		}
-		if b := params["boundary"]; !strings.HasPrefix(b, "=_") || len(b) != 27 {
-			t.Errorf("boundary %q is not =_, a letter and 24 hex characters", b)
-		}
-	}
-	for _, part := range m.Parts {
-		mt, params, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
-		if err != nil {
-			t.Fatalf("Content-Type %q: %v", part.Header.Get("Content-Type"), err)
-		}
-		leaf := mimeLeaf{header: textproto.MIMEHeader(part.Header), mediaType: mt, params: params, body: part.Body}
-		if i := strings.LastIndexByte(part.Path, '>'); i >= 0 {
-			parent := part.Path[:i]
-			leaf.parent = parent[strings.LastIndexByte(parent, '>')+1:]
-		}
-		switch cte := part.Header.Get("Content-Transfer-Encoding"); cte {
-		case "quoted-printable":
-		case "base64":
-			lines := strings.Split(string(part.Raw), "\r\n")
-			for i, l := range lines {
-				if len(l) != 76 && (i < len(lines)-1 || len(l) > 76) {
-					t.Errorf("%s: base64 line %d of %d is %d characters", mt, i, len(lines), len(l))
-				}
-			}
-		default:
-			t.Fatalf("%s: Content-Transfer-Encoding %q", mt, cte)
-		}
-		p.leaves = append(p.leaves, leaf)
-	}
-	return p
-}
-
-// leaf returns the only leaf of media type mt.
-func (p *mimeParsed) leaf(t *testing.T, mt string) mimeLeaf {
-	t.Helper()
-	var found []mimeLeaf
-	for _, l := range p.leaves {
-		if l.mediaType == mt {
-			found = append(found, l)
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("%d parts of type %s, want 1 (tree %s)", len(found), mt, p.shape)
-	}
-	return found[0]
+	m.CheckPostroom(t)
+	return m
 }
 
 // mimeTestParts says which parts a test layout has.
@@ -134,21 +43,21 @@ type mimeTestParts struct {
 
 // mimeTestLayout is a layout with the given parts, one static and one
 // dynamic custom header.
-func mimeTestLayout(parts mimeTestParts) *mimeLayout {
-	l := &mimeLayout{
+func mimeTestLayout(parts mimeTestParts) *Layout {
+	l := &Layout{
 		FromName: "Example Shop", FromAddr: "orders@shop.example.com",
 		Date:    time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("", 2*3600)),
-		Headers: []mimeHeader{{Name: "X-Campaign-ID", Value: "spring"}, {Name: "List-Unsubscribe", Dynamic: true}},
+		Headers: []Header{{Name: "X-Campaign-ID", Value: "spring"}, {Name: "List-Unsubscribe", Dynamic: true}},
 		HasText: parts.Text, HasHTML: parts.HTML,
 	}
 	for i := range parts.Images {
-		l.Images = append(l.Images, mimeFile{
+		l.Images = append(l.Images, File{
 			Name: fmt.Sprintf("img%d.png", i), CID: fmt.Sprintf("img%d@example", i),
 			ContentType: "image/png", Data: bytes.Repeat([]byte{byte(i), 0x89, 'P', 0xff}, 100+i),
 		})
 	}
 	for i := range parts.Attachments {
-		l.Attachments = append(l.Attachments, mimeFile{
+		l.Attachments = append(l.Attachments, File{
 			Name: fmt.Sprintf("doc%d.pdf", i), ContentType: "application/pdf",
 			Data: bytes.Repeat([]byte{'%', byte(i), 0xfe}, 1000+i),
 		})
@@ -156,8 +65,8 @@ func mimeTestLayout(parts mimeTestParts) *mimeLayout {
 	return l
 }
 
-func mimeTestVarying() *mimeVarying {
-	return &mimeVarying{
+func mimeTestVarying() *Varying {
+	return &Varying{
 		ToName: "Alice Example", ToAddr: "alice@example.org",
 		Subject:      "Your order is confirmed",
 		MessageID:    "<0123456789abcdef0123456789abcdef@shop.example.com>",
@@ -167,15 +76,15 @@ func mimeTestVarying() *mimeVarying {
 	}
 }
 
-func mimeBuild(t *testing.T, l *mimeLayout, v *mimeVarying) []byte {
+func mimeBuild(t *testing.T, l *Layout, v *Varying) []byte {
 	t.Helper()
-	sk, err := newSkeleton(l, mimeSeededRand(1))
+	sk, err := New(l, mimeSeededRand(1))
 	if err != nil {
-		t.Fatalf("newSkeleton: %v", err)
+		t.Fatalf("New: %v", err)
 	}
-	msg, err := sk.appendMessage(nil, v)
+	msg, err := sk.Append(nil, v)
 	if err != nil {
-		t.Fatalf("appendMessage: %v", err)
+		t.Fatalf("Append: %v", err)
 	}
 	return msg
 }
@@ -206,15 +115,15 @@ func TestMIMELayouts(t *testing.T) {
 			v := mimeTestVarying()
 			p := mimeParse(t, mimeBuild(t, l, v))
 
-			if p.shape != tt.shape {
-				t.Errorf("tree %s, want %s", p.shape, tt.shape)
+			if p.Tree != tt.shape {
+				t.Errorf("tree %s, want %s", p.Tree, tt.shape)
 			}
 			want := []string{"From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "X-Campaign-ID", "List-Unsubscribe", "Content-Type"}
 			if tt.single != "" {
 				want = append(want, "Content-Transfer-Encoding")
 			}
-			if !slices.Equal(p.names, want) {
-				t.Errorf("header fields %q, want %q", p.names, want)
+			if !slices.Equal(p.Keys, want) {
+				t.Errorf("header fields %q, want %q", p.Keys, want)
 			}
 			for field, value := range map[string]string{
 				"From":             `"Example Shop" <orders@shop.example.com>`,
@@ -226,46 +135,46 @@ func TestMIMELayouts(t *testing.T) {
 				"X-Campaign-ID":    "spring",
 				"List-Unsubscribe": v.HeaderValues[0],
 			} {
-				if got := p.header.Get(field); got != value {
+				if got := p.Header.Get(field); got != value {
 					t.Errorf("%s: %q, want %q", field, got, value)
 				}
 			}
 			if tt.text {
-				leaf := p.leaf(t, "text/plain")
-				if !bytes.Equal(leaf.body, v.Text) {
-					t.Errorf("text body %q, want %q", leaf.body, v.Text)
+				leaf := p.Leaf(t, "text/plain")
+				if !bytes.Equal(leaf.Body, v.Text) {
+					t.Errorf("text body %q, want %q", leaf.Body, v.Text)
 				}
-				if leaf.params["charset"] != "UTF-8" {
-					t.Errorf("text charset %q", leaf.params["charset"])
+				if leaf.Param("charset") != "UTF-8" {
+					t.Errorf("text charset %q", leaf.Param("charset"))
 				}
 			}
 			if tt.html {
-				leaf := p.leaf(t, "text/html")
-				if !bytes.Equal(leaf.body, v.HTML) {
-					t.Errorf("html body %q, want %q", leaf.body, v.HTML)
+				leaf := p.Leaf(t, "text/html")
+				if !bytes.Equal(leaf.Body, v.HTML) {
+					t.Errorf("html body %q, want %q", leaf.Body, v.HTML)
 				}
-				if leaf.params["charset"] != "UTF-8" {
-					t.Errorf("html charset %q", leaf.params["charset"])
+				if leaf.Param("charset") != "UTF-8" {
+					t.Errorf("html charset %q", leaf.Param("charset"))
 				}
 			}
 			var images, attachments int
-			for _, leaf := range p.leaves {
-				switch leaf.mediaType {
+			for _, leaf := range p.Parts {
+				switch leaf.Type() {
 				case "image/png":
 					img := l.Images[images]
 					images++
-					if leaf.parent != "multipart/related" {
-						t.Errorf("image inside %q, want multipart/related", leaf.parent)
+					if leaf.Parent() != "multipart/related" {
+						t.Errorf("image inside %q, want multipart/related", leaf.Parent())
 					}
-					if got := leaf.header.Get("Content-ID"); got != "<"+img.CID+">" {
+					if got := leaf.Header.Get("Content-ID"); got != "<"+img.CID+">" {
 						t.Errorf("Content-ID %q, want <%s>", got, img.CID)
 					}
 					mimeCheckFile(t, leaf, img, "inline", img.Name)
 				case "application/pdf":
 					att := l.Attachments[attachments]
 					attachments++
-					if leaf.parent != "multipart/mixed" {
-						t.Errorf("attachment inside %q, want multipart/mixed", leaf.parent)
+					if leaf.Parent() != "multipart/mixed" {
+						t.Errorf("attachment inside %q, want multipart/mixed", leaf.Parent())
 					}
 					mimeCheckFile(t, leaf, att, "attachment", att.Name)
 				}
@@ -278,24 +187,24 @@ func TestMIMELayouts(t *testing.T) {
 }
 
 // mimeCheckFile checks a file part's disposition, names and content.
-func mimeCheckFile(t *testing.T, leaf mimeLeaf, f mimeFile, disposition, name string) {
+func mimeCheckFile(t *testing.T, leaf mailtest.Part, f File, disposition, name string) {
 	t.Helper()
-	if !bytes.Equal(leaf.body, f.Data) {
-		t.Errorf("%s: content differs (%d octets, want %d)", f.Name, len(leaf.body), len(f.Data))
+	if !bytes.Equal(leaf.Body, f.Data) {
+		t.Errorf("%s: content differs (%d octets, want %d)", f.Name, len(leaf.Body), len(f.Data))
 	}
-	if leaf.params["name"] != name {
-		t.Errorf("Content-Type name %q, want %q", leaf.params["name"], name)
+	if leaf.Param("name") != name {
+		t.Errorf("Content-Type name %q, want %q", leaf.Param("name"), name)
 	}
-	d, params, err := mime.ParseMediaType(leaf.header.Get("Content-Disposition"))
+	d, params, err := mime.ParseMediaType(leaf.Header.Get("Content-Disposition"))
 	if err != nil {
-		t.Fatalf("Content-Disposition %q: %v", leaf.header.Get("Content-Disposition"), err)
+		t.Fatalf("Content-Disposition %q: %v", leaf.Header.Get("Content-Disposition"), err)
 	}
 	if d != disposition || params["filename"] != name {
 		t.Errorf("Content-Disposition %s filename %q, want %s filename %q", d, params["filename"], disposition, name)
 	}
 	// A reader that decodes RFC 2047 in parameters, against the RFC, still
 	// gets the literal name: a base name with nothing hidden in it.
-	for _, v := range []string{leaf.params["name"], params["filename"]} {
+	for _, v := range []string{leaf.Param("name"), params["filename"]} {
 		got, err := new(mime.WordDecoder).DecodeHeader(v)
 		if err == nil && got != name {
 			t.Errorf("file name %q decodes as RFC 2047 to %q, want %q", v, got, name)
@@ -311,12 +220,12 @@ func TestMIMEReplyTo(t *testing.T) {
 	l.ReplyToName, l.ReplyToAddr = "Support, Team", "help@shop.example.com"
 	p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
 	want := []string{"From", "To", "Reply-To", "Subject", "Date", "Message-ID", "MIME-Version", "X-Campaign-ID", "List-Unsubscribe", "Content-Type", "Content-Transfer-Encoding"}
-	if !slices.Equal(p.names, want) {
-		t.Fatalf("header fields %q, want %q", p.names, want)
+	if !slices.Equal(p.Keys, want) {
+		t.Fatalf("header fields %q, want %q", p.Keys, want)
 	}
-	addr, err := mail.ParseAddress(p.header.Get("Reply-To"))
+	addr, err := mail.ParseAddress(p.Header.Get("Reply-To"))
 	if err != nil {
-		t.Fatalf("Reply-To %q: %v", p.header.Get("Reply-To"), err)
+		t.Fatalf("Reply-To %q: %v", p.Header.Get("Reply-To"), err)
 	}
 	if addr.Name != l.ReplyToName || addr.Address != l.ReplyToAddr {
 		t.Errorf("Reply-To %+v, want %q <%s>", addr, l.ReplyToName, l.ReplyToAddr)
@@ -367,20 +276,20 @@ func TestMIMEHeaderEncoding(t *testing.T) {
 			p := mimeParse(t, mimeBuild(t, l, v))
 
 			for field, want := range map[string]string{"Subject": tt.subject, "List-Unsubscribe": tt.dyn, "X-Campaign-ID": tt.static} {
-				raw := mimeUnfold(t, p.raw[field])
+				raw := mimeUnfold(t, p.Raw[field])
 				got, err := dec.DecodeHeader(strings.TrimPrefix(raw, " "))
 				if err != nil {
 					t.Fatalf("%s: decoding %q: %v", field, raw, err)
 				}
 				if got != want {
-					t.Errorf("%s: decodes to %q, want %q (raw %q)", field, got, want, p.raw[field])
+					t.Errorf("%s: decodes to %q, want %q (raw %q)", field, got, want, p.Raw[field])
 				}
 				if simpleName(want) && !strings.Contains(want, "=?") && raw != " "+want && want != "" {
 					t.Errorf("%s: printable ASCII written as %q", field, raw)
 				}
 			}
 			for field, want := range map[string]mail.Address{"From": {Name: tt.fromName, Address: l.FromAddr}, "To": {Name: tt.toName, Address: v.ToAddr}} {
-				raw := strings.TrimPrefix(mimeUnfold(t, p.raw[field]), " ")
+				raw := strings.TrimPrefix(mimeUnfold(t, p.Raw[field]), " ")
 				// As net/mail writes it, but for what net/mail gets wrong: a
 				// name holding "=?" (readers decode it even in a quoted
 				// string) or '\\' (net/mail leaves it in a Q encoded word).
@@ -433,12 +342,12 @@ func TestSafeFileName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			if got := safeFileName(tt.in, "attachment"); got != tt.want {
-				t.Errorf("safeFileName(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := SafeFileName(tt.in, "attachment"); got != tt.want {
+				t.Errorf("SafeFileName(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
-	if got := safeFileName("", "image"); got != "image" {
+	if got := SafeFileName("", "image"); got != "image" {
 		t.Errorf("empty image name = %q, want image", got)
 	}
 
@@ -449,12 +358,12 @@ func TestSafeFileName(t *testing.T) {
 			l.Attachments[0].Name = tt.in
 			l.Images[0].Name = tt.in
 			p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
-			mimeCheckFile(t, p.leaf(t, "application/pdf"), l.Attachments[0], "attachment", tt.want)
+			mimeCheckFile(t, p.Leaf(t, "application/pdf"), l.Attachments[0], "attachment", tt.want)
 			img := tt.want
 			if img == "attachment" {
 				img = "image"
 			}
-			mimeCheckFile(t, p.leaf(t, "image/png"), l.Images[0], "inline", img)
+			mimeCheckFile(t, p.Leaf(t, "image/png"), l.Images[0], "inline", img)
 		})
 	}
 }
@@ -464,9 +373,9 @@ func TestMIMEContentTypeParams(t *testing.T) {
 	l.Attachments[0].ContentType = `text/csv; charset=utf-8; name="ignored.csv"`
 	l.Attachments[0].Name = "data.csv"
 	p := mimeParse(t, mimeBuild(t, l, mimeTestVarying()))
-	leaf := p.leaf(t, "text/csv")
-	if leaf.params["charset"] != "utf-8" || leaf.params["name"] != "data.csv" {
-		t.Errorf("params %v, want charset=utf-8 name=data.csv", leaf.params)
+	leaf := p.Leaf(t, "text/csv")
+	if leaf.Param("charset") != "utf-8" || leaf.Param("name") != "data.csv" {
+		t.Errorf("Content-Type %q, want charset=utf-8 name=data.csv", leaf.Header.Get("Content-Type"))
 	}
 }
 
@@ -475,7 +384,7 @@ func FuzzMIMEHeaders(f *testing.F) {
 	f.Add("Zoë, \"Z\"", "Grüße =?utf-8?q?x?= _", "ü\t=?")
 	f.Add(strings.Repeat("Ørsted ", 30), strings.Repeat("lorem ", 200), strings.Repeat("x", 500))
 	l := mimeTestLayout(mimeTestParts{Text: true})
-	sk, err := newSkeleton(l, mimeSeededRand(1))
+	sk, err := New(l, mimeSeededRand(1))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -486,8 +395,8 @@ func FuzzMIMEHeaders(f *testing.F) {
 		}
 		v := mimeTestVarying()
 		v.ToName, v.Subject, v.HeaderValues = name, subject, []string{value}
-		msg, err := sk.appendMessage(nil, v)
-		if errors.Is(err, errHeaderLine) {
+		msg, err := sk.Append(nil, v)
+		if errors.Is(err, ErrHeaderLine) {
 			return
 		}
 		if err != nil {
@@ -495,7 +404,7 @@ func FuzzMIMEHeaders(f *testing.F) {
 		}
 		p := mimeParse(t, msg)
 		for field, want := range map[string]string{"Subject": subject, "List-Unsubscribe": value} {
-			raw := strings.TrimPrefix(mimeUnfold(t, p.raw[field]), " ")
+			raw := strings.TrimPrefix(mimeUnfold(t, p.Raw[field]), " ")
 			got, err := dec.DecodeHeader(raw)
 			if err != nil {
 				t.Fatalf("%s: decoding %q: %v", field, raw, err)
@@ -504,7 +413,7 @@ func FuzzMIMEHeaders(f *testing.F) {
 				t.Errorf("%s: decodes to %q, want %q", field, got, want)
 			}
 		}
-		if raw, want := strings.TrimPrefix(mimeUnfold(t, p.raw["To"]), " "), (&mail.Address{Name: name, Address: v.ToAddr}).String(); raw != want {
+		if raw, want := strings.TrimPrefix(mimeUnfold(t, p.Raw["To"]), " "), (&mail.Address{Name: name, Address: v.ToAddr}).String(); raw != want {
 			t.Errorf("To: %q, want net/mail's %q", raw, want)
 		}
 	})

@@ -1,4 +1,4 @@
-package postroom
+package mimemsg
 
 // Header field encoding for the MIME layer: addresses, unstructured text
 // (RFC 2047 encoded words when not ASCII) and folding (RFC 5322 §2.2.3).
@@ -10,18 +10,18 @@ import (
 	"unicode/utf8"
 )
 
-// headerError is the error of a header field that cannot be written.
-type headerError struct {
+// FieldError is the error of a header field that cannot be written.
+type FieldError struct {
 	// Field is the field's name, such as "Subject" or a custom header's.
 	Field string
-	// Err is why, such as errHeaderLine.
+	// Err is why, such as ErrHeaderLine.
 	Err error
 }
 
-func (e *headerError) Error() string { return "postroom: " + e.Field + " field: " + e.Err.Error() }
+func (e *FieldError) Error() string { return "postroom: " + e.Field + " field: " + e.Err.Error() }
 
 // Unwrap returns e.Err.
-func (e *headerError) Unwrap() error { return e.Err }
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // addressString is an address with a display name as appendAddress writes
 // it, unfolded: fit for appendFolded.
@@ -62,7 +62,7 @@ func appendAddress(dst []byte, line int, name, addr string) ([]byte, error) {
 			line = 0
 		}
 		if line+3+len(addr) > maxLine {
-			return dst, errHeaderLine
+			return dst, ErrHeaderLine
 		}
 		dst = append(dst, " <"...)
 		dst = append(dst, addr...)
@@ -105,16 +105,16 @@ func simpleName(name string) bool {
 // which net/mail writes unquoted.
 func simpleAddr(addr string) bool {
 	at := strings.LastIndexByte(addr, '@')
-	return at > 0 && isDotAtom(addr[:at]) && isDotAtom(addr[at+1:])
+	return at > 0 && IsDotAtom(addr[:at]) && IsDotAtom(addr[at+1:])
 }
 
-// appendText appends " " and an unstructured header value (RFC 5322
+// AppendText appends " " and an unstructured header value (RFC 5322
 // §3.2.5), folded: as is when it is printable ASCII (with space and tab),
 // else as RFC 2047 UTF-8 encoded words. A value holding "=?" is encoded
 // too, so that no reader takes text that looks like an encoded word for
 // one (mime.WordEncoder leaves such text as is). Q encoding is used unless more than
 // a sixth of the octets need encoding (B then).
-func appendText(dst []byte, line int, s string) ([]byte, error) {
+func AppendText(dst []byte, line int, s string) ([]byte, error) {
 	special := 0
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; (c < ' ' || c > '~') && c != '\t' {
@@ -210,7 +210,7 @@ const upperHex = "0123456789ABCDEF"
 // lines stay within 78 octets where the value allows it. Each folded line
 // starts with white space and holds something else too, so unfolding
 // (RFC 5322 §2.2.3: removing the CRLFs) gives back " " and value. It fails
-// with errHeaderLine when a line would go over 998 octets. An empty value
+// with ErrHeaderLine when a line would go over 998 octets. An empty value
 // appends nothing.
 func appendFolded(dst []byte, line int, value string) ([]byte, error) {
 	if value == "" {
@@ -247,7 +247,7 @@ func appendFolded(dst []byte, line int, value string) ([]byte, error) {
 			line = 0
 		}
 		if line+n > maxLine {
-			return dst, errHeaderLine
+			return dst, ErrHeaderLine
 		}
 		if i == 0 {
 			dst = append(dst, ' ')
@@ -260,3 +260,25 @@ func appendFolded(dst []byte, line int, value string) ([]byte, error) {
 }
 
 func isWSP(c byte) bool { return c == ' ' || c == '\t' }
+
+// IsAtext reports whether c is RFC 5322 atext.
+func IsAtext(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+}
+
+// IsDotAtom reports whether s is an RFC 5322 dot-atom-text.
+func IsDotAtom(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '.' && !IsAtext(s[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,4 +1,4 @@
-package postroom
+package mimemsg
 
 import (
 	"errors"
@@ -10,33 +10,33 @@ import (
 
 func TestMIMEStaticSize(t *testing.T) {
 	l, v := mimeWorkload(t)
-	sk, err := newSkeleton(l, mimeSeededRand(1))
+	sk, err := New(l, mimeSeededRand(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	empty := *v
 	empty.ToName, empty.Subject, empty.Text, empty.HTML = "", "", nil, nil
-	msg, err := sk.appendMessage(nil, &empty)
+	msg, err := sk.Append(nil, &empty)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Only the recipient's address and the Message-ID remain beyond the
 	// static bytes: " <addr>" and " <id>".
 	extra := len(" <"+empty.ToAddr+">") + len(" "+empty.MessageID)
-	if got := sk.staticSize(); got != len(msg)-extra {
-		t.Errorf("staticSize() = %d, want %d", got, len(msg)-extra)
+	if got := sk.StaticSize(); got != len(msg)-extra {
+		t.Errorf("StaticSize() = %d, want %d", got, len(msg)-extra)
 	}
 	var files int
 	for _, f := range slices.Concat(l.Images, l.Attachments) {
 		files += len(f.Data)
 	}
-	if sk.staticSize() < files*4/3 {
-		t.Errorf("staticSize() = %d, less than the base64 of the files (%d)", sk.staticSize(), files*4/3)
+	if sk.StaticSize() < files*4/3 {
+		t.Errorf("StaticSize() = %d, less than the base64 of the files (%d)", sk.StaticSize(), files*4/3)
 	}
 }
 
-// TestMIMEMaxSize: a message of exactly mimeLayout.MaxSize octets is
-// built; one octet more is refused with errMessageTooLarge, dst untouched,
+// TestMIMEMaxSize: a message of exactly Layout.MaxSize octets is
+// built; one octet more is refused with ErrTooLarge, dst untouched,
 // whichever part crosses the limit (the text body measured exactly when it
 // ends the message, with or without its final soft line break).
 func TestMIMEMaxSize(t *testing.T) {
@@ -58,15 +58,15 @@ func TestMIMEMaxSize(t *testing.T) {
 			for _, max := range []int{len(want), len(want) - 1} {
 				l := mimeTestLayout(mimeTestParts{Text: tc.text, HTML: tc.html})
 				l.MaxSize = max
-				sk, err := newSkeleton(l, mimeSeededRand(1))
+				sk, err := New(l, mimeSeededRand(1))
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := sk.appendMessage([]byte("pre"), v)
+				got, err := sk.Append([]byte("pre"), v)
 				switch {
 				case max == len(want) && (err != nil || string(got) != "pre"+string(want)):
 					t.Errorf("MaxSize %d, the message's size: %v, %d octets", max, err, len(got)-3)
-				case max < len(want) && (!errors.Is(err, errMessageTooLarge) || string(got) != "pre"):
+				case max < len(want) && (!errors.Is(err, ErrTooLarge) || string(got) != "pre"):
 					t.Errorf("MaxSize %d, one octet short: %v, %d octets", max, err, len(got)-3)
 				}
 			}
@@ -74,7 +74,7 @@ func TestMIMEMaxSize(t *testing.T) {
 	}
 }
 
-// TestMIMEMaxSizeBoundsMemory: appendMessage never reserves more than
+// TestMIMEMaxSizeBoundsMemory: Append never reserves more than
 // MaxSize, and refuses a part that cannot fit before encoding it, so that
 // refusing a message allocates about MaxSize whatever its parts hold (the
 // bound leaves room for what other tests allocate meanwhile).
@@ -83,18 +83,18 @@ func TestMIMEMaxSizeBoundsMemory(t *testing.T) {
 	utf8MiB := strings.Repeat("é", 1<<19) // 1 MiB, 6 MiB in quoted-printable
 	for _, tc := range []struct {
 		name string
-		set  func(v *mimeVarying)
+		set  func(v *Varying)
 	}{
-		{"text", func(v *mimeVarying) { v.Text = []byte(utf8MiB) }},
-		{"html", func(v *mimeVarying) { v.HTML = []byte(utf8MiB) }},
-		{"subject", func(v *mimeVarying) { v.Subject = utf8MiB }},
-		{"header", func(v *mimeVarying) { v.HeaderValues = []string{utf8MiB} }},
-		{"small parts", func(v *mimeVarying) { v.Text, v.HTML = []byte(utf8MiB[:50<<10]), []byte(utf8MiB[:50<<10]) }},
+		{"text", func(v *Varying) { v.Text = []byte(utf8MiB) }},
+		{"html", func(v *Varying) { v.HTML = []byte(utf8MiB) }},
+		{"subject", func(v *Varying) { v.Subject = utf8MiB }},
+		{"header", func(v *Varying) { v.HeaderValues = []string{utf8MiB} }},
+		{"small parts", func(v *Varying) { v.Text, v.HTML = []byte(utf8MiB[:50<<10]), []byte(utf8MiB[:50<<10]) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := mimeTestLayout(mimeTestParts{Text: true, HTML: true})
 			l.MaxSize = max
-			sk, err := newSkeleton(l, mimeSeededRand(1))
+			sk, err := New(l, mimeSeededRand(1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,10 +102,10 @@ func TestMIMEMaxSizeBoundsMemory(t *testing.T) {
 			tc.set(v)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err = sk.appendMessage(nil, v)
+			_, err = sk.Append(nil, v)
 			runtime.ReadMemStats(&after)
-			if !errors.Is(err, errMessageTooLarge) {
-				t.Fatalf("appendMessage: %v, want errMessageTooLarge", err)
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("Append: %v, want ErrTooLarge", err)
 			}
 			if n := after.TotalAlloc - before.TotalAlloc; n > 4*max {
 				t.Errorf("refusing the message allocated %d octets, want at most 4 × MaxSize", n)
@@ -115,13 +115,13 @@ func TestMIMEMaxSizeBoundsMemory(t *testing.T) {
 }
 
 func TestMIMEHeaderValueCount(t *testing.T) {
-	sk, err := newSkeleton(mimeTestLayout(mimeTestParts{Text: true}), mimeSeededRand(1))
+	sk, err := New(mimeTestLayout(mimeTestParts{Text: true}), mimeSeededRand(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := mimeTestVarying()
 	v.HeaderValues = nil
-	if _, err := sk.appendMessage(nil, v); err == nil {
-		t.Fatal("appendMessage with too few header values succeeded")
+	if _, err := sk.Append(nil, v); err == nil {
+		t.Fatal("Append with too few header values succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package postroom
+package mimemsg
 
 import (
 	"errors"
@@ -55,8 +55,8 @@ func TestMIMEFolding(t *testing.T) {
 			const prefix = "X-Long-Header:"
 			got, err := appendFolded([]byte(prefix), len(prefix), tt.value)
 			if tt.wantErr {
-				if !errors.Is(err, errHeaderLine) {
-					t.Fatalf("err = %v, want errHeaderLine", err)
+				if !errors.Is(err, ErrHeaderLine) {
+					t.Fatalf("err = %v, want ErrHeaderLine", err)
 				}
 				return
 			}
@@ -74,28 +74,28 @@ func TestMIMEFolding(t *testing.T) {
 		})
 	}
 
-	t.Run("appendMessage", func(t *testing.T) {
+	t.Run("Append", func(t *testing.T) {
 		l := mimeTestLayout(mimeTestParts{Text: true})
-		sk, err := newSkeleton(l, mimeSeededRand(1))
+		sk, err := New(l, mimeSeededRand(1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := mimeTestVarying()
 		v.HeaderValues = []string{strings.Repeat("x", 998)}
 		dst := []byte("keep")
-		got, err := sk.appendMessage(dst, v)
-		if !errors.Is(err, errHeaderLine) {
-			t.Fatalf("err = %v, want errHeaderLine", err)
+		got, err := sk.Append(dst, v)
+		if !errors.Is(err, ErrHeaderLine) {
+			t.Fatalf("err = %v, want ErrHeaderLine", err)
 		}
 		if string(got) != "keep" {
 			t.Errorf("dst after an error = %q, want the original", got)
 		}
 	})
-	t.Run("newSkeleton", func(t *testing.T) {
+	t.Run("New", func(t *testing.T) {
 		l := mimeTestLayout(mimeTestParts{Text: true})
 		l.Headers[0].Value = strings.Repeat("x", 998)
-		if _, err := newSkeleton(l, mimeSeededRand(1)); !errors.Is(err, errHeaderLine) {
-			t.Fatalf("err = %v, want errHeaderLine", err)
+		if _, err := New(l, mimeSeededRand(1)); !errors.Is(err, ErrHeaderLine) {
+			t.Fatalf("err = %v, want ErrHeaderLine", err)
 		}
 	})
 }

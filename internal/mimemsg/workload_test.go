@@ -1,4 +1,4 @@
-package postroom
+package mimemsg
 
 import (
 	"bytes"
@@ -18,13 +18,38 @@ import (
 	"github.com/postroom/postroom/internal/workload"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/mime")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // mimeWorkload is the shared workload's message as the MIME layer gets it
 // (bodies unrendered: the layer does not care).
-func mimeWorkload(t testing.TB) (*mimeLayout, *mimeVarying) {
+func mimeWorkload(t testing.TB) (*Layout, *Varying) {
 	t.Helper()
-	var call Call
+	// The workload call's fields this layer reads: the root package's
+	// Call has the same JSON tags, but this package does not import it.
+	type file struct {
+		Name        string `json:"name"`
+		CID         string `json:"cid"`
+		ContentType string `json:"content_type"`
+		Content     string `json:"content"`
+	}
+	var call struct {
+		Message struct {
+			FromName  string `json:"from_name"`
+			FromEmail string `json:"from_email"`
+			HTML      string `json:"html"`
+			Text      string `json:"text"`
+			Headers   []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"headers"`
+			Images      []file `json:"images"`
+			Attachments []file `json:"attachments"`
+		} `json:"message"`
+		Recipients []struct {
+			Email string `json:"email"`
+			Name  string `json:"name"`
+		} `json:"recipients"`
+	}
 	if err := json.Unmarshal(workload.Read(t), &call); err != nil {
 		t.Fatalf("decoding the workload: %v", err)
 	}
@@ -36,22 +61,22 @@ func mimeWorkload(t testing.TB) (*mimeLayout, *mimeVarying) {
 		}
 		return b
 	}
-	l := &mimeLayout{
+	l := &Layout{
 		FromName: m.FromName, FromAddr: m.FromEmail,
 		Date:    time.Date(2024, 11, 5, 9, 30, 0, 0, time.UTC),
 		HasText: m.Text != "", HasHTML: m.HTML != "",
 	}
 	for _, h := range m.Headers {
-		l.Headers = append(l.Headers, mimeHeader{Name: h.Name, Value: h.Value})
+		l.Headers = append(l.Headers, Header{Name: h.Name, Value: h.Value})
 	}
 	for _, img := range m.Images {
-		l.Images = append(l.Images, mimeFile{Name: img.Name, CID: img.CID, ContentType: img.ContentType, Data: decode(img.Content)})
+		l.Images = append(l.Images, File{Name: img.Name, CID: img.CID, ContentType: img.ContentType, Data: decode(img.Content)})
 	}
 	for _, a := range m.Attachments {
-		l.Attachments = append(l.Attachments, mimeFile{Name: a.Name, ContentType: a.ContentType, Data: decode(a.Content)})
+		l.Attachments = append(l.Attachments, File{Name: a.Name, ContentType: a.ContentType, Data: decode(a.Content)})
 	}
 	r := call.Recipients[0]
-	v := &mimeVarying{
+	v := &Varying{
 		ToName: r.Name, ToAddr: r.Email,
 		Subject:      "Your order #ORD-10000000 is confirmed, Alice",
 		MessageID:    "<0123456789abcdef0123456789abcdef@shop.example.com>",
@@ -70,18 +95,18 @@ func TestMIMEWorkloadGolden(t *testing.T) {
 	l, v := mimeWorkload(t)
 	msg := mimeBuild(t, l, v)
 	p := mimeParse(t, msg)
-	if want := "mixed(alternative(text/plain,related(text/html,image/png,image/png)),application/pdf)"; p.shape != want {
-		t.Errorf("tree %s, want %s", p.shape, want)
+	if want := "mixed(alternative(text/plain,related(text/html,image/png,image/png)),application/pdf)"; p.Tree != want {
+		t.Errorf("tree %s, want %s", p.Tree, want)
 	}
-	if got := p.leaf(t, "text/html").body; !bytes.Equal(got, mimeCRLF(v.HTML)) {
+	if got := p.Leaf(t, "text/html").Body; !bytes.Equal(got, mimeCRLF(v.HTML)) {
 		t.Errorf("html does not decode to the input with CRLF line breaks")
 	}
-	if got := p.leaf(t, "text/plain").body; !bytes.Equal(got, mimeCRLF(v.Text)) {
+	if got := p.Leaf(t, "text/plain").Body; !bytes.Equal(got, mimeCRLF(v.Text)) {
 		t.Errorf("text does not decode to the input with CRLF line breaks")
 	}
-	mimeCheckFile(t, p.leaf(t, "application/pdf"), l.Attachments[0], "attachment", "invoice.pdf")
+	mimeCheckFile(t, p.Leaf(t, "application/pdf"), l.Attachments[0], "attachment", "invoice.pdf")
 
-	golden := filepath.Join("testdata", "mime", "workload.eml")
+	golden := filepath.Join("testdata", "golden", "workload.eml")
 	if *updateGolden {
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 			t.Fatal(err)
@@ -102,11 +127,11 @@ func TestMIMEWorkloadGolden(t *testing.T) {
 func TestMIMEDeterminism(t *testing.T) {
 	l, v := mimeWorkload(t)
 	build := func(seed byte) []byte {
-		sk, err := newSkeleton(l, mimeSeededRand(seed))
+		sk, err := New(l, mimeSeededRand(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg, err := sk.appendMessage(nil, v)
+		msg, err := sk.Append(nil, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,31 +146,31 @@ func TestMIMEDeterminism(t *testing.T) {
 	}
 
 	// A random source that repeats itself still gives one boundary per level.
-	sk, err := newSkeleton(l, bytes.NewReader(make([]byte, 64)))
+	sk, err := New(l, bytes.NewReader(make([]byte, 64)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := sk.appendMessage(nil, v)
+	msg, err := sk.Append(nil, v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := mimeParse(t, msg); !strings.HasPrefix(p.shape, "mixed(alternative(text/plain,related(") {
-		t.Errorf("zero random source: tree %s", p.shape)
+	if p := mimeParse(t, msg); !strings.HasPrefix(p.Tree, "mixed(alternative(text/plain,related(") {
+		t.Errorf("zero random source: tree %s", p.Tree)
 	}
 
-	if _, err := newSkeleton(l, bytes.NewReader(nil)); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, err := New(l, bytes.NewReader(nil)); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("empty random source: err = %v, want EOF", err)
 	}
 }
 
 func TestMIMEConcurrent(t *testing.T) {
 	l, v := mimeWorkload(t)
-	l.Headers = append(l.Headers, mimeHeader{Name: "X-Recipient", Dynamic: true})
-	sk, err := newSkeleton(l, mimeSeededRand(1))
+	l.Headers = append(l.Headers, Header{Name: "X-Recipient", Dynamic: true})
+	sk, err := New(l, mimeSeededRand(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	varying := func(i int) *mimeVarying {
+	varying := func(i int) *Varying {
 		w := *v
 		w.ToAddr = workload.Address(i)
 		w.Subject = fmt.Sprintf("Order %d für Zoë", i)
@@ -155,7 +180,7 @@ func TestMIMEConcurrent(t *testing.T) {
 	const n = 16
 	want := make([][]byte, n)
 	for i := range n {
-		if want[i], err = sk.appendMessage(nil, varying(i)); err != nil {
+		if want[i], err = sk.Append(nil, varying(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +192,7 @@ func TestMIMEConcurrent(t *testing.T) {
 			for i := range n {
 				k := (i + g) % n
 				var err error
-				buf, err = sk.appendMessage(buf[:0], varying(k))
+				buf, err = sk.Append(buf[:0], varying(k))
 				if err != nil {
 					errs <- err
 					return
@@ -184,14 +209,14 @@ func TestMIMEConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 	p := mimeParse(t, want[3])
-	if got := p.header.Get("X-Recipient"); got != "3" {
+	if got := p.Header.Get("X-Recipient"); got != "3" {
 		t.Errorf("X-Recipient %q, want 3", got)
 	}
 }
 
 func BenchmarkAppendMessage(b *testing.B) {
 	l, v := mimeWorkload(b)
-	sk, err := newSkeleton(l, mimeSeededRand(1))
+	sk, err := New(l, mimeSeededRand(1))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -205,31 +230,31 @@ func BenchmarkAppendMessage(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			w := *v
 			w.ToName, w.Subject = bc.toName, bc.subject
-			msg, err := sk.appendMessage(nil, &w)
+			msg, err := sk.Append(nil, &w)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
 			for b.Loop() {
-				msg, err = sk.appendMessage(msg[:0], &w)
+				msg, err = sk.Append(msg[:0], &w)
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
-	// A new buffer per message: the one allocation appendMessage makes
+	// A new buffer per message: the one allocation Append makes
 	// when dst has no room, and the cost of writing into cold memory.
 	b.Run("fresh", func(b *testing.B) {
-		msg, err := sk.appendMessage(nil, v)
+		msg, err := sk.Append(nil, v)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(len(msg)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := sk.appendMessage(nil, v); err != nil {
+			if _, err := sk.Append(nil, v); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -241,7 +266,7 @@ func BenchmarkNewSkeleton(b *testing.B) {
 	rnd := mimeSeededRand(1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := newSkeleton(l, rnd); err != nil {
+		if _, err := New(l, rnd); err != nil {
 			b.Fatal(err)
 		}
 	}

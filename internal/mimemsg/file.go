@@ -1,4 +1,4 @@
-package postroom
+package mimemsg
 
 // Image and attachment parts: header fields with safe file names, and
 // base64 bodies. See mime.go for the layer as a whole.
@@ -14,7 +14,7 @@ import (
 )
 
 // file writes an image or attachment part: header fields and base64 body.
-func (b *skelBuilder) file(f *mimeFile, inline bool) error {
+func (b *skelBuilder) file(f *File, inline bool) error {
 	mt, params, err := mime.ParseMediaType(f.ContentType)
 	if err != nil {
 		return fmt.Errorf("postroom: content type %q: %w", f.ContentType, err)
@@ -28,7 +28,7 @@ func (b *skelBuilder) file(f *mimeFile, inline bool) error {
 	if inline {
 		disposition, fallback = "inline", "image"
 	}
-	name := safeFileName(f.Name, fallback)
+	name := SafeFileName(f.Name, fallback)
 	if err := b.header("Content-Type", ct+nameParam("name", name)); err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (b *skelBuilder) file(f *mimeFile, inline bool) error {
 
 // nameParam is "; key=value" for a file name: a quoted string when the
 // name is printable ASCII, else RFC 2231 (as mime.FormatMediaType writes
-// it). safeFileName leaves no '"' or '\' to escape. A name holding "=?"
+// it). SafeFileName leaves no '"' or '\' to escape. A name holding "=?"
 // is written in RFC 2231 form too: some readers decode RFC 2047 encoded
 // words in a quoted parameter value, against RFC 2047 §5, so that
 // "=?utf-8?q?=2E=2E=2Fx?=" would reach them as "../x"; no reader decodes
@@ -104,11 +104,11 @@ func appendBase64Lines(dst, data []byte) []byte {
 // keeps the header line within 998 octets.
 const maxFileName = 255
 
-// maxDecodes is how many rounds of decoding and reduction safeFileName
+// maxDecodes is how many rounds of decoding and reduction SafeFileName
 // makes at most: a name encoded twice is decoded twice.
 const maxDecodes = 4
 
-// safeFileName reduces a caller's file name to a safe base name as readers
+// SafeFileName reduces a caller's file name to a safe base name as readers
 // will see it: first decoded as RFC 2047 encoded words, as some readers
 // decode them in parameters (so "=?utf-8?q?=2E=2E=2Fx?=" counts as
 // "../x"), then the part after the last '/' or '\', without invalid
@@ -116,7 +116,7 @@ const maxDecodes = 4
 // an extension) or '"', trimmed of white space, and cut to maxFileName
 // octets keeping a short extension. What is empty, "." or ".." afterwards
 // becomes fallback.
-func safeFileName(name, fallback string) string {
+func SafeFileName(name, fallback string) string {
 	for range maxDecodes {
 		r := reduceFileName(decodeWords(name))
 		if r == name {
@@ -143,7 +143,7 @@ func decodeWords(s string) string {
 	return d
 }
 
-// reduceFileName is one round of safeFileName's reduction, without the
+// reduceFileName is one round of SafeFileName's reduction, without the
 // decoding and the fallback.
 func reduceFileName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {

@@ -1,0 +1,44 @@
+package benchmarks
+
+import (
+	"testing"
+
+	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/templatestore"
+)
+
+// BenchmarkSendTemplateStore sends a one-recipient send_template call whose
+// bodies come from a template store: Memory (a map read) against SQL (a
+// query per body to a real PostgreSQL on loopback, from internal/pgtest;
+// skipped when PostgreSQL is not installed), each with the Mailer's
+// compiled-template cache warm and off (cold: every call compiles).
+func BenchmarkSendTemplateStore(b *testing.B) {
+	w := fixture.Shared(b)
+	account := w.Base.AccountID
+	b.Run("memory", func(b *testing.B) {
+		store := templatestore.NewMemory()
+		for id, source := range bench.StoredTemplates(w) {
+			if err := store.Put(account, id, source); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run("warm", func(b *testing.B) { bench.SendTemplate(b, w, store, true) })
+		b.Run("cold", func(b *testing.B) { bench.SendTemplate(b, w, store, false) })
+	})
+	b.Run("sql", func(b *testing.B) {
+		db := pgtest.New(b)
+		if err := templatestore.MigrateSQL(b.Context(), db); err != nil {
+			b.Fatal(err)
+		}
+		store := templatestore.NewSQL(db)
+		for id, source := range bench.StoredTemplates(w) {
+			if err := store.Put(b.Context(), account, id, source); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run("warm", func(b *testing.B) { bench.SendTemplate(b, w, store, true) })
+		b.Run("cold", func(b *testing.B) { bench.SendTemplate(b, w, store, false) })
+	})
+}

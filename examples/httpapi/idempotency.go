@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/idempotency"
+)
+
+// idempotencyHeader names the request header that makes a call idempotent,
+// as Stripe's, Resend's and SparkPost's APIs have it.
+const idempotencyHeader = "Idempotency-Key"
+
+// inProgressRetryAfter is the Retry-After, in seconds, of a 409
+// idempotency_in_progress: a call of a few thousand recipients takes about
+// that long.
+const inProgressRetryAfter = 5
+
+// sendFunc runs one call of an endpoint for the request r, with the
+// per-call settings o (the progress log's OnResult).
+type sendFunc func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error)
+
+// errKeyRepeated is the error of a request with two Idempotency-Key headers.
+var errKeyRepeated = fmt.Errorf("%w: the %s header is repeated", idempotency.ErrInvalidKey, idempotencyHeader)
+
+// idempotent is the store of a handler's idempotent calls, and when its
+// expired records were last deleted.
+type idempotent struct {
+	store idempotency.Store
+	now   func() time.Time
+
+	mu    sync.Mutex
+	swept time.Time
+}
+
+// sender returns the sendFunc of operation op: idempotency.RunWith with
+// the request's Idempotency-Key when it has one, m.Run otherwise.
+func (h *handler) sender(m *postroom.Mailer, op postroom.Operation) sendFunc {
+	return func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
+		keys := r.Header.Values(idempotencyHeader)
+		switch len(keys) {
+		case 0:
+			return m.Run(ctx, op, call, o)
+		case 1:
+		default:
+			return nil, errKeyRepeated
+		}
+		h.idem.sweep(ctx, h.logger)
+		return idempotency.RunWith(ctx, h.idem.store, m, keys[0], op, call, o)
+	}
+}
+
+// sweep deletes the records past the retention window, at most once an
+// hour, on the request that finds the last sweep an hour old: no goroutine
+// of its own.
+func (s *idempotent) sweep(ctx context.Context, logger *slog.Logger) {
+	now := s.now()
+	s.mu.Lock()
+	due := now.Sub(s.swept) >= time.Hour
+	if due {
+		s.swept = now
+	}
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := s.store.DeleteExpired(ctx, now.Add(-idempotency.DefaultRetention)); err != nil {
+		logger.LogAttrs(ctx, slog.LevelWarn, "deleting expired idempotency records", slog.Any("error", err))
+	}
+}
+
+// idempotencyError maps the errors of an idempotent call to an HTTP status
+// and body, or returns 0 for any other error. It sets Retry-After on a 409
+// idempotency_in_progress.
+func idempotencyError(w http.ResponseWriter, err error) (int, *apiError) {
+	switch {
+	case errors.Is(err, idempotency.ErrInvalidKey):
+		return http.StatusBadRequest, &apiError{Code: "invalid_idempotency_key", Message: "the " + idempotencyHeader + " header must be one key of 1 to 255 bytes of UTF-8 without control characters"}
+	case errors.Is(err, idempotency.ErrConflict):
+		return http.StatusConflict, &apiError{Code: "idempotency_conflict", Message: "this " + idempotencyHeader + " was used with another request body"}
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		return http.StatusServiceUnavailable, &apiError{Code: "busy", Message: "the server has as many idempotent calls in flight as it takes: retry later"}
+	case errors.Is(err, idempotency.ErrInProgress):
+		w.Header().Set("Retry-After", strconv.Itoa(inProgressRetryAfter))
+		return http.StatusConflict, &apiError{Code: "idempotency_in_progress", Message: "a call with this " + idempotencyHeader + " is still running: retry after Retry-After seconds"}
+	}
+	return 0, nil
+}
+
+// newIdempotent returns the idempotent calls kept in store, or in memory
+// when store is nil.
+func newIdempotent(store idempotency.Store) *idempotent {
+	if store == nil {
+		mem, err := idempotency.NewMemory(idempotency.Options{})
+		if err != nil {
+			panic(err) // zero Options are valid
+		}
+		store = mem
+	}
+	return &idempotent{store: store, now: time.Now}
+}
+
+// maxIdempotentCalls bounds the idempotent calls in flight on a database:
+// each holds one connection for its whole length (the key's lock, and its
+// records), and half of the pool stays free for the template lookups those
+// calls make meanwhile: with every connection held, they would wait for
+// each other for good.
+const maxIdempotentCalls = maxDBConns / 2
+
+// newIdempotencyStore returns the store of idempotent calls: in db when it
+// is not nil (its tables created or updated first), shared by every
+// instance on that database; nil otherwise, for a store in memory.
+func newIdempotencyStore(db *sql.DB) (idempotency.Store, error) {
+	if db == nil {
+		return nil, nil
+	}
+	s, err := idempotency.NewSQL(db, idempotency.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	return &boundedStore{Store: s, slots: make(chan struct{}, maxIdempotentCalls)}, nil
+}
+
+// errBusy is Claim's error when maxIdempotentCalls are in flight.
+var errBusy = errors.New("too many idempotent calls in flight")
+
+// boundedStore lets at most cap(slots) claims be held at once, and refuses
+// the next with errBusy rather than let calls wait for connections that
+// the calls holding them need too.
+type boundedStore struct {
+	idempotency.Store
+	slots chan struct{}
+}
+
+func (s *boundedStore) Claim(ctx context.Context, k idempotency.Key, h idempotency.Hash) (idempotency.Claim, error) {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return nil, errBusy
+	}
+	c, err := s.Store.Claim(ctx, k, h)
+	if err != nil {
+		<-s.slots
+		return nil, err
+	}
+	return &boundedClaim{Claim: c, slots: s.slots}, nil
+}
+
+// boundedClaim gives its slot back on Release.
+type boundedClaim struct {
+	idempotency.Claim
+	slots chan struct{}
+}
+
+func (c *boundedClaim) Release(ctx context.Context) error {
+	defer func() { <-c.slots }()
+	return c.Claim.Release(ctx)
+}

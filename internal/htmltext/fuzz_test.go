@@ -1,0 +1,56 @@
+package htmltext_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/postroom/postroom/internal/htmltext"
+)
+
+// FuzzAppend checks invariants of the text of any html: it is valid UTF-8
+// when the html is, ends with one line break unless empty, never holds
+// two empty lines in a row, wraps every line that has room to break
+// within Width characters, and shows nothing of script or style content
+// (of a script and a style element at the start, which no input can turn
+// into something else).
+func FuzzAppend(f *testing.F) {
+	for _, s := range []string{
+		"<p>a b c</p>", "<ul><li>x<ol><li>y</li></ol></li></ul>", "<table><tr><td>a</td><td><p>b</p></td></tr></table>",
+		`<a href="https://x.example/">t</a><img alt="i">`, "<pre>  a\n\n\n b</pre>", "<blockquote>q<br><br><br>r</blockquote>",
+		"<h2>h</h2>&amp;&nbsp;&#0;", strings.Repeat("word ", 40),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		const secret = "SECRETXYZ"
+		var c htmltext.Converter
+		head := "<script>" + secret + "</script><style>" + secret + "</style>" // read as such whatever follows
+		src = head + src
+		out := string(c.Append(nil, []byte(src)))
+		if utf8.ValidString(src) && !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of valid input: %q", out)
+		}
+		if out != "" && (!strings.HasSuffix(out, "\n") || strings.HasSuffix(out, "\n\n")) {
+			t.Fatalf("does not end with exactly one line break: %q", out)
+		}
+		if strings.Contains(out, "\n\n\n") || strings.HasPrefix(out, "\n") {
+			t.Fatalf("empty lines in a row or at the start: %q", out)
+		}
+		if strings.Contains(out, secret) && !strings.Contains(src[len(head):], secret) {
+			t.Fatalf("script or style content shown: %q", out)
+		}
+		for line := range strings.Lines(out) {
+			line = strings.TrimSuffix(line, "\n")
+			if utf8.RuneCountInString(line) <= htmltext.Width {
+				continue
+			}
+			// A long line is allowed only when its first Width+1
+			// characters hold no break point beyond the indentation.
+			head := []rune(strings.TrimLeft(line, " >*#0123456789."))
+			if n := utf8.RuneCountInString(line) - len(head); n < htmltext.Width && strings.ContainsAny(string(head[:min(len(head), htmltext.Width-n)]), " ") {
+				t.Fatalf("line of %d characters could have been wrapped: %q", utf8.RuneCountInString(line), line)
+			}
+		}
+	})
+}

@@ -1,0 +1,169 @@
+package pgtest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	// The driver behind New's *sql.DB: registers "pgx" with database/sql.
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+// EnvURL is the environment variable naming a PostgreSQL server to use
+// instead of starting one: a DSN such as
+// postgres://postgres@127.0.0.1:5432/postgres.
+const EnvURL = "POSTROOM_TEST_DATABASE_URL"
+
+// InstallHint says how to get a server when none is available.
+const InstallHint = "install PostgreSQL (apt-get install postgresql) or set " + EnvURL + " to a server's DSN"
+
+// errNotInstalled is the start error when neither EnvURL nor the binaries
+// are there: a reason to skip locally, to fail under CI.
+var errNotInstalled = errors.New("pgtest: PostgreSQL is not installed")
+
+// errNoMain is the error of New and DSN when the package's TestMain does not
+// run its tests through Main, which alone stops the server.
+var errNoMain = errors.New("pgtest: TestMain must run the tests through pgtest.Main (func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) })")
+
+// state is the test binary's server: started by the first test that needs
+// it, stopped by Main.
+var state struct {
+	mu      sync.Mutex
+	inMain  bool    // Main is running the tests
+	started bool    // start was tried; srv and err hold its outcome
+	srv     *server // nil when EnvURL is used or start failed
+	admin   string  // DSN of a database to create and drop databases from
+	err     error
+}
+
+// dbSeq numbers the databases created by this test binary.
+var dbSeq atomic.Int64
+
+// M runs a package's tests with a server available; see Main.
+type M struct {
+	m *testing.M
+}
+
+// Main returns m wrapped so that its Run stops the server, if a test
+// started one, once the tests are done. Pass it to goleak.VerifyTestMain
+// (or call its Run and os.Exit with the result).
+func Main(m *testing.M) *M { return &M{m: m} }
+
+// Run runs the tests and stops the server. It returns the exit code of the
+// tests, or 1 if they passed but the server did not stop cleanly.
+func (w *M) Run() int {
+	state.mu.Lock()
+	state.inMain = true
+	state.mu.Unlock()
+
+	code := w.m.Run()
+
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.inMain = false
+	if state.srv != nil {
+		if err := state.srv.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		state.srv = nil
+	}
+	state.started = false
+	return code
+}
+
+// New returns a *sql.DB (pgx's stdlib driver) on a database created for t
+// alone, empty, closed and dropped when t ends. It skips or fails t when no
+// server is available (see the package documentation).
+func New(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", DSN(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	// Registered after DSN's cleanup, so it runs first: the connections
+	// are closed before the database is dropped.
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// DSN creates a database for t alone and returns its DSN, for code that
+// opens its own connections (another process, a pool of its own). The
+// database is dropped when t ends, even if connections to it are still
+// open. It skips or fails t when no server is available.
+func DSN(t testing.TB) string {
+	t.Helper()
+	admin, err := adminDSN()
+	if err != nil {
+		unavailable(t, err)
+		return ""
+	}
+
+	name := fmt.Sprintf("pgtest_%d_%d", os.Getpid(), dbSeq.Add(1))
+	dsn, err := withDatabase(admin, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background() // t.Context is done by the time cleanups run
+	if err := adminExec(ctx, admin, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := adminExec(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database: %v", err)
+		}
+	})
+	return dsn
+}
+
+// unavailable skips t when err says PostgreSQL is not installed, unless the
+// environment variable CI is "true"; it fails t otherwise.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, errNotInstalled) && os.Getenv("CI") != "true" {
+		t.Skipf("%v: %s", err, InstallHint)
+		return
+	}
+	t.Fatal(err)
+}
+
+// adminDSN returns the DSN of the server's maintenance database, starting
+// the server on first use.
+func adminDSN() (string, error) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if !state.inMain {
+		return "", errNoMain
+	}
+	if !state.started {
+		state.started = true
+		if url := os.Getenv(EnvURL); url != "" {
+			state.admin = url
+		} else {
+			state.srv, state.err = start()
+			if state.err == nil {
+				state.admin = state.srv.dsn("postgres")
+			}
+		}
+	}
+	return state.admin, state.err
+}
+
+// adminExec runs one statement on the maintenance database at dsn, on a
+// connection of its own.
+func adminExec(ctx context.Context, dsn, stmt string) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, stmt)
+	return err
+}

@@ -1,0 +1,147 @@
+package pgtest
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// currentDatabase returns the name of the database db is connected to.
+func currentDatabase(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var name string
+	if err := db.QueryRowContext(t.Context(), "SELECT current_database()").Scan(&name); err != nil {
+		t.Fatalf("current_database: %v", err)
+	}
+	return name
+}
+
+// databaseExists reports whether the server has a database called name.
+func databaseExists(t *testing.T, name string) bool {
+	t.Helper()
+	admin, err := adminDSN()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
+		t.Fatalf("pg_database: %v", err)
+	}
+	return n == 1
+}
+
+func TestNewDatabasesAreSeparate(t *testing.T) {
+	a, b := New(t), New(t)
+	if na, nb := currentDatabase(t, a), currentDatabase(t, b); na == nb {
+		t.Fatalf("two New calls gave the same database %q", na)
+	}
+	if _, err := a.ExecContext(t.Context(), "CREATE TABLE only_in_a (x int)"); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	var n int
+	err := b.QueryRowContext(t.Context(), "SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_a'").Scan(&n)
+	if err != nil || n != 0 {
+		t.Fatalf("database b sees %d tables named only_in_a (err %v); want 0", n, err)
+	}
+	err = a.QueryRowContext(t.Context(), "SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_a'").Scan(&n)
+	if err != nil || n != 1 {
+		t.Fatalf("database a sees %d tables named only_in_a (err %v); want 1", n, err)
+	}
+}
+
+func TestDatabaseDroppedWhenTestEnds(t *testing.T) {
+	var fromNew, fromDSN string
+	var open *sql.DB
+	t.Run("uses", func(t *testing.T) {
+		fromNew = currentDatabase(t, New(t))
+
+		// A connection still open when the test ends does not keep the
+		// database alive.
+		db, err := sql.Open("pgx", DSN(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = db
+		fromDSN = currentDatabase(t, db)
+		for _, name := range []string{fromNew, fromDSN} {
+			if !databaseExists(t, name) {
+				t.Fatalf("database %q does not exist during the test", name)
+			}
+		}
+	})
+	t.Cleanup(func() { open.Close() })
+	for _, name := range []string{fromNew, fromDSN} {
+		if databaseExists(t, name) {
+			t.Errorf("database %q still exists after its test ended", name)
+		}
+	}
+}
+
+func TestWithDatabase(t *testing.T) {
+	tests := []struct {
+		name, dsn, want string
+	}{
+		{"url", "postgres://u:p%40ss@db.example:5433/postgres?sslmode=disable", "postgres://u:p%40ss@db.example:5433/pgtest_1?sslmode=disable"},
+		{"url_no_path", "postgresql://u@db.example", "postgresql://u@db.example/pgtest_1"},
+		{"keywords", "host=db.example dbname=postgres user=u", "host=db.example dbname=postgres user=u dbname=pgtest_1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := withDatabase(tt.dsn, "pgtest_1")
+			if err != nil || got != tt.want {
+				t.Fatalf("withDatabase(%q) = %q, %v; want %q", tt.dsn, got, err, tt.want)
+			}
+		})
+	}
+	t.Run("bad_url_hides_password", func(t *testing.T) {
+		_, err := withDatabase("postgres://u:secret@db.example:port/x", "pgtest_1")
+		if err == nil {
+			t.Fatal("no error for a bad URL")
+		}
+		if strings.Contains(fmt.Sprint(err), "secret") {
+			t.Errorf("error %q repeats the password", err)
+		}
+	})
+}
+
+// recorder is a testing.TB that records Skipf and Fatal, the calls
+// unavailable makes, instead of ending the goroutine; its other methods
+// are not to be called.
+type recorder struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (r *recorder) Helper()              {}
+func (r *recorder) Skipf(string, ...any) { r.skipped = true }
+func (r *recorder) Fatal(...any)         { r.failed = true }
+
+func TestUnavailable(t *testing.T) {
+	tests := []struct {
+		name, ci string
+		err      error
+		wantSkip bool
+	}{
+		{"not_installed_locally", "", errNotInstalled, true},
+		{"not_installed_in_ci", "true", errNotInstalled, false},
+		{"broken_locally", "", errors.New("initdb failed"), false},
+		{"broken_in_ci", "true", errors.New("initdb failed"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CI", tt.ci)
+			r := &recorder{}
+			unavailable(r, tt.err)
+			if r.skipped != tt.wantSkip || r.failed == tt.wantSkip {
+				t.Errorf("unavailable(CI=%q, %v): skipped %v, failed %v; want skipped %v", tt.ci, tt.err, r.skipped, r.failed, tt.wantSkip)
+			}
+		})
+	}
+}

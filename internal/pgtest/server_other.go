@@ -1,0 +1,14 @@
+//go:build !linux
+
+package pgtest
+
+// server is a local PostgreSQL; pgtest starts one on Linux only (Debian's
+// layout, a parent-death signal). Elsewhere, set EnvURL.
+type server struct{}
+
+// start reports that no local server can be started here.
+func start() (*server, error) { return nil, errNotInstalled }
+
+func (*server) dsn(string) string { return "" }
+
+func (*server) stop() error { return nil }

@@ -1,0 +1,12 @@
+package preview_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the package's tests, then fails if any goroutine they
+// started is still running (the browser test's chromedp goroutines
+// included).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,135 @@
+package templatestore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SQLSchemaVersion is the version of the schema that this package's SQL
+// store reads and MigrateSQL brings a database to.
+const SQLSchemaVersion = 1
+
+// sqlSchema holds the schema's migrations, one file per version, named
+// <version>_<what>.sql and applied in version order.
+//
+//go:embed sql/*.sql
+var sqlSchema embed.FS
+
+// migrationLockKey is the PostgreSQL advisory lock MigrateSQL holds while it
+// migrates, so instances starting together migrate one after another.
+const migrationLockKey int64 = 0x706f_7374_746d_706c // "posttmpl"
+
+// migration is one version of the schema.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// MigrateSQL creates or updates the tables of the SQL store in db, which
+// must be PostgreSQL: the table postroom_templates, and
+// postroom_templatestore_schema, which records the versions applied.
+//
+// It applies, in one transaction, the migrations newer than the database's
+// version, up to SQLSchemaVersion, and does nothing when the database is
+// up to date, so it is safe to call at every start. Instances that call it
+// at once wait for each other on an advisory lock; only one applies each
+// version. A database whose version is newer than SQLSchemaVersion (written
+// by a newer release) is left alone and reported as an error. ctx bounds
+// the whole migration; when it ends early, nothing is applied.
+//
+// The schema is embedded in the package (templatestore/sql/*.sql) for
+// those who prefer to run it with their own migration tool; the SQL store
+// only needs the table postroom_templates as version 1 defines it.
+func MigrateSQL(ctx context.Context, db *sql.DB) error {
+	migrations, err := sqlMigrations()
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return migrateError(ctx, err)
+	}
+	defer tx.Rollback() // after Commit, a no-op
+
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
+		return migrateError(ctx, err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS postroom_templatestore_schema (
+		version integer PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return migrateError(ctx, err)
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM postroom_templatestore_schema`).Scan(&current); err != nil {
+		return migrateError(ctx, err)
+	}
+	if current > SQLSchemaVersion {
+		return fmt.Errorf("templatestore: database schema version %d is newer than this package's %d", current, SQLSchemaVersion)
+	}
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return migrateError(ctx, fmt.Errorf("%s: %w", m.name, err))
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, m.version); err != nil {
+			return migrateError(ctx, err)
+		}
+	}
+	return migrateError(ctx, tx.Commit())
+}
+
+// migrateError wraps a migration's error; when ctx has ended, its error is
+// the one reported, whatever the driver made of the cancellation.
+func migrateError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("templatestore: migrate: %w", ctxErr)
+	}
+	return fmt.Errorf("templatestore: migrate: %w", err)
+}
+
+// sqlMigrations returns the embedded migrations in version order. Versions
+// must run from 1 to SQLSchemaVersion without a gap.
+func sqlMigrations() ([]migration, error) {
+	names, err := fs.Glob(sqlSchema, "sql/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, name := range names {
+		base := path.Base(name)
+		prefix, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(prefix)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("templatestore: migration %s: name is not <version>_<what>.sql", base)
+		}
+		b, err := sqlSchema.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(b)})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("templatestore: migration %s: version %d, want %d", m.name, m.version, i+1)
+		}
+	}
+	if len(ms) != SQLSchemaVersion {
+		return nil, fmt.Errorf("templatestore: %d migrations embedded, SQLSchemaVersion is %d", len(ms), SQLSchemaVersion)
+	}
+	return ms, nil
+}
