@@ -92,10 +92,17 @@ func Start(tb testing.TB) *Renderer {
 // Render renders template with data (encoded with encoding/json) in
 // handlebars.js. An error means the process failed, not the template.
 func (r *Renderer) Render(template string, data any) (Result, error) {
+	return r.RenderPartials(template, nil, data)
+}
+
+// RenderPartials is Render with partials, by name, as the render's
+// options.partials (their sources, compiled by handlebars.js when used).
+func (r *Renderer) RenderPartials(template string, partials map[string]string, data any) (Result, error) {
 	line, err := json.Marshal(struct {
-		Template string `json:"template"`
-		Data     any    `json:"data"`
-	}{template, data})
+		Template string            `json:"template"`
+		Data     any               `json:"data"`
+		Partials map[string]string `json:"partials,omitempty"`
+	}{template, data, partials})
 	if err != nil {
 		return Result{}, err
 	}

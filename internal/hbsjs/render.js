@@ -1,6 +1,7 @@
 // render.js renders handlebars templates with handlebars.js, the reference
 // for postroom's templates, for the differential tests: one JSON object
-// {"template": "...", "data": {...}} per line on stdin, one JSON object
+// {"template": "...", "data": {...}, "partials": {"name": "..."}} (partials
+// optional, passed as the render's options.partials) per line on stdin, one JSON object
 // {"out": "..."} or {"error": "..."} per line on stdout, in order.
 // handlebars.js is compiled with its default options (no compat, no
 // strict); its own logging ({{log}}, prototype-access warnings) is
@@ -20,7 +21,7 @@ rl.on('line', (line) => {
   let reply;
   try {
     const req = JSON.parse(line);
-    reply = { out: hbs.compile(req.template)(req.data) };
+    reply = { out: hbs.compile(req.template)(req.data, { partials: req.partials || {} }) };
   } catch (e) {
     reply = { error: String((e && e.message) || e) };
   }

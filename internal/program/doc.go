@@ -9,8 +9,8 @@
 // Append in HTML mode gives byte for byte what handlebars.js gives with
 // the parameters as its context, except for the differences listed below.
 // TestHandlebarsJS checks a corpus (the handlebars.js spec cases raymond
-// ports, mustache's spec, email templates) and FuzzHandlebarsJS random
-// templates against handlebars.js itself, run by node; a template
+// ports, mustache's spec, email templates, partials) and FuzzHandlebarsJS
+// random templates against handlebars.js itself, run by node; a template
 // handlebars.js would render differently is refused at compile time with
 // an *Error saying why. raymond stays the reference for the parser
 // (FuzzParseEquivalence) and, where raymond and handlebars.js agree, for

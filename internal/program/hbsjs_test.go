@@ -18,12 +18,15 @@ type corpusCase struct {
 	Name     string          `json:"name"`
 	Template string          `json:"template"`
 	Data     json.RawMessage `json:"data"`
+	// Partials are the partials by name, for both renderers.
+	Partials map[string]string `json:"partials"`
 }
 
 // loadCorpus reads testdata/hbsjs: raymond.json (the handlebars.js spec
 // cases raymond ports, written by genraymond.go), mustache/*.json
 // (mustache's spec, sections interpolation, sections, inverted and
-// comments) and email.json (templates as mail authors write them). Case
+// comments), email.json (templates as mail authors write them) and
+// partials.json (partials, partial blocks and inline partials). Case
 // names are prefixed with their file's name.
 func loadCorpus(t testing.TB) []corpusCase {
 	t.Helper()
@@ -37,7 +40,7 @@ func loadCorpus(t testing.TB) []corpusCase {
 			t.Fatalf("%s: %v", file, err)
 		}
 	}
-	for _, file := range []string{"raymond.json", "email.json"} {
+	for _, file := range []string{"raymond.json", "email.json", "partials.json"} {
 		var cases []corpusCase
 		read(file, &cases)
 		for _, c := range cases {
@@ -98,9 +101,17 @@ func TestHandlebarsJS(t *testing.T) {
 				t.Fatalf("two corpus cases named %q", c.Name)
 			}
 			seen[c.Name] = true
-			ref, err := js.Render(c.Template, c.Data)
+			ref, err := js.RenderPartials(c.Template, c.Partials, c.Data)
 			if err != nil {
 				t.Fatal(err)
+			}
+			var partials Partials
+			for name, src := range c.Partials {
+				pp, err := Compile(t.Context(), src, Options{Mode: HTML})
+				if err != nil {
+					t.Fatalf("partial %s: %v", name, err)
+				}
+				partials.Add(name, pp)
 			}
 			p, err := Compile(t.Context(), c.Template, Options{Mode: HTML})
 			reason, refused := hbsjsRefused[c.Name]
@@ -125,7 +136,7 @@ func TestHandlebarsJS(t *testing.T) {
 			if !isMap && data != nil {
 				t.Skipf("data %s is not an object: postroom's parameters always are", c.Data)
 			}
-			out, rerr := p.Append(t.Context(), nil, &Data{Params: params})
+			out, rerr := p.Append(t.Context(), nil, &Data{Params: params, Partials: &partials})
 			got, want := normCRLF(string(out)), normCRLF(ref.Out)
 			why, listed := hbsjsDiffers[c.Name]
 			same := (rerr != nil) == (ref.Err != "") && (rerr != nil || got == want)
