@@ -16,13 +16,13 @@ type frame struct {
 	key    any // the index for arrays, as in handlebars.js
 }
 
-// bpFrame is one set of block parameters: params[0] names the context,
-// params[1] the key when the block gives one.
+// bpFrame is one set of block parameters: names[0] names the context,
+// names[1] the key or index ({{#each}} only; nil otherwise), any further
+// name nothing.
 type bpFrame struct {
-	names  []string
-	ctx    any
-	key    any
-	hasKey bool
+	names []string
+	ctx   any
+	key   any
 }
 
 // state is the per-render evaluation state; pooled.
