@@ -459,12 +459,8 @@ func (s *state) chargeArgs(args ...any) error {
 	return nil
 }
 
-func (s *state) runInverse(b *block) error {
-	if b.inverse == nil {
-		return nil
-	}
-	return s.run(b.inverse)
-}
+// runInverse is options.inverse(this).
+func (s *state) runInverse(b *block) error { return s.fnThis(b.inverse) }
 
 // field is a literal in helper position ({{"x"}}, {{1}}): handlebars.js
 // reads it as a path of one segment.
@@ -495,12 +491,21 @@ func (s *state) lookup(obj, field any) (any, error) {
 	return v, nil
 }
 
-// fnThis is handlebars.js's options.fn(this): p in the same context.
+// fnThis is handlebars.js's options.fn(this) or options.inverse(this): p
+// in the same context, or, when the context is nil, in handlebars.js's
+// nullContext, an empty object.
 func (s *state) fnThis(p *prog) error {
 	if p == nil {
 		return nil
 	}
-	saved := s.enter(p, s.cur, bpFrame{ctx: s.cur})
+	if s.cur != nil && len(p.params) == 0 {
+		return s.run(p)
+	}
+	ctx := s.cur
+	if ctx == nil {
+		ctx = nullCtx
+	}
+	saved := s.enter(p, ctx, bpFrame{ctx: ctx})
 	err := s.run(p)
 	s.leave(p, saved)
 	return err
@@ -534,7 +539,8 @@ func (s *state) enter(p *prog, ctx any, bp bpFrame) saved {
 	}
 	sv := saved{cur: s.cur}
 	s.cur = ctx
-	if !looseEqual(ctx, s.ctx[len(s.ctx)-1]) {
+	top := s.ctx[len(s.ctx)-1]
+	if !(ctx == nullCtx && top == nil) && !looseEqual(ctx, top) {
 		s.ctx = append(s.ctx, ctx)
 		sv.pushed = true
 	}

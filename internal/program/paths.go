@@ -192,6 +192,9 @@ func sameObject(a, b any) bool {
 	case rootT:
 		_, ok := b.(rootT)
 		return ok
+	case nullCtxT:
+		_, ok := b.(nullCtxT)
+		return ok
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
