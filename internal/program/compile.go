@@ -168,6 +168,12 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
 		case tokenOpenDecorator:
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "decorators ({{*name}}) are not supported"}
+		case lexer.TokenContent:
+			if len(open) > 0 && open[len(open)-1].tok.Kind == lexer.TokenOpenRawBlock {
+				if err := checkRawContent(src, tok); err != nil {
+					return 0, err
+				}
+			}
 		case lexer.TokenID, lexer.TokenNumber, lexer.TokenBoolean:
 			if err := checkLookahead(src, tok); err != nil {
 				return 0, err
@@ -247,6 +253,27 @@ func checkLookahead(src string, tok lexer.Token) error {
 	}
 	return &Error{Line: tok.Line, Column: column(src, end),
 		Msg: fmt.Sprintf("%q right after %q: handlebars.js needs a space or the end of the tag there", r, tok.Val)}
+}
+
+// checkRawContent refuses {{{{ not followed by / in the content of a raw
+// block (the content and the {{{{ of the closing tag after it):
+// handlebars.js opens a nested raw block there, raymond does not.
+func checkRawContent(src string, tok lexer.Token) error {
+	end := min(len(src), tok.Pos+len(tok.Val)+5)
+	if tok.Pos < 0 || tok.Pos > end {
+		return nil
+	}
+	region := src[tok.Pos:end]
+	for i := 0; ; i++ {
+		j := strings.Index(region[i:], "{{{{")
+		if j < 0 {
+			return nil
+		}
+		i += j
+		if i+4 < len(region) && region[i+4] != '/' {
+			return &Error{Line: tok.Line, Column: column(src, tok.Pos+i), Msg: "{{{{ inside a raw block: handlebars.js opens a nested raw block there"}
+		}
+	}
 }
 
 // jsNumber is the form of a number literal in handlebars.js's lexer.

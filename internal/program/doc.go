@@ -169,8 +169,9 @@
 //   - a data variable without a name ({{@.}}, {{@this}});
 //   - a NUL byte, white space other than space, tab and newline inside a
 //     name, a name or literal followed by a character handlebars.js does
-//     not allow there ({{#each@x}}), and \{{ right before {{: raymond's
-//     lexer reads these differently;
+//     not allow there ({{#each@x}}, {{+1}}), {{else}} glued to what
+//     follows ({{else0}}), {{{{ inside a raw block, and \{{ right before
+//     {{: raymond's lexer reads these differently;
 //   - a block never closed, or closed by another name: reported at the
 //     opening tag, or at the closing one.
 //

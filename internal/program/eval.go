@@ -16,13 +16,13 @@ type frame struct {
 	key    any // the index for arrays, as in handlebars.js
 }
 
-// bpFrame is one set of block parameters: params[0] names the context,
-// params[1] the key when the block gives one.
+// bpFrame is one set of block parameters: names[0] names the context,
+// names[1] the key or index ({{#each}} only; nil otherwise), any further
+// name nothing.
 type bpFrame struct {
-	names  []string
-	ctx    any
-	key    any
-	hasKey bool
+	names []string
+	ctx   any
+	key   any
 }
 
 // state is the per-render evaluation state; pooled.
@@ -476,12 +476,8 @@ func (s *state) chargeArgs(args ...any) error {
 	return nil
 }
 
-func (s *state) runInverse(b *block) error {
-	if b.inverse == nil {
-		return nil
-	}
-	return s.run(b.inverse)
-}
+// runInverse is options.inverse(this).
+func (s *state) runInverse(b *block) error { return s.fnThis(b.inverse) }
 
 // field is a literal in helper position ({{"x"}}, {{1}}): handlebars.js
 // reads it as a path of one segment.
@@ -512,12 +508,21 @@ func (s *state) lookup(obj, field any) (any, error) {
 	return v, nil
 }
 
-// fnThis is handlebars.js's options.fn(this): p in the same context.
+// fnThis is handlebars.js's options.fn(this) or options.inverse(this): p
+// in the same context, or, when the context is nil, in handlebars.js's
+// nullContext, an empty object.
 func (s *state) fnThis(p *prog) error {
 	if p == nil {
 		return nil
 	}
-	saved := s.enter(p, s.cur, bpFrame{ctx: s.cur})
+	if s.cur != nil && len(p.params) == 0 {
+		return s.run(p)
+	}
+	ctx := s.cur
+	if ctx == nil {
+		ctx = nullCtx
+	}
+	saved := s.enter(p, ctx, bpFrame{ctx: ctx})
 	err := s.run(p)
 	s.leave(p, saved)
 	return err
@@ -551,7 +556,8 @@ func (s *state) enter(p *prog, ctx any, bp bpFrame) saved {
 	}
 	sv := saved{cur: s.cur}
 	s.cur = ctx
-	if !looseEqual(ctx, s.ctx[len(s.ctx)-1]) {
+	top := s.ctx[len(s.ctx)-1]
+	if !(ctx == nullCtx && top == nil) && !looseEqual(ctx, top) {
 		s.ctx = append(s.ctx, ctx)
 		sv.pushed = true
 	}

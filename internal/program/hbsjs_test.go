@@ -201,6 +201,8 @@ var refusals = []struct {
 	{"{{lookup a +1}}", "a number handlebars.js does not read as one", true},
 	{"\\{{{{x}}", "\\{{ right before {{: the two lexers end the escaped text at different places", false},
 	{"a\x00", "a NUL byte, the end of input for handlebars.js's lexer", true},
+	{"{{#if a}}{{else0}}{{/if}}", "else glued to what follows", false},
+	{"{{{{raw}}}}{{{{{/raw}}}}", "{{{{ inside a raw block opens a nested one in handlebars.js", true},
 }
 
 // TestRefusals checks that Compile refuses each template of refusals, and

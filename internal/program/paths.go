@@ -152,34 +152,22 @@ func isWordByte(c byte) bool {
 // looseEqual is JavaScript's a == b for the values a context can be, which
 // decides whether handlebars.js's options.fn(ctx) starts a new context depth
 // (../ then reaches the previous one) or stays at the same depth: the same
-// map or slice, or equal scalars after JavaScript's conversions between
-// numbers, numeric strings and booleans.
+// map or slice, or equal values after JavaScript's conversions (an object
+// or array to its string form, then strings, numbers and booleans to
+// numbers unless both are strings).
 func looseEqual(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	switch x := a.(type) {
-	case rootT:
-		_, ok := b.(rootT)
-		return ok
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
-	case []any:
-		y, ok := b.([]any)
-		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
-	}
 	ka, kb := scalarKind(a), scalarKind(b)
-	if ka == 0 || kb == 0 {
-		ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
-		if ra.Type() != rb.Type() {
-			return false
-		}
-		switch ra.Kind() {
-		case reflect.Map, reflect.Pointer, reflect.Slice:
-			return ra.UnsafePointer() == rb.UnsafePointer() && (ra.Kind() != reflect.Slice || ra.Len() == rb.Len())
-		}
-		return false // a struct is a new object each time
+	if ka == 0 && kb == 0 {
+		return sameObject(a, b)
+	}
+	if ka == 0 {
+		a, ka = primitive(a), 's'
+	}
+	if kb == 0 {
+		b, kb = primitive(b), 's'
 	}
 	if ka == 's' && kb == 's' {
 		sa, _ := Str(a)
@@ -189,6 +177,40 @@ func looseEqual(a, b any) bool {
 	x, okx := toNumber(a)
 	y, oky := toNumber(b)
 	return okx && oky && x == y
+}
+
+// primitive is JavaScript's ToPrimitive of an object or array: its string
+// form.
+func primitive(v any) string {
+	s, _ := Str(v)
+	return s
+}
+
+// sameObject reports whether a and b, objects or arrays, are the same one.
+func sameObject(a, b any) bool {
+	switch x := a.(type) {
+	case rootT:
+		_, ok := b.(rootT)
+		return ok
+	case nullCtxT:
+		_, ok := b.(nullCtxT)
+		return ok
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	}
+	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if ra.Type() != rb.Type() {
+		return false
+	}
+	switch ra.Kind() {
+	case reflect.Map, reflect.Pointer, reflect.Slice:
+		return ra.UnsafePointer() == rb.UnsafePointer() && (ra.Kind() != reflect.Slice || ra.Len() == rb.Len())
+	}
+	return false // a struct is a new object each time
 }
 
 // scalarKind classifies a as a JavaScript number ('n'), string ('s') or

@@ -49,6 +49,8 @@ func TestHandlebarsJSSemantics(t *testing.T) {
 		{"same context does not deepen", "{{#with a}}{{#with ../a}}{{../x}}{{/with}}{{/with}}", map[string]any{"a": map[string]any{"x": "inner"}, "x": "root"}, "root"},
 		{"block param bound to nothing", "{{#each a as |v k extra|}}{{extra}}{{/each}}", map[string]any{"a": []any{1.0}, "extra": "root"}, ""},
 		{"empty literal names the context", `{{#with o}}{{""}}{{/with}}|{{#each a}}{{""}}{{/each}}`, map[string]any{"o": map[string]any{}, "a": []any{"x", 1.0}}, "[object Object]|x1"},
+		{"a string == its array keeps the depth", "{{#each items}}{{#each this}}{{../a}}{{/each}}{{/each}}", map[string]any{"a": "root", "items": []any{[]any{"x"}, []any{1.0}, []any{"y", "z"}}}, "rootroot"},
+		{"a block in a null context gets an empty object", "{{#each a}}[{{#if true}}{{.}}{{/if}}|{{#each missing}}{{else}}{{this}}{{/each}}|{{.}}]{{/each}}", map[string]any{"a": []any{nil}}, "[[object Object]|[object Object]|]"},
 		{"escapes", "{{s}}", map[string]any{"s": "<'`=\"&>"}, "&lt;&#x27;&#x60;&#x3D;&quot;&amp;&gt;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

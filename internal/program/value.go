@@ -22,6 +22,13 @@ type rootT struct{}
 
 var rootCtx any = rootT{}
 
+// nullCtxT is the type of handlebars.js's container.nullContext: the
+// empty object a block helper receives as this when the current context
+// is null, and renders its block or inverse in.
+type nullCtxT struct{}
+
+var nullCtx any = nullCtxT{}
+
 // maxPrintDepth bounds the nesting of an array printed as text, so that a
 // cyclic slice is an error rather than a stack overflow.
 const maxPrintDepth = 64
@@ -272,7 +279,7 @@ func appendStr(dst []byte, v any, esc bool, depth int, steps *int) ([]byte, erro
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case json.Number:
 		return appendNumber(dst, x), nil
-	case map[string]any, rootT:
+	case map[string]any, rootT, nullCtxT:
 		return append(dst, objectString...), nil
 	case []any:
 		if depth >= maxPrintDepth {
