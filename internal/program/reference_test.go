@@ -175,6 +175,11 @@ func refTemplate(src string) (tpl *raymond.Template, skipped string, err error) 
 	}
 	ar := helperArities(tree)
 	for name, fn := range ExtraHelpers() {
+		if ar[name][0] {
+			// Alone ({{ne}}), postroom's helper name is a param, as in
+			// handlebars.js; raymond calls the helper.
+			return nil, fmt.Sprintf("helper %s alone", name), nil
+		}
 		n := 1
 		switch len(ar[name]) {
 		case 0:
