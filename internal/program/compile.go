@@ -156,9 +156,10 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 	// open holds the blocks open, each with its number of {{else x}}
 	// links so far.
 	type openBlock struct {
-		tok   lexer.Token
-		name  string
-		links int
+		tok      lexer.Token
+		name     string
+		nameKind lexer.TokenKind // of the token after tok
+		links    int
 	}
 	var open []openBlock
 	depth, deepest := 0, 0
@@ -179,7 +180,11 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 				return 0, err
 			}
 		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock, tokenOpenPartialBlock, tokenOpenDecoratorBlock:
-			open = append(open, openBlock{tok: tok, name: tokenName(toks, i)})
+			ob := openBlock{tok: tok, name: tokenName(toks, i)}
+			if i+1 < len(toks) {
+				ob.nameKind = toks[i+1].Kind
+			}
+			open = append(open, ob)
 			depth++
 		case lexer.TokenOpenInverseChain:
 			if end := tok.Pos + len(tok.Val); end < len(src) && !isJSSpace(rune(src[end])) {
@@ -196,6 +201,11 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "closing tag without an open block"}
 			}
 			o := open[len(open)-1]
+			if i+1 < len(toks) && literalClass(o.nameKind) != literalClass(toks[i+1].Kind) {
+				// handlebars.js compares the names with ===: {{#0}} and {{/"0"}} differ.
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos),
+					Msg: fmt.Sprintf("{{/%s}} closes a block opened with a name of another kind", toks[i+1].Val)}
+			}
 			if name := tokenName(toks, i); name != "" && o.name != "" && name != o.name {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos),
 					Msg: fmt.Sprintf("{{/%s}} closes the block {{#%s}} opened at line %d, column %d", name, o.name, o.tok.Line, column(src, o.tok.Pos))}
@@ -282,6 +292,15 @@ var jsNumber = regexp.MustCompile(`^-?[0-9]+(?:\.[0-9]+)?$`)
 // isJSSpace reports whether JavaScript's \s matches r: Unicode's white
 // space and the byte order mark.
 func isJSSpace(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }
+
+// literalClass is the JavaScript type of a block's name token: numbers
+// and booleans are their own, names and strings are strings.
+func literalClass(k lexer.TokenKind) lexer.TokenKind {
+	if k == lexer.TokenString {
+		return lexer.TokenID
+	}
+	return k
+}
 
 // tokenName returns the name after the opening token toks[i] of a block
 // or closing tag, when it is a plain identifier, else "".

@@ -31,6 +31,10 @@ func (s *state) path(p *path) (any, bool) {
 			return nil, false
 		}
 		parts = parts[1:]
+	case len(parts) > 0 && parts[0] == "":
+		// {{[]}}, {{[].x}}: handlebars.js finds no name and pushes the
+		// context, whatever follows.
+		return s.context(p.depth), true
 	default:
 		v = s.context(p.depth)
 	}
