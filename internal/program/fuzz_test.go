@@ -199,12 +199,13 @@ func FuzzDifferential(f *testing.F) {
 
 // raymondAgrees reports whether raymond renders tmpl as handlebars.js
 // does with these parameters, as far as this package is concerned: no
-// block, else, parent path (../), data variable (@x), lookup or this,
-// whose meanings differ (see the package documentation), and parameters
+// block, else, parent path (../), data variable (@x), lookup, this or
+// empty segment ({{[]}}: the context in handlebars.js), whose meanings
+// differ (see the package documentation), and parameters
 // that are strings, booleans, nulls or integers (raymond prints other
 // numbers, arrays and maps differently).
 func raymondAgrees(tmpl string, params, globals map[string]any) bool {
-	for _, s := range []string{"{{#", "{{~#", "{{^", "{{~^", "else", "../", "@", "lookup", "this", "{{.}}", "{{~.", "log"} {
+	for _, s := range []string{"{{#", "{{~#", "{{^", "{{~^", "else", "../", "@", "lookup", "this", "{{.}}", "{{~.", "log", "[]"} {
 		if strings.Contains(tmpl, s) {
 			return false
 		}
