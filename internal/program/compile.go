@@ -590,6 +590,12 @@ func (c *compiler) compilePath(x *ast.PathExpression) (*path, error) {
 	if x.Data && len(x.Parts) == 0 {
 		return nil, c.errAt(x, "a data variable needs a name, such as @index or @key: %q", x.Original)
 	}
+	if x.Data && len(x.Parts) > 0 {
+		if id, ok := helperIDs[x.Parts[0]]; ok && helperTable[id].js {
+			// handlebars.js calls the helper of that name.
+			return nil, c.errAt(x, "a data variable named like the helper %s: %q", x.Parts[0], x.Original)
+		}
+	}
 	p := &path{orig: x.Original, depth: x.Depth, data: x.Data}
 	for _, part := range x.Parts {
 		if len(part) >= 2 && part[0] == '[' && part[len(part)-1] == ']' {

@@ -166,7 +166,8 @@
 //     helper of that name or renders nothing;
 //   - block parameters on anything but {{#each}} and {{#with}}
 //     (handlebars.js fails when rendering);
-//   - a data variable without a name ({{@.}}, {{@this}});
+//   - a data variable without a name ({{@.}}, {{@this}}), or named like
+//     one of handlebars.js's helpers ({{@if}}: handlebars.js calls it);
 //   - a NUL byte, white space other than space, tab and newline inside a
 //     name, a name or literal followed by a character handlebars.js does
 //     not allow there ({{#each@x}}, {{+1}}), {{else}} glued to what

@@ -54,7 +54,7 @@ func FuzzHandlebarsJS(f *testing.F) {
 	js := hbsjs.Start(f)
 	fuzzSeeds(f)
 	// What fuzzing found, fixed or refused since.
-	for _, src := range []string{`{{#0}}{{/"0"}}`, "{{[]}}{{items.length}}", "{{{{yes}}}}{{{{{/yes}}}}", `0{{#each this}}{{#each (lookup . "items")}}{{else}}{{.}}{{/each}}{{/each}}`, `0{{#each (lookup . "items")}}{{#each this}}{{../a}}{{/each}}{{/each}}`, "0{{#unless b}}{{{b}}}{{#unless b}}{{{b}}}{{/unless}}{{/unless}}", `{{""}}{{items.length}}`, "0\n{{!c}}\n {{!c}}", "{{#if 1}}{{else0}}0{{/if}}", "{{!{{items.length}}{{{b}}}{{{b}}}", "{{!c}} {{items.length}}", "\v{{~a~}}", "{{x\r}}", "{{#each@A}}{{/each}}", "\\{{{{items.length}}", "{{+00}}", "\x00"} {
+	for _, src := range []string{"{{@if}}", `{{#0}}{{/"0"}}`, "{{[]}}{{items.length}}", "{{{{yes}}}}{{{{{/yes}}}}", `0{{#each this}}{{#each (lookup . "items")}}{{else}}{{.}}{{/each}}{{/each}}`, `0{{#each (lookup . "items")}}{{#each this}}{{../a}}{{/each}}{{/each}}`, "0{{#unless b}}{{{b}}}{{#unless b}}{{{b}}}{{/unless}}{{/unless}}", `{{""}}{{items.length}}`, "0\n{{!c}}\n {{!c}}", "{{#if 1}}{{else0}}0{{/if}}", "{{!{{items.length}}{{{b}}}{{{b}}}", "{{!c}} {{items.length}}", "\v{{~a~}}", "{{x\r}}", "{{#each@A}}{{/each}}", "\\{{{{items.length}}", "{{+00}}", "\x00"} {
 		f.Add(src, []byte(nil), uint64(0))
 	}
 	f.Fuzz(func(t *testing.T, src string, pick []byte, seed uint64) {

@@ -263,6 +263,7 @@ func TestCompileErrors(t *testing.T) {
 		{"escape before a mustache", "\\{{{{x}}", Options{Mode: HTML}, 1, 1},
 		{"number with a plus", "{{lookup a +1}}", Options{Mode: HTML}, 1, 12},
 		{"nested raw block", "{{{{raw}}}}{{{{{/raw}}}}", Options{Mode: HTML}, 1, 12},
+		{"data variable named like a helper", "{{@if}}", Options{Mode: HTML}, 1, 4},
 		{"else glued to a name", "{{#if a}}{{else0}}{{/if}}", Options{Mode: HTML}, 1, 16},
 		{"unclosed mustache", "{{x", Options{Mode: HTML}, 1, 4},
 		{"mismatched close", "{{#if x}}a{{/each}}", Options{Mode: HTML}, 1, 11},
