@@ -25,7 +25,10 @@ var callType = reflect.TypeFor[Call]()
 // the last of repeated keys: two parsers that disagree on which value counts
 // are how requests get smuggled past checks), and objects, arrays and
 // strings must be where the spec has them. params and global_params take any
-// JSON object.
+// JSON object; their numbers are json.Number values, so that an integer
+// keeps its exact value (an order id 9007199254740993 prints as written, not
+// rounded to a float64) and every number prints as written or as
+// handlebars.js prints it (see the package documentation's # Templates).
 //
 // A body of the wrong shape gives a *ValidationError whose Field names the
 // offending field ("message.htmll", "recipients[3].email"); a body that is
@@ -38,10 +41,56 @@ func DecodeCall(data []byte) (*Call, error) {
 		return nil, decodeError(err)
 	}
 	var call Call
-	if err := json.Unmarshal(data, &call); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&call); err != nil {
 		return nil, decodeError(err)
 	}
+	if err := checkNumbers("global_params", call.GlobalParams); err != nil {
+		return nil, err
+	}
+	for i, r := range call.Recipients {
+		if err := checkNumbers("recipients["+strconv.Itoa(i)+"].params", r.Params); err != nil {
+			return nil, err
+		}
+	}
 	return &call, nil
+}
+
+// checkNumbers refuses, with a *ValidationError naming the field, a number
+// in v (decoded with UseNumber, at path) that is not an integer and lies
+// beyond float64's range (1e400), as json.Unmarshal into an any would.
+// Integers of any size are kept as written.
+func checkNumbers(path string, v any) error {
+	switch x := v.(type) {
+	case json.Number:
+		if isIntegerLiteral(string(x)) {
+			return nil
+		}
+		if _, err := strconv.ParseFloat(string(x), 64); err != nil {
+			return &ValidationError{Field: path, Reason: "number " + string(x) + " is out of range", Err: ErrInvalidJSON}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := checkNumbers(path+"."+k, e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNumbers(path+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isIntegerLiteral reports whether a JSON number is written as an integer:
+// digits after an optional minus sign, no fraction, no exponent.
+func isIntegerLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // decodeError wraps an error of encoding/json in ErrInvalidJSON. A value

@@ -31,6 +31,9 @@ func TestDecodeCall(t *testing.T) {
 		{"string for list", `{"message":{"headers":"X-A: 1"}}`, "message.headers"},
 		{"number for header", `{"message":{"headers":[{"name":"X","value":1}]}}`, "message.headers[0].value"},
 		{"top-level string", `"call"`, "(body)"},
+		{"number beyond float64", `{"global_params":{"a":{"b":[1,1e400]}}}`, "global_params.a.b[1]"},
+		{"number beyond float64 in a recipient", `{"recipients":[{},{"params":{"x":-1.5e999}}]}`, "recipients[1].params.x"},
+		{"long integer", `{"global_params":{"a":123456789012345678901234567890}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := postroom.DecodeCall([]byte(tc.body))
@@ -79,6 +82,7 @@ func FuzzDecodeCall(f *testing.F) {
 		got, shapeErr := postroom.DecodeCall(data)
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
+		dec.UseNumber()
 		var call postroom.Call
 		jsonErr := dec.Decode(&call)
 		if _, err := dec.Token(); jsonErr == nil && err != io.EOF {
@@ -98,4 +102,22 @@ func FuzzDecodeCall(f *testing.F) {
 			t.Fatalf("encoding/json decoded %q, DecodeCall found it malformed: %v", data, shapeErr)
 		}
 	})
+}
+
+// TestDecodeCallKeepsIntegers: numbers in params decode as json.Number, so
+// that an integer beyond float64's precision keeps its value.
+func TestDecodeCallKeepsIntegers(t *testing.T) {
+	call, err := postroom.DecodeCall([]byte(`{"global_params":{"id":9007199254740993,"f":2.50},"recipients":[{"params":{"n":[-0,12]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := call.GlobalParams["id"]; got != json.Number("9007199254740993") {
+		t.Errorf("id = %#v, want json.Number(\"9007199254740993\")", got)
+	}
+	if got := call.GlobalParams["f"]; got != json.Number("2.50") {
+		t.Errorf("f = %#v, want json.Number(\"2.50\")", got)
+	}
+	if got := call.Recipients[0].Params["n"]; !reflect.DeepEqual(got, []any{json.Number("-0"), json.Number("12")}) {
+		t.Errorf("n = %#v", got)
+	}
 }

@@ -101,7 +101,11 @@
 //     CustomerName string `json:"customer_name"`.
 //   - Missing params render empty, or make the recipient invalid with
 //     Options.StrictParams.
-//   - {{#each}} over an object visits its keys in sorted order, with @key.
+//   - They mean what they mean in handlebars.js 4.7, the reference (see
+//     internal/program and the README's "Templates: handlebars.js
+//     compatibility"), except that integers print exactly as given and
+//     {{#each}} over an object visits its integer-like keys in numeric
+//     order, then the others in sorted order, with @key.
 //   - Helpers: if, unless, each, with, lookup, equal, log, and upper, lower,
 //     title, default, eq, ne, gt, lt, and, or, not, length, url, striptags,
 //     date. They are registered per template, never globally. {{log}} goes
@@ -112,14 +116,11 @@
 //     Helper and the README's "Partials and helpers").
 //   - Unknown helpers, missing partials and helpers called with the wrong
 //     number of arguments are refused when the call is validated, with
-//     the part and position of the problem. So is a helper's name
-//     alone where the helper needs arguments: a param named like a helper
-//     is written {{this.title}} (handlebars gives helpers precedence, and
-//     raymond fails on {{title}} at render time).
-//   - The rendered html is compared byte for byte with raymond's own
-//     evaluator by a differential fuzz test; the two deliberate differences
-//     are the sorted each over objects and the unescaped subject, text and
-//     header values (and, for Go structs, the json names).
+//     the part and position of the problem. The name of one of
+//     postroom's own helpers alone ({{title}}) is a param; the name of one
+//     of Options.Helpers is a call of it, even with no arguments.
+//   - The rendered html is compared byte for byte with handlebars.js's by
+//     a differential test and a fuzz test.
 //   - All the parts of a recipient's message render within the message
 //     size limit (Options.MaxMessageBytes less the call's attachments,
 //     images and fixed headers): a render stops as soon as the parts

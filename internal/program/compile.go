@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aymerick/raymond/ast"
 	"github.com/aymerick/raymond/lexer"
@@ -75,12 +78,11 @@ type expr struct {
 
 // path is a compiled ast.PathExpression.
 type path struct {
-	orig     string
-	first    string   // the first part as written (brackets kept): raymond matches block parameters on it
-	parts    []string // brackets removed
-	depth    int
-	data     bool // @x
-	dataRoot bool // @root...
+	orig  string
+	bp    string   // the first part, when it may name a block parameter (see scopedID)
+	parts []string // brackets removed
+	depth int
+	data  bool // @x
 }
 
 // Compile parses src as raymond's parser does (see parseTokens) and compiles
@@ -107,6 +109,15 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		// handlebars.js's lexer refuses it (its end of input).
+		return nil, &Error{Line: 1 + strings.Count(src[:i], "\n"), Column: column(src, i), Msg: "a template cannot contain a NUL byte"}
+	}
+	if i := strings.Index(src, `\{{{{`); i >= 0 && (i == 0 || src[i-1] != '\\') {
+		// handlebars.js ends the escaped text before the second {{,
+		// raymond's lexer at the }} after it.
+		return nil, &Error{Line: 1 + strings.Count(src[:i], "\n"), Column: column(src, i), Msg: `\{{ right before {{ is ambiguous: write \{{ and {{ apart`}
 	}
 	toks := lex(src, lexExtended)
 	depth, err := precheck(src, toks, maxDepth)
@@ -142,29 +153,65 @@ func Compile(ctx context.Context, src string, opts Options) (p *Program, err err
 // open, at its column (the parser's errors carry a line only); other
 // unbalanced tags are left to the parser.
 func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
-	var chains []int // per open block: the number of {{else x}} links so far
+	// open holds the blocks open, each with its number of {{else x}}
+	// links so far.
+	type openBlock struct {
+		tok      lexer.Token
+		name     string
+		nameKind lexer.TokenKind // of the token after tok
+		links    int
+	}
+	var open []openBlock
 	depth, deepest := 0, 0
-	for _, tok := range toks {
+	for i, tok := range toks {
 		switch tok.Kind {
 		case lexer.TokenError:
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: tok.Val}
 		case tokenOpenDecorator:
 			return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "decorators ({{*name}}) are not supported"}
+		case lexer.TokenContent:
+			if len(open) > 0 && open[len(open)-1].tok.Kind == lexer.TokenOpenRawBlock {
+				if err := checkRawContent(src, tok); err != nil {
+					return 0, err
+				}
+			}
+		case lexer.TokenID, lexer.TokenNumber, lexer.TokenBoolean:
+			if err := checkLookahead(src, tok); err != nil {
+				return 0, err
+			}
 		case lexer.TokenOpenBlock, lexer.TokenOpenInverse, lexer.TokenOpenRawBlock, tokenOpenPartialBlock, tokenOpenDecoratorBlock:
-			chains = append(chains, 0)
+			ob := openBlock{tok: tok, name: tokenName(toks, i)}
+			if i+1 < len(toks) {
+				ob.nameKind = toks[i+1].Kind
+			}
+			open = append(open, ob)
 			depth++
 		case lexer.TokenOpenInverseChain:
-			if len(chains) == 0 {
+			if end := tok.Pos + len(tok.Val); end < len(src) && !isJSSpace(rune(src[end])) {
+				// {{else0}}: raymond and handlebars.js read it differently.
+				return 0, &Error{Line: tok.Line, Column: column(src, end), Msg: "write a space after else"}
+			}
+			if len(open) == 0 {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "else outside a block"}
 			}
-			chains[len(chains)-1]++
+			open[len(open)-1].links++
 			depth++
 		case lexer.TokenOpenEndBlock, lexer.TokenOpenEndRawBlock:
-			if len(chains) == 0 {
+			if len(open) == 0 {
 				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos), Msg: "closing tag without an open block"}
 			}
-			depth -= 1 + chains[len(chains)-1]
-			chains = chains[:len(chains)-1]
+			o := open[len(open)-1]
+			if i+1 < len(toks) && literalClass(o.nameKind) != literalClass(toks[i+1].Kind) {
+				// handlebars.js compares the names with ===: {{#0}} and {{/"0"}} differ.
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos),
+					Msg: fmt.Sprintf("{{/%s}} closes a block opened with a name of another kind", toks[i+1].Val)}
+			}
+			if name := tokenName(toks, i); name != "" && o.name != "" && name != o.name {
+				return 0, &Error{Line: tok.Line, Column: column(src, tok.Pos),
+					Msg: fmt.Sprintf("{{/%s}} closes the block {{#%s}} opened at line %d, column %d", name, o.name, o.tok.Line, column(src, o.tok.Pos))}
+			}
+			depth -= 1 + o.links
+			open = open[:len(open)-1]
 		case lexer.TokenOpenSexpr:
 			depth++
 		case lexer.TokenCloseSexpr:
@@ -177,7 +224,94 @@ func precheck(src string, toks []lexer.Token, maxDepth int) (int, error) {
 			}
 		}
 	}
+	if len(open) > 0 {
+		o := open[len(open)-1]
+		return 0, &Error{Line: o.tok.Line, Column: column(src, o.tok.Pos), Msg: fmt.Sprintf("block {{#%s}} is never closed", o.name)}
+	}
 	return deepest, nil
+}
+
+// checkLookahead refuses what raymond's lexer reads differently from
+// handlebars.js's: a name (not in brackets) holding white space that
+// JavaScript's \s matches (raymond reads "x\r" as a name) or followed by
+// a character handlebars.js does not allow after a name ({{#each@x}},
+// which handlebars.js refuses), and a number or boolean followed by
+// something other than white space, ~, ) or }}.
+func checkLookahead(src string, tok lexer.Token) error {
+	if tok.Kind == lexer.TokenID && strings.HasPrefix(tok.Val, "[") {
+		return nil
+	}
+	if tok.Kind == lexer.TokenNumber && !jsNumber.MatchString(tok.Val) {
+		return &Error{Line: tok.Line, Column: column(src, tok.Pos),
+			Msg: fmt.Sprintf("number %s: handlebars.js reads numbers as -12 or 1.5 only", tok.Val)}
+	}
+	if i := strings.IndexFunc(tok.Val, isJSSpace); i >= 0 {
+		return &Error{Line: tok.Line, Column: column(src, tok.Pos+i),
+			Msg: fmt.Sprintf("white space %U inside a name: handlebars.js ends the name there", []rune(tok.Val[i:])[0])}
+	}
+	end := tok.Pos + len(tok.Val)
+	if tok.Pos < 0 || end >= len(src) {
+		return nil
+	}
+	allowed := "~})" // numbers and booleans
+	if tok.Kind == lexer.TokenID {
+		allowed = "=~}/.)|"
+	}
+	r, _ := utf8.DecodeRuneInString(src[end:])
+	if strings.ContainsRune(allowed, r) || isJSSpace(r) {
+		return nil
+	}
+	return &Error{Line: tok.Line, Column: column(src, end),
+		Msg: fmt.Sprintf("%q right after %q: handlebars.js needs a space or the end of the tag there", r, tok.Val)}
+}
+
+// checkRawContent refuses {{{{ not followed by / in the content of a raw
+// block (the content and the {{{{ of the closing tag after it):
+// handlebars.js opens a nested raw block there, raymond does not.
+func checkRawContent(src string, tok lexer.Token) error {
+	end := min(len(src), tok.Pos+len(tok.Val)+5)
+	if tok.Pos < 0 || tok.Pos > end {
+		return nil
+	}
+	region := src[tok.Pos:end]
+	for i := 0; ; i++ {
+		j := strings.Index(region[i:], "{{{{")
+		if j < 0 {
+			return nil
+		}
+		i += j
+		if i+4 < len(region) && region[i+4] != '/' {
+			return &Error{Line: tok.Line, Column: column(src, tok.Pos+i), Msg: "{{{{ inside a raw block: handlebars.js opens a nested raw block there"}
+		}
+	}
+}
+
+// jsNumber is the form of a number literal in handlebars.js's lexer.
+var jsNumber = regexp.MustCompile(`^-?[0-9]+(?:\.[0-9]+)?$`)
+
+// isJSSpace reports whether JavaScript's \s matches r: Unicode's white
+// space and the byte order mark.
+func isJSSpace(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }
+
+// literalClass is the JavaScript type of a block's name token: numbers
+// and booleans are their own, names and strings are strings.
+func literalClass(k lexer.TokenKind) lexer.TokenKind {
+	if k == lexer.TokenString {
+		return lexer.TokenID
+	}
+	return k
+}
+
+// tokenName returns the name after the opening token toks[i] of a block
+// or closing tag, when it is a plain identifier, else "".
+func tokenName(toks []lexer.Token, i int) string {
+	if i+1 < len(toks) && toks[i+1].Kind == lexer.TokenID {
+		if i+2 < len(toks) && toks[i+2].Kind == lexer.TokenSep {
+			return "" // a path: left to the parser
+		}
+		return toks[i+1].Val
+	}
+	return ""
 }
 
 // parseError turns a parse error into an *Error: its line and detail come
@@ -339,6 +473,10 @@ func (c *compiler) block(n *ast.BlockStatement) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.Program != nil && len(n.Program.BlockParams) > 0 && (e.kind != exHelper || (e.helper != hEach && e.helper != hWith)) {
+		// handlebars.js fails at render time on them elsewhere.
+		return nil, c.errAt(n, "block parameters (as |x|) are only given by {{#each}} and {{#with}}")
+	}
 	b := &block{e: e}
 	if b.body, err = c.program(n.Program, true); err != nil {
 		return nil, err
@@ -364,8 +502,13 @@ func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 		return c.customCall(n, name, h, pos)
 	}
 	name := n.HelperName()
-	if id, ok := helperIDs[name]; ok && name != "" {
+	if id, ok := helperIDs[name]; ok && name != "" && (helperTable[id].js || len(n.Params) > 0 || n.Hash != nil) {
 		return c.helperCall(n, id, pos)
+	}
+	if pos == posSub && len(n.Params) == 0 && n.Hash == nil {
+		// handlebars.js calls a helper of that name, or renders nothing.
+		what, _ := ast.HelperNameStr(n.Path)
+		return nil, c.errAt(n.Path, "a subexpression calls a helper with arguments: write %s, not (%s)", what, what)
 	}
 	if len(n.Params) > 0 || n.Hash != nil {
 		what, _ := ast.HelperNameStr(n.Path)
@@ -447,15 +590,21 @@ func (c *compiler) compilePath(x *ast.PathExpression) (*path, error) {
 	if x.Data && len(x.Parts) == 0 {
 		return nil, c.errAt(x, "a data variable needs a name, such as @index or @key: %q", x.Original)
 	}
-	p := &path{orig: x.Original, depth: x.Depth, data: x.Data, dataRoot: x.Data && len(x.Parts) > 0 && x.Parts[0] == "root"}
-	if len(x.Parts) > 0 {
-		p.first = x.Parts[0]
+	if x.Data && len(x.Parts) > 0 {
+		if id, ok := helperIDs[x.Parts[0]]; ok && helperTable[id].js {
+			// handlebars.js calls the helper of that name.
+			return nil, c.errAt(x, "a data variable named like the helper %s: %q", x.Parts[0], x.Original)
+		}
 	}
+	p := &path{orig: x.Original, depth: x.Depth, data: x.Data}
 	for _, part := range x.Parts {
 		if len(part) >= 2 && part[0] == '[' && part[len(part)-1] == ']' {
 			part = part[1 : len(part)-1]
 		}
 		p.parts = append(p.parts, part)
+	}
+	if len(p.parts) > 0 && x.Depth == 0 && !scopedID(x.Original) {
+		p.bp = p.parts[0]
 	}
 	return p, nil
 }

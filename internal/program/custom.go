@@ -79,7 +79,12 @@ func (c *HelperCall) render(p *prog, ctx any) (string, error) {
 	}
 	s := c.s
 	start := len(s.out)
-	err := s.fn(p, ctx)
+	var err error
+	if ctx == nil {
+		err = s.fnThis(p)
+	} else {
+		err = s.fnWith(p, ctx)
+	}
 	out := string(s.out[start:])
 	s.out = s.out[:start]
 	return out, err

@@ -4,10 +4,17 @@
 // and block instructions, which renders one recipient's parameters by
 // appending to a reused buffer.
 //
-// raymond is the reference: for every template Compile accepts, Append in
-// HTML mode gives byte for byte what raymond's Exec gives with the same
-// helpers registered and the parameters merged into one map, except for the
-// differences listed below. FuzzDifferential checks this.
+// handlebars.js 4.7 (default options: no compat, no strict) is the
+// reference for what a template means: for every template Compile accepts,
+// Append in HTML mode gives byte for byte what handlebars.js gives with
+// the parameters as its context, except for the differences listed below.
+// TestHandlebarsJS checks a corpus (the handlebars.js spec cases raymond
+// ports, mustache's spec, email templates, partials) and FuzzHandlebarsJS
+// random templates against handlebars.js itself, run by node; a template
+// handlebars.js would render differently is refused at compile time with
+// an *Error saying why. raymond stays the reference for the parser
+// (FuzzParseEquivalence) and, where raymond and handlebars.js agree, for
+// rendering (FuzzDifferential).
 //
 // # What it owns
 //
@@ -27,41 +34,56 @@
 // never raymond's root package or its parser package (whose goroutine it
 // avoids, see the QUIRK below), and never the rest of postroom: postroom
 // imports it, not the other way round. Only its tests import raymond's
-// root and parser packages, as the reference.
+// root and parser packages, as the reference, and internal/hbsjs.
 //
 // # Language
 //
-// Content, comments, whitespace control (~) and standalone lines as raymond
-// parses them. A backslash before a mustache makes it literal text: \{{x}}
-// renders {{x}} (and \{{{x}}} renders {{{x}}}); \\{{x}} renders a backslash
-// followed by the value of x.
+// Content, comments, whitespace control (~) and standalone lines as
+// handlebars.js treats them. A backslash before a mustache makes it
+// literal text: \{{x}} renders {{x}} (and \{{{x}}} renders {{{x}}});
+// \\{{x}} renders a backslash followed by the value of x.
 //
-// Mustaches {{x}} (HTML-escaped in HTML mode), {{{x}}} and {{&x}} (raw).
-// Paths x, x.y.z, this, this.x, ./x, ../x (parent context), @root.x,
-// [weird key] and [0] segments (a number indexes an array), data variables
-// @index, @first, @last, @key and @../index. As raymond does, a path whose
-// first segment is absent from the current context is looked up in the
-// parent contexts; in a context that is an array, a path collects the
-// values found in each element; @x that is not set falls back to x; a
-// literal in helper position ({{"x"}}, {{1}}) reads that field of the
-// current context.
+// Mustaches {{x}} (HTML-escaped in HTML mode as handlebars.js escapes: &
+// < > " ' ` = become &amp; &lt; &gt; &quot; &#x27; &#x60; &#x3D;), {{{x}}}
+// and {{&x}} (raw). Paths x, x.y.z, this, this.x, ./x, ../x (the context
+// before the current one), @root.x, [weird key] and [0] segments, data
+// variables @index, @key (the index over an array), @first, @last and
+// @../index. A path is looked up in the current context only, never in
+// its parents (write ../x for that); each segment is an own property of
+// the value before it: a map key, a struct field, an array index (in its
+// canonical form: 1, not 01) or length, a string's character or length
+// (in UTF-16 code units, as JavaScript counts). A segment of nothing is
+// nothing. A literal in helper position ({{"x"}}, {{1}}) reads that field
+// of the current context. A block parameter hides the context's field of
+// the same name, bound or not.
 //
-// Blocks: {{#if x}}, {{#unless x}} (with includeZero=true), {{#each x}},
-// {{#with x}}, {{#equal a b}}, each with {{else}} or {{^}}, chained
-// {{else if c}}, block parameters ({{#each items as |item i|}}), inverse
-// sections {{^x}}...{{/x}}, sections on a plain path ({{#items}}: an array
-// iterates, another truthy value becomes the context) and raw blocks
-// {{{{x}}}}...{{{{/x}}}} (a section whose content is not parsed). Truthiness
-// is raymond's: nil, false, 0, "" and empty arrays and maps are false.
+// Blocks: {{#if x}}, {{#unless x}} (with includeZero=true, under which 0
+// is true), {{#each x}}, {{#with x}}, {{#equal a b}}, each with {{else}}
+// or {{^}}, chained {{else if c}}, block parameters on each and with
+// ({{#each items as |item i|}}), sections on a plain path ({{#items}}: nil
+// and false render the inverse, true the block, an array each element or
+// the inverse when empty, any other value, "" and 0 included, the block in
+// that context), inverse sections {{^x}}...{{/x}} (rendered for nil, false
+// and empty arrays) and raw blocks {{{{x}}}}...{{{{/x}}}}. Truthiness is
+// handlebars.js's {{#if}}: nil, false, 0, NaN, "" and empty arrays are
+// false; an empty object is true. {{#with}} renders 0 too. {{#each}} over
+// anything but an array, a map or a struct renders the inverse; it visits
+// a map's integer-like keys first, in numeric order, as JavaScript does.
+// A block that changes the context starts a new level for ../ only when
+// the new context is not == the current one (JavaScript's loose equality),
+// as in handlebars.js.
 //
-// Helpers, with raymond's arguments as values (strings, int or float64
-// numbers, true, false) or paths or subexpressions (helper a b):
-// lookup obj field, log x (to Options.Log), and postroom's own upper, lower,
-// title, default v fallback, eq, ne, gt, lt, and, or, not, length, url,
-// striptags and date v [layout] (see the functions of the same names).
-// postroom's own helpers may also open a block, as in
-// {{#eq a b}}yes{{else}}no{{/eq}}: the block renders when the value is
-// truthy, else the inverse. A helper's value is escaped like any value.
+// Helpers, with arguments as values (strings, numbers, true, false) or
+// paths or subexpressions (helper a b): lookup obj field (the field's
+// value, obj itself when obj is falsy), log x... (to Options.Log), and
+// postroom's own upper, lower, title, default v fallback, eq, ne, gt, lt,
+// and, or, not, length, url, striptags and date v [layout] (see the
+// functions of the same names). postroom's own helpers may also open a
+// block, as in {{#eq a b}}yes{{else}}no{{/eq}}: the block renders when the
+// value is truthy, else the inverse. A helper's value is escaped like any
+// value. The name of one of postroom's own helpers used with no arguments
+// and no hash ({{title}}, {{#url}}) is a parameter: handlebars.js has no
+// such helpers.
 //
 // The caller's own helpers (Options.Helpers, custom.go) are bound when a
 // template is compiled: a registered name in helper position is a call of
@@ -69,7 +91,7 @@
 // panic is a RenderError, a Raw value is written unescaped, and a block
 // helper renders its block through HelperCall.Fn.
 //
-// Partials follow handlebars.js 4.7, not raymond: {{> name}}, with a
+// Partials as handlebars.js 4.7 has them: {{> name}}, with a
 // context argument and a hash ({{> name ctx k=v}}: the context extended
 // with the hash), the indentation of a standalone partial prefixed to every
 // line it renders, partial blocks ({{#> layout}}...{{/layout}}, rendered
@@ -82,47 +104,91 @@
 // it, the caller's block parameters are out of scope) and the caller's
 // data variables; partial calls nest at most MaxPartialNesting deep.
 //
-// Data is what encoding/json produces, or other Go values read by
-// reflection. A struct's fields are found by the names encoding/json gives
-// them, so that a struct renders as its JSON round trip would: the name in
-// the json tag (options such as omitempty play no part in the lookup),
-// else the field's own name, exactly (FirstName, not firstName); fields
-// tagged json:"-" and unexported fields are absent; the fields of an
-// embedded struct are promoted, with encoding/json's rules for fields of
-// the same name. {{#each}} over a struct visits those fields in their
-// order, @key being the name.
+// Data is what encoding/json produces (numbers as float64 or, decoded with
+// UseNumber, json.Number), or other Go values read by reflection. A
+// struct's fields are found by the names encoding/json gives them, so that
+// a struct renders as its JSON round trip would: the name in the json tag
+// (options such as omitempty play no part in the lookup), else the
+// field's own name, exactly (FirstName, not firstName); fields tagged
+// json:"-" and unexported fields are absent; the fields of an embedded
+// struct are promoted, with encoding/json's rules for fields of the same
+// name. {{#each}} over a struct visits those fields in their order, @key
+// being the name.
 //
-// Values print as raymond prints them: strings as they are, numbers as
-// strconv.FormatFloat(f, 'f', -1, 64) (a JSON 3 is 3, 2.5 is 2.5), integers
-// in decimal, booleans as true and false, nil and absent values as nothing,
-// arrays as the concatenation of their elements, maps and structs with
-// fmt's %s.
+// Values print as JavaScript's String(v): strings as they are, numbers as
+// JavaScript prints them (0.1, 1e-7, 1e+21, 0 for -0) except integers
+// (below), booleans as true and false, nil and absent values as nothing,
+// arrays as their elements joined with commas (nil elements as nothing,
+// nested arrays flattened), maps and structs as [object Object], a
+// time.Time as encoding/json writes it.
+//
+// # Differences from handlebars.js
+//
+// Deliberate, each for a reason:
+//
+//   - Integers print exactly as given: a json.Number written as an integer
+//     and Go's int64 and uint64 keep every digit (an order id
+//     9007199254740993 stays ...993; JavaScript rounds it to ...992, and
+//     prints integers of 1e21 and more in exponent form). A mail must not
+//     carry a number its sender did not send.
+//   - Text mode (subjects, text bodies, headers) never escapes: escaping is
+//     for HTML; handlebars.js has one mode.
+//   - {{#each}} over a map visits the keys that are not integer-like in
+//     sorted order: a Go map does not keep the JSON object's order, which
+//     handlebars.js follows. Sorted is at least the same on every render.
+//   - postroom's own helpers (upper ... date) and raymond's equal exist;
+//     handlebars.js fails with "Missing helper" on them.
+//   - {{log}} calls Options.Log, never a console; its hash (level=) is
+//     evaluated and ignored.
+//   - A raw mustache at the start of a template or block followed by
+//     another or by a block ({{{a}}}{{{b}}}) prints each value;
+//     handlebars.js's compiled code joins them with JavaScript's + (and a
+//     block whose output is one raw mustache returns the value itself), so
+//     that numbers and booleans add up (3 and 3 print 6, true and 3 print
+//     4), a bug of handlebars.js.
+//   - Methods and func values in the data are never called; printing a
+//     func or a chan, or an array nested deeper than 64 levels (a cyclic
+//     slice), is a render error.
+//
+// Refused at compile time, each an *Error with its position, where
+// handlebars.js would fail or where raymond's lexer or parser reads the
+// source differently from handlebars.js's:
+//
+//   - dynamic partials ({{> (expr)}}), partials with two context
+//     arguments, and decorators other than inline ({{*x}}, {{#*x}});
+//   - a mustache, block or subexpression with arguments or a hash whose
+//     name is not a helper, and a helper called with the wrong number of
+//     arguments (handlebars.js fails when rendering, or not at all in a
+//     branch not taken); if, unless, each and with outside block position
+//     and without their argument, lookup and log as blocks or without
+//     arguments, equal outside block position;
+//   - a subexpression with no arguments ((name)): handlebars.js calls a
+//     helper of that name or renders nothing;
+//   - block parameters on anything but {{#each}} and {{#with}}
+//     (handlebars.js fails when rendering);
+//   - a data variable without a name ({{@.}}, {{@this}}), or named like
+//     one of handlebars.js's helpers ({{@if}}: handlebars.js calls it);
+//   - a NUL byte, white space other than space, tab and newline inside a
+//     name, a name or literal followed by a character handlebars.js does
+//     not allow there ({{#each@x}}, {{+1}}), {{else}} glued to what
+//     follows ({{else0}}), {{{{ inside a raw block, and \{{ right before
+//     {{: raymond's lexer reads these differently;
+//   - a block never closed, or closed by another name: reported at the
+//     opening tag, or at the closing one.
 //
 // # Differences from raymond
 //
-//   - {{#each}} over a map visits its keys in sorted order (raymond: Go's
-//     random map order, different from run to run).
-//   - Text mode never escapes; raymond always escapes {{x}}.
-//   - Refused at compile time, each an *Error with its position: dynamic
-//     partials ({{> (expr)}}) and partials with two context arguments;
-//     decorators other than inline ({{*x}}, {{#*x}}); a mustache, block or subexpression with
-//     arguments or a hash whose name is not a helper; a helper called with
-//     the wrong number of arguments, including a helper's name alone
-//     ({{title}}: write {{this.title}} for a parameter of that name), which
-//     raymond reports only when rendering, or not at all in a branch not
-//     taken ({{equal A A A}}, raymond issue #34); if, unless, each, with and
-//     equal outside block position, where raymond's implementation renders
-//     the enclosing block again, endlessly; lookup and log as blocks; a data
-//     variable without a name ({{@.}}, {{@this}}), on which raymond panics.
-//   - Methods and func values in the data are never called (raymond calls
-//     them); printing a func or a chan, or a value nested deeper than 64
-//     levels (a cyclic map), is a render error.
-//   - A negative index (lookup x -1, x.[-1]) is absent; raymond panics.
-//   - {{log x}} calls Options.Log, never the log package.
-//   - Struct fields are found by their encoding/json names (see above);
-//     raymond finds them by the name with its first letter upper-cased
-//     ({{firstName}} finds FirstName) or by a handlebars tag, and iterates
-//     them by Go name.
+// Where raymond's Exec differs from handlebars.js, this package follows
+// handlebars.js: raymond looks a name missing from the current context up
+// in the parents, treats {} as false, ignores includeZero, returns lookup's
+// value as a string, prints numbers with strconv's 'f' format, arrays
+// concatenated and maps with fmt, visits map keys in Go's random order,
+// lets @x fall back to x, resolves a path in an array context in each
+// element, escapes ' as &apos; and leaves ` and = alone, strips blank
+// content after a standalone tag followed by a sibling at the root, leaves
+// \v and Unicode's spaces when stripping (~), and calls methods in the
+// data. FuzzDifferential compares with raymond only where none of these
+// arise (raymondAgrees).
 //
 // # Limits
 //

@@ -5,111 +5,113 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 )
 
-// Iteration: raymond's each helper and sections over arrays.
+// Iteration: handlebars.js's each helper, which sections over arrays use
+// too.
 
-// iter is raymond's evalProgram for one iteration: push ctx unless nil, a
-// data frame, and the block parameters (ctx, key).
-func (s *state) iter(p *prog, ctx any, f frame, key any) error {
+// iter runs p for one element: ctx is the context and the first block
+// parameter, key the second, f the data frame (@index, @key, @first,
+// @last).
+func (s *state) iter(p *prog, ctx any, f frame) error {
 	if err := s.step(); err != nil {
 		return err
 	}
-	s.enter(p, ctx, bpFrame{ctx: ctx, key: key, hasKey: key != nil})
-	s.frames = append(s.frames, f)
-	err := s.run(p)
-	s.frames = s.frames[:len(s.frames)-1]
-	s.leave(p, ctx)
-	return err
-}
-
-func (s *state) eachSlice(p *prog, v []any) error {
-	for i, x := range v {
-		if err := s.iter(p, x, frame{iter: true, index: i, length: len(v)}, intKey(i, len(p.params))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *state) eachReflectSlice(p *prog, rv reflect.Value) error {
-	n := rv.Len()
-	for i := 0; i < n; i++ {
-		x := rv.Index(i)
-		var v any
-		if x.CanInterface() {
-			v = x.Interface()
-		}
-		if err := s.iter(p, v, frame{iter: true, index: i, length: n}, intKey(i, len(p.params))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// intKey boxes the index for the second block parameter only when there is
-// one to bind; any non-nil value tells iter the key exists.
-func intKey(i, params int) any {
-	if params > 1 {
-		return i
-	}
-	return true
-}
-
-// each is raymond's each helper, except that maps are visited in sorted key
-// order.
-func (s *state) each(p *prog, c any) error {
 	if p == nil {
 		return nil
 	}
+	sv := s.enter(p, ctx, bpFrame{ctx: ctx, key: f.key})
+	s.frames = append(s.frames, f)
+	err := s.run(p)
+	s.frames = s.frames[:len(s.frames)-1]
+	s.leave(p, sv)
+	return err
+}
+
+// each is handlebars.js's each helper over c, an array or an object, and
+// returns the number of iterations: the elements of an array in order, the
+// keys of a map with the integer-like ones first in numeric order (as
+// JavaScript's Object.keys) and the others in sorted order (JSON objects
+// lose their order in Go maps), the fields of a struct in their order.
+func (s *state) each(p *prog, c any) (int, error) {
 	switch v := c.(type) {
 	case []any:
-		return s.eachSlice(p, v)
+		for i, x := range v {
+			if err := s.iter(p, x, frame{iter: true, index: i, length: len(v), key: i}); err != nil {
+				return i, err
+			}
+		}
+		return len(v), nil
 	case map[string]any:
 		base := len(s.keys)
 		for k := range v {
 			s.keys = append(s.keys, k)
 		}
 		keys := s.keys[base:]
-		slices.Sort(keys)
+		slices.SortFunc(keys, compareJSKeys)
 		defer func() { s.keys = s.keys[:base] }()
 		for i := range keys {
 			k := s.keys[base+i]
-			var key any = k
-			if err := s.iter(p, v[k], frame{iter: true, index: i, length: len(keys), key: key}, key); err != nil {
-				return err
+			if err := s.iter(p, v[k], frame{iter: true, index: i, length: len(keys), key: k}); err != nil {
+				return i, err
 			}
 		}
-		return nil
+		return len(keys), nil
 	}
 	rv := reflect.ValueOf(c)
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
 		if rv.IsNil() {
-			return nil
+			return 0, nil
 		}
 		rv = rv.Elem()
 	}
 	switch rv.Kind() {
 	case reflect.Array, reflect.Slice:
-		return s.eachReflectSlice(p, rv)
-	case reflect.Map:
-		keys := rv.MapKeys()
-		slices.SortFunc(keys, compareKeys)
-		for i, k := range keys {
-			if !k.CanInterface() {
-				continue
-			}
-			key := k.Interface()
-			x := rv.MapIndex(k)
+		n := rv.Len()
+		for i := 0; i < n; i++ {
+			x := rv.Index(i)
 			var v any
 			if x.CanInterface() {
 				v = x.Interface()
 			}
-			if err := s.iter(p, v, frame{iter: true, index: i, length: len(keys), key: key}, key); err != nil {
-				return err
+			if err := s.iter(p, v, frame{iter: true, index: i, length: n, key: i}); err != nil {
+				return i, err
 			}
 		}
+		return n, nil
+	case reflect.Map:
+		keys := rv.MapKeys()
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			if k.CanInterface() {
+				names[i] = fmt.Sprint(k.Interface())
+			}
+		}
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return compareJSKeys(names[a], names[b]) })
+		for i, j := range order {
+			x := rv.MapIndex(keys[j])
+			var v any
+			if x.CanInterface() {
+				v = x.Interface()
+			}
+			var key any = names[j]
+			if k := keys[j]; k.Kind() == reflect.String && k.CanInterface() {
+				key = k.Interface()
+			}
+			if err := s.iter(p, v, frame{iter: true, index: i, length: len(keys), key: key}); err != nil {
+				return i, err
+			}
+		}
+		return len(keys), nil
 	case reflect.Struct:
+		if rv.Type() == timeType {
+			return 0, nil
+		}
 		// The fields encoding/json would write: none behind a nil embedded
 		// pointer.
 		var fields []jsonField
@@ -120,21 +122,28 @@ func (s *state) each(p *prog, c any) error {
 			}
 		}
 		for i, f := range fields {
-			if err := s.iter(p, values[i].Interface(), frame{iter: true, index: i, length: len(fields), key: f.name}, f.name); err != nil {
-				return err
+			if err := s.iter(p, values[i].Interface(), frame{iter: true, index: i, length: len(fields), key: f.name}); err != nil {
+				return i, err
 			}
 		}
+		return len(fields), nil
 	}
-	return nil
+	return 0, nil
 }
 
-// compareKeys orders map keys: numbers numerically, strings and anything
-// else by their printed form.
-func compareKeys(a, b reflect.Value) int {
-	if x, ok := number(a.Interface()); ok {
-		if y, ok := number(b.Interface()); ok {
-			return cmp.Compare(x, y)
-		}
+// compareJSKeys orders object keys as JavaScript's Object.keys does for
+// integer-like keys (array indexes, in numeric order, before any other
+// key), and the other keys by their bytes.
+func compareJSKeys(a, b string) int {
+	ia, oka := arrayIndex(a)
+	ib, okb := arrayIndex(b)
+	switch {
+	case oka && okb:
+		return cmp.Compare(ia, ib)
+	case oka:
+		return -1
+	case okb:
+		return 1
 	}
-	return cmp.Compare(fmt.Sprint(a.Interface()), fmt.Sprint(b.Interface()))
+	return strings.Compare(a, b)
 }

@@ -6,22 +6,23 @@ import (
 	"sync"
 )
 
-// frame is one private data frame of raymond (the @index, @key, @first and
-// @last of an iteration); frames[0] is the empty root frame.
+// frame is one data frame of handlebars.js (the @index, @key, @first and
+// @last of an iteration); frames[0] is the root frame, which holds only
+// @root.
 type frame struct {
 	iter   bool
 	index  int
 	length int
-	key    any // nil for arrays, as in raymond
+	key    any // the index for arrays, as in handlebars.js
 }
 
-// bpFrame is one set of block parameters: params[0] names the context,
-// params[1] the key when the block gives one.
+// bpFrame is one set of block parameters: names[0] names the context,
+// names[1] the key or index ({{#each}} only; nil otherwise), any further
+// name nothing.
 type bpFrame struct {
-	names  []string
-	ctx    any
-	key    any
-	hasKey bool
+	names []string
+	ctx   any
+	key   any
 }
 
 // state is the per-render evaluation state; pooled.
@@ -35,12 +36,15 @@ type state struct {
 	budget bool // max is set by d's budget
 	steps  int  // remaining
 	html   bool
+	// cur is the current context (handlebars.js's depth0); ctx holds the
+	// contexts ../ reaches (its depths, innermost last), which grow only
+	// when a block changes the context to a value not == the last one.
+	cur    any
 	ctx    []any
 	frames []frame
 	bps    []bpFrame
 	args   []any
 	keys   []string
-	bp     bpCtx
 	// seen holds, per path number (expr.missing), the render (epoch) that
 	// last noted the path in d.Missing, so that nothing is cleared per
 	// render.
@@ -61,6 +65,7 @@ func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 		s.steps = int(^uint(0) >> 1)
 	}
 	s.html = p.opts.Mode == HTML
+	s.cur = rootCtx
 	s.ctx = append(s.ctx[:0], rootCtx)
 	s.frames = append(s.frames[:0], frame{})
 	s.bps = s.bps[:0]
@@ -78,12 +83,11 @@ func getState(ctx context.Context, p *Program, d *Data, dst []byte) *state {
 }
 
 func putState(s *state) {
-	s.call, s.p, s.d, s.out = nil, nil, nil, nil
+	s.call, s.p, s.d, s.out, s.cur = nil, nil, nil, nil, nil
 	clear(s.ctx[:cap(s.ctx)])
 	clear(s.bps[:cap(s.bps)])
 	clear(s.args[:cap(s.args)])
 	clear(s.frames[:cap(s.frames)])
-	s.bp = bpCtx{}
 	s.part.reset(0)
 	if cap(s.ctx) > 1024 || cap(s.args) > 1024 || cap(s.keys) > 1024 || cap(s.frames) > 1024 || cap(s.seen) > 1<<16 {
 		return // do not keep what a hostile render grew
@@ -210,7 +214,7 @@ func (s *state) value(o *op) error {
 		}
 	case exField:
 		var found bool
-		v, found = fieldOf(s.ctx[len(s.ctx)-1], e.field, s.d)
+		v, found = s.field(e.field)
 		if !found {
 			s.missing(e)
 		}
@@ -236,8 +240,6 @@ func (s *state) write(v any, esc bool) error {
 		return nil
 	case Raw:
 		return s.writeString(string(x), false)
-	case rootT:
-		v = s.rootMap()
 	}
 	var err error
 	s.out, err = appendStr(s.out, v, esc, 0, &s.steps)
@@ -293,7 +295,7 @@ func (s *state) eval(e *expr) (any, error) {
 	case exLit:
 		return e.lit, nil
 	case exField:
-		v, _ := fieldOf(s.ctx[len(s.ctx)-1], e.field, s.d)
+		v, _ := s.field(e.field)
 		return v, nil
 	}
 	if e.kind == exCustom {
@@ -321,11 +323,14 @@ func (s *state) eval(e *expr) (any, error) {
 			return nil, err
 		}
 	}
-	if e.helper == hLog {
+	switch e.helper {
+	case hLog:
 		if f := s.p.opts.Log; f != nil {
-			f([]any{args[0]})
+			f(args)
 		}
-		return "", nil
+		return nil, nil
+	case hLookup:
+		return s.lookup(args[0], args[1])
 	}
 	v, err := helperTable[e.helper].fn(args)
 	if err != nil {
@@ -334,40 +339,43 @@ func (s *state) eval(e *expr) (any, error) {
 	return v, nil
 }
 
-// block runs a block statement.
+// block runs a block statement as handlebars.js does.
 func (s *state) block(b *block) error {
 	e := b.e
 	if e.kind == exCustom {
 		return s.customBlock(b)
 	}
 	if e.kind != exHelper {
+		// handlebars.js's blockHelperMissing: nil and false render the
+		// inverse, true the block in the same context, an array each of
+		// its elements (the inverse when empty), anything else ("", 0 and
+		// {} included) the block with that value as its context.
 		v, err := s.eval(e)
 		if err != nil {
 			return err
 		}
-		if !Truthy(v) && !isRootTruthy(s, v) {
+		switch {
+		case isNull(v) || v == false:
+			return s.runInverse(b)
+		case v == true:
+			return s.fnThis(b.body)
+		case isArray(v):
+			if n, err := s.each(b.body, v); err != nil || n > 0 {
+				return err
+			}
 			return s.runInverse(b)
 		}
-		if b.body == nil {
-			return nil
-		}
-		if v, ok := v.([]any); ok {
-			return s.eachSlice(b.body, v)
-		}
-		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
-			return s.eachReflectSlice(b.body, rv)
-		}
-		return s.fn(b.body, v)
+		return s.fnWith(b.body, v)
 	}
 	switch e.helper {
-	case hIf, hUnless, hWith, hEach, hEqual: // raymond's block helpers, below
+	case hIf, hUnless, hWith, hEach, hEqual: // the block helpers, below
 	default: // postroom's own helpers: the block renders when the value is truthy
 		v, err := s.eval(e)
 		if err != nil {
 			return err
 		}
 		if Truthy(v) {
-			return s.fn(b.body, nil)
+			return s.fnThis(b.body)
 		}
 		return s.runInverse(b)
 	}
@@ -377,32 +385,28 @@ func (s *state) block(b *block) error {
 	}
 	switch e.helper {
 	case hIf, hUnless:
-		zero := false
-		if b, ok := iz.(bool); ok && b {
-			n, ok := c.(int)
-			zero = ok && n == 0
-		}
-		t := zero || Truthy(c) || isRootTruthy(s, c)
+		t := Truthy(c) || (jsTruthy(iz) && isZero(c))
 		if e.helper == hUnless {
 			t = !t
 		}
 		if t {
-			return s.fn(b.body, nil)
+			return s.fnThis(b.body)
 		}
 		return s.runInverse(b)
 	case hWith:
-		if !Truthy(c) && !isRootTruthy(s, c) {
+		if !notEmpty(c) {
 			return s.runInverse(b)
 		}
-		return s.fn(b.body, c)
+		return s.fnWith(b.body, c)
 	case hEach:
-		c = s.valueOf(c)
-		if !Truthy(c) {
-			return s.runInverse(b)
+		if isObject(c) {
+			if n, err := s.each(b.body, s.valueOf(c)); err != nil || n > 0 {
+				return err
+			}
 		}
-		return s.each(b.body, c)
+		return s.runInverse(b)
 	}
-	// hEqual
+	// hEqual, raymond's: the block when the string forms are equal.
 	a, c := s.valueOf(c), s.valueOf(c2)
 	if err := s.chargeArgs(a, c); err != nil {
 		return err
@@ -412,16 +416,16 @@ func (s *state) block(b *block) error {
 		return &RenderError{Msg: "helper equal", Err: err}
 	}
 	if eq {
-		return s.fn(b.body, nil)
+		return s.fnThis(b.body)
 	}
-	return nil
+	return nil // raymond's equal never renders its inverse
 }
 
-// blockArgs evaluates the arguments of raymond's block helpers (if, unless,
-// with and each take one, equal two), then their hash values, for their
-// errors and side effects, as raymond does before calling the helper. It
-// returns the value of includeZero (the last non-nil one, as in raymond's
-// hash map). b is nil for the helpers of one argument.
+// blockArgs evaluates the arguments of the block helpers (if, unless, with
+// and each take one, equal two), then their hash values, for their errors
+// and side effects. It returns the value of includeZero (the last one, as
+// in a JavaScript object literal). b is nil for the helpers of one
+// argument.
 func (s *state) blockArgs(e *expr) (a, b, includeZero any, err error) {
 	if a, err = s.eval(e.args[0]); err != nil {
 		return nil, nil, nil, err
@@ -436,7 +440,7 @@ func (s *state) blockArgs(e *expr) (a, b, includeZero any, err error) {
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if v != nil && e.hashKeys[i] == "includeZero" {
+		if e.hashKeys[i] == "includeZero" {
 			includeZero = v
 		}
 	}
@@ -472,46 +476,97 @@ func (s *state) chargeArgs(args ...any) error {
 	return nil
 }
 
-func isRootTruthy(s *state, v any) bool {
-	if _, ok := v.(rootT); ok {
-		return len(s.d.Params) > 0 || len(s.d.Globals) > 0
+// runInverse is options.inverse(this).
+func (s *state) runInverse(b *block) error { return s.fnThis(b.inverse) }
+
+// field is a literal in helper position ({{"x"}}, {{1}}): handlebars.js
+// reads it as a path of one segment.
+func (s *state) field(name string) (any, bool) {
+	if name == "" {
+		return s.cur, true // {{""}} names the context itself
 	}
-	return false
+	if !scopedID(name) && s.hasBlockParam(name) {
+		return s.blockParam(name)
+	}
+	if s.cur == nil {
+		return nil, false
+	}
+	return fieldOf(s.cur, name, s.d)
 }
 
-func (s *state) runInverse(b *block) error {
-	if b.inverse == nil {
-		return nil
+// lookup is handlebars.js's lookup helper: obj itself when it is falsy,
+// else its own property named by the string form of field.
+func (s *state) lookup(obj, field any) (any, error) {
+	if !jsTruthy(obj) {
+		return obj, nil
 	}
-	return s.run(b.inverse)
+	name, err := Str(field)
+	if err != nil {
+		return nil, &RenderError{Msg: "helper lookup", Err: err}
+	}
+	v, _ := fieldOf(obj, name, s.d)
+	return v, nil
 }
 
-// fn is raymond's evalProgram without a data frame: push ctx unless nil,
-// bind the first block parameter to it, run p.
-func (s *state) fn(p *prog, ctx any) error {
+// fnThis is handlebars.js's options.fn(this) or options.inverse(this): p
+// in the same context, or, when the context is nil, in handlebars.js's
+// nullContext, an empty object.
+func (s *state) fnThis(p *prog) error {
 	if p == nil {
 		return nil
 	}
-	s.enter(p, ctx, bpFrame{ctx: ctx})
+	if s.cur != nil && len(p.params) == 0 {
+		return s.run(p)
+	}
+	ctx := s.cur
+	if ctx == nil {
+		ctx = nullCtx
+	}
+	saved := s.enter(p, ctx, bpFrame{ctx: ctx})
 	err := s.run(p)
-	s.leave(p, ctx)
+	s.leave(p, saved)
 	return err
 }
 
-// enter pushes ctx (unless nil) and, when p declares block parameters, bp
-// with p's names; leave pops what enter pushed.
-func (s *state) enter(p *prog, ctx any, bp bpFrame) {
+// fnWith is handlebars.js's options.fn(ctx) with ctx as the block's
+// parameter: p in context ctx.
+func (s *state) fnWith(p *prog, ctx any) error {
+	if p == nil {
+		return nil
+	}
+	saved := s.enter(p, ctx, bpFrame{ctx: ctx})
+	err := s.run(p)
+	s.leave(p, saved)
+	return err
+}
+
+// saved is what enter changed, for leave to restore.
+type saved struct {
+	cur    any
+	pushed bool
+}
+
+// enter makes ctx the current context, adds it to the contexts ../ reaches
+// unless it is == the last of them (handlebars.js's wrapProgram), and, when
+// p declares block parameters, pushes bp with p's names; leave undoes it.
+func (s *state) enter(p *prog, ctx any, bp bpFrame) saved {
 	if len(p.params) > 0 {
 		bp.names = p.params
 		s.bps = append(s.bps, bp)
 	}
-	if ctx != nil {
+	sv := saved{cur: s.cur}
+	s.cur = ctx
+	top := s.ctx[len(s.ctx)-1]
+	if !(ctx == nullCtx && top == nil) && !looseEqual(ctx, top) {
 		s.ctx = append(s.ctx, ctx)
+		sv.pushed = true
 	}
+	return sv
 }
 
-func (s *state) leave(p *prog, ctx any) {
-	if ctx != nil {
+func (s *state) leave(p *prog, sv saved) {
+	s.cur = sv.cur
+	if sv.pushed {
 		s.ctx[len(s.ctx)-1] = nil
 		s.ctx = s.ctx[:len(s.ctx)-1]
 	}

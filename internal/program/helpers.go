@@ -1,6 +1,8 @@
 package program
 
 import (
+	"encoding/json"
+	"errors"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -51,6 +53,10 @@ type helperSpec struct {
 	// refused there. noBlock: raymond would write its result unescaped as
 	// the block's output; refused to keep blocks meaning blocks.
 	blockOnly, noBlock bool
+	// js: handlebars.js has a helper of this name, which it calls even
+	// with no arguments. The names of postroom's own helpers, used alone
+	// ({{title}}), are parameters.
+	js bool
 	// fn computes the value of the helper from its arguments; nil for the
 	// block helpers and log, which the evaluator runs itself.
 	fn func(args []any) (any, error)
@@ -72,13 +78,13 @@ func (s helperSpec) arity() string {
 // name called with arguments is a compile error. Names, ids and functions
 // come from here only.
 var helperTable = [...]helperSpec{
-	hIf:     {name: "if", min: 1, max: 1, blockOnly: true},
-	hUnless: {name: "unless", min: 1, max: 1, blockOnly: true},
-	hEach:   {name: "each", min: 1, max: 1, blockOnly: true},
-	hWith:   {name: "with", min: 1, max: 1, blockOnly: true},
+	hIf:     {name: "if", min: 1, max: 1, blockOnly: true, js: true},
+	hUnless: {name: "unless", min: 1, max: 1, blockOnly: true, js: true},
+	hEach:   {name: "each", min: 1, max: 1, blockOnly: true, js: true},
+	hWith:   {name: "with", min: 1, max: 1, blockOnly: true, js: true},
 	hEqual:  {name: "equal", min: 2, max: 2, blockOnly: true},
-	hLookup: {name: "lookup", min: 2, max: 2, noBlock: true, fn: Lookup},
-	hLog:    {name: "log", min: 1, max: 1, noBlock: true},
+	hLookup: {name: "lookup", min: 2, max: 2, noBlock: true, fn: Lookup, js: true},
+	hLog:    {name: "log", min: 1, max: -1, noBlock: true, js: true},
 
 	hUpper:     {name: "upper", min: 1, max: 1, fn: Upper},
 	hLower:     {name: "lower", min: 1, max: 1, fn: Lower},
@@ -247,7 +253,7 @@ func Length(args []any) (any, error) {
 		return len(v), nil
 	case map[string]any:
 		return len(v), nil
-	case nil:
+	case nil, json.Number:
 		return 0, nil
 	}
 	rv := reflect.ValueOf(args[0])
@@ -326,18 +332,19 @@ func Date(args []any) (any, error) {
 	return t.Format(layout), nil
 }
 
-// Lookup is raymond's lookup helper: the string form of field args[1] (by
-// its string form) of args[0].
+// Lookup is handlebars.js's lookup helper: args[0] itself when it is
+// falsy, else its own property named by the string form of args[1] (a map
+// key, a struct field, an array index or length), nil when absent.
 func Lookup(args []any) (any, error) {
+	if !jsTruthy(args[0]) {
+		return args[0], nil
+	}
 	field, err := Str(args[1])
-	if err != nil || args[0] == nil || field == "" {
-		return "", err
+	if err != nil {
+		return nil, err
 	}
-	v, ok := fieldOf(args[0], field, nil)
-	if !ok {
-		return "", nil
-	}
-	return Str(v)
+	v, _ := fieldOf(args[0], field, nil)
+	return v, nil
 }
 
 // number returns the value of a Go number.
@@ -347,8 +354,16 @@ func number(v any) (float64, bool) {
 		return x, true
 	case int:
 		return float64(x), true
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil || errors.Is(err, strconv.ErrRange)
+	case string:
+		return 0, false
 	}
 	rv := reflect.ValueOf(v)
+	if rv.IsValid() && rv.Type() == numberType {
+		return number(json.Number(rv.String()))
+	}
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return float64(rv.Int()), true

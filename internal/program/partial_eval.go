@@ -183,7 +183,7 @@ func (s *state) resolve(name string) (body *prog, base int, ok bool) {
 // argument, or the current context, extended with the hash when there is
 // one (handlebars.js: Utils.extend({}, context, options.hash)).
 func (s *state) partialContext(pc *partialOp) (any, error) {
-	c := s.ctx[len(s.ctx)-1]
+	c := s.cur
 	if pc.ctx != nil {
 		v, err := s.eval(pc.ctx)
 		if err != nil {
@@ -260,7 +260,8 @@ func (s *state) runPartial(body *prog, base int, c any) error {
 	// grown first so that they keep the room for the next call: the
 	// caller's entries stay as they are.
 	s.ctx, s.bps = slices.Grow(s.ctx, stackRoom), slices.Grow(s.bps, stackRoom)
-	outerCtx, outerBps, outerBase := s.ctx, s.bps, s.part.base
+	outerCur, outerCtx, outerBps, outerBase := s.cur, s.ctx, s.bps, s.part.base
+	s.cur = c
 	s.ctx = append(s.ctx[len(s.ctx):], c)
 	s.bps = s.bps[len(s.bps):]
 	s.part.base = base
@@ -269,7 +270,7 @@ func (s *state) runPartial(body *prog, base int, c any) error {
 	s.part.depth--
 	clear(s.ctx)
 	clear(s.bps)
-	s.ctx, s.bps, s.part.base = outerCtx, outerBps, outerBase
+	s.cur, s.ctx, s.bps, s.part.base = outerCur, outerCtx, outerBps, outerBase
 	return err
 }
 
@@ -294,7 +295,8 @@ func (s *state) runPartialBlock(pc *partialOp) error {
 
 // runBlockContent renders partial block i (1-based) with context c: with
 // the context stack and block parameters of where the block was written,
-// c pushed onto them unless it is already their top, and the partial block
+// c pushed onto them unless it is == their top (JavaScript's loose
+// equality), and the partial block
 // that was current there (handlebars.js: partialBlockWrapper).
 func (s *state) runBlockContent(i int, c any) error {
 	if s.part.depth >= MaxPartialNesting {
@@ -302,12 +304,13 @@ func (s *state) runBlockContent(i int, c any) error {
 	}
 	pb := s.part.blocks[i-1]
 	s.ctx, s.bps = slices.Grow(s.ctx, len(pb.ctx)+stackRoom), slices.Grow(s.bps, len(pb.bps)+stackRoom)
-	outerCtx, outerBps, outerBase, outerCur := s.ctx, s.bps, s.part.base, s.part.cur
+	outerCtx, outerBps, outerBase, outerCur, outerC := s.ctx, s.bps, s.part.base, s.part.cur, s.cur
 	s.steps -= len(pb.ctx) + len(pb.bps)
 	s.ctx = append(s.ctx[len(s.ctx):], pb.ctx...)
-	if !sameContext(c, pb.ctx[len(pb.ctx)-1]) {
+	if !looseEqual(c, pb.ctx[len(pb.ctx)-1]) {
 		s.ctx = append(s.ctx, c)
 	}
+	s.cur = c
 	s.bps = append(s.bps[len(s.bps):], pb.bps...)
 	s.part.base, s.part.cur = pb.base, pb.outer
 	s.part.depth++
@@ -315,29 +318,8 @@ func (s *state) runBlockContent(i int, c any) error {
 	s.part.depth--
 	clear(s.ctx)
 	clear(s.bps)
-	s.ctx, s.bps, s.part.base, s.part.cur = outerCtx, outerBps, outerBase, outerCur
+	s.ctx, s.bps, s.part.base, s.part.cur, s.cur = outerCtx, outerBps, outerBase, outerCur, outerC
 	return err
-}
-
-// sameContext reports whether a and b are the same context object, as
-// JavaScript's == compares objects: the same map or slice, the same
-// pointer, or equal scalars.
-func sameContext(a, b any) bool {
-	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
-	if !ra.IsValid() || !rb.IsValid() {
-		return !ra.IsValid() && !rb.IsValid()
-	}
-	if ra.Type() != rb.Type() {
-		return false
-	}
-	switch ra.Kind() {
-	case reflect.Map, reflect.Slice, reflect.Pointer, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		return ra.UnsafePointer() == rb.UnsafePointer() && (ra.Kind() != reflect.Slice || ra.Len() == rb.Len())
-	}
-	if ra.Comparable() {
-		return ra.Equal(rb)
-	}
-	return false
 }
 
 // indent prefixes each line of s.out[start:] with ind, except an empty

@@ -12,9 +12,9 @@ import (
 type Mode uint8
 
 const (
-	// HTML escapes the value of {{x}} exactly as raymond does (& ' < > "
-	// become &amp; &apos; &lt; &gt; &quot;) and writes {{{x}}} and {{&x}} as
-	// is. It is the mode of an html body.
+	// HTML escapes the value of {{x}} exactly as handlebars.js does (& < >
+	// " ' ` = become &amp; &lt; &gt; &quot; &#x27; &#x60; &#x3D;) and writes
+	// {{{x}}} and {{&x}} as is. It is the mode of an html body.
 	HTML Mode = iota + 1
 	// Text writes the value of {{x}} and {{{x}}} as is. It is the mode of a
 	// subject, a text body and header values.
@@ -45,7 +45,7 @@ type Options struct {
 	// arguments, per element of an array or map argument and per KiB of a
 	// string argument) with ErrTooManySteps. 0: no limit.
 	MaxSteps int
-	// Log receives the argument of each {{log x}} evaluated. It is called
+	// Log receives the arguments of each {{log x ...}} evaluated. It is called
 	// from the goroutine that renders, possibly from several at once, and
 	// must not keep args. nil: the arguments are discarded. Nothing is ever
 	// written to the log package.

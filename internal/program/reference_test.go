@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aymerick/raymond"
@@ -174,6 +175,11 @@ func refTemplate(src string) (tpl *raymond.Template, skipped string, err error) 
 	}
 	ar := helperArities(tree)
 	for name, fn := range ExtraHelpers() {
+		if ar[name][0] {
+			// Alone ({{ne}}), postroom's helper name is a param, as in
+			// handlebars.js; raymond calls the helper.
+			return nil, fmt.Sprintf("helper %s alone", name), nil
+		}
 		n := 1
 		switch len(ar[name]) {
 		case 0:
@@ -231,4 +237,39 @@ func render(t testing.TB, src string, mode Mode, params, globals map[string]any)
 	}
 	out, err := p.Append(t.Context(), nil, &Data{Params: params, Globals: globals})
 	return string(out), err
+}
+
+// usesPostroomHelpers reports whether src calls one of postroom's own
+// helpers or raymond's equal, which handlebars.js does not have.
+func usesPostroomHelpers(t testing.TB, src string) bool {
+	t.Helper()
+	tree, err := parser.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return callsPostroomHelper(tree)
+}
+
+// callsPostroomHelper reports whether the parsed template calls one of
+// postroom's own helpers or raymond's equal with arguments.
+func callsPostroomHelper(tree *ast.Program) bool {
+	extra := ExtraHelpers()
+	for name, arities := range helperArities(tree) {
+		if _, ok := extra[name]; !ok && name != "equal" {
+			continue
+		}
+		for n := range arities {
+			if n > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// normEscapes maps the escapes of handlebars.js and raymond to one form:
+// raymond writes ' as &apos; and leaves ` and = alone, handlebars.js
+// writes &#x27;, &#x60; and &#x3D;.
+func normEscapes(s string) string {
+	return strings.NewReplacer("&apos;", "'", "&#x27;", "'", "&#x60;", "`", "&#x3D;", "=").Replace(s)
 }

@@ -16,8 +16,7 @@ import (
 //
 // Paths are written from the root whatever context they are evaluated in:
 // inside {{#each items}} or {{#items}}, {{name}} is "items.name" (the name
-// of each element, which is also what raymond's lookup of items.name
-// collects); inside {{#with order}}, {{id}} is "order.id"; ../x, @root.x
+// of each element); inside {{#with order}}, {{id}} is "order.id"; ../x, @root.x
 // and block parameters ({{#each items as |item|}}{{item.name}}) are
 // resolved the same way. A block's own path is listed too ("items").
 // Data variables (@index, @key, @first, @last), the index or key block
@@ -25,9 +24,9 @@ import (
 // as {{#with (lookup a b)}}) are left out: no param of the data names
 // them. Conditions count: {{#if vip}} references vip.
 //
-// Params does not follow raymond's fallback to parent contexts: a name
-// that an element lacks is reported under the element ("items.currency"),
-// not as the outer param it may resolve to at render time.
+// A name is looked up in its context only, as handlebars.js does: inside
+// {{#each items}}, {{currency}} is "items.currency", never the outer
+// currency (write ../currency for that).
 func (p *Program) Params() []string {
 	if p.isStat {
 		return nil
@@ -140,18 +139,16 @@ func (w *refWalker) expr(e *expr, ctxs []refCtx, params []refParam) {
 func (w *refWalker) resolve(p *path, ctxs []refCtx, params []refParam) refCtx {
 	parts := p.parts
 	switch {
-	case p.dataRoot:
+	case p.data && p.depth == 0 && len(parts) > 0 && parts[0] == "root":
 		return refCtx{path: strings.Join(parts[1:], "."), known: true}
 	case p.data:
-		switch parts[0] {
-		case "index", "key", "first", "last":
-			return refCtx{}
-		}
-		// Any other @x falls back to x in the context, as in raymond.
+		// Any other @x is a data variable, never a param (as in
+		// handlebars.js).
+		return refCtx{}
 	}
-	if p.first != "" && !p.data {
+	if p.bp != "" {
 		for i := len(params) - 1; i >= 0; i-- {
-			if params[i].name != p.first {
+			if params[i].name != p.bp {
 				continue
 			}
 			if params[i].key || !params[i].ctx.known {

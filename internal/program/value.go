@@ -1,13 +1,19 @@
 package program
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // rootT is the type of the root context: a view of Data.Params over
@@ -16,24 +22,27 @@ type rootT struct{}
 
 var rootCtx any = rootT{}
 
-// bpCtx is the context raymond pushes to resolve a path that starts with a
-// block parameter: a one-key map {name: value}.
-type bpCtx struct {
-	name  string
-	value any
-}
+// nullCtxT is the type of handlebars.js's container.nullContext: the
+// empty object a block helper receives as this when the current context
+// is null, and renders its block or inverse in.
+type nullCtxT struct{}
 
-// maxPrintDepth bounds the nesting of a composite value printed as text, so
-// that a cyclic map or slice is an error rather than a stack overflow.
+var nullCtx any = nullCtxT{}
+
+// maxPrintDepth bounds the nesting of an array printed as text, so that a
+// cyclic slice is an error rather than a stack overflow.
 const maxPrintDepth = 64
 
 var errUnprintable = errors.New("program: value cannot be printed")
 
-// Str returns the string form of v as raymond's Str does: strings as they
-// are, float64 as strconv.FormatFloat(f, 'f', -1, 64), integers in decimal,
-// booleans as true or false, nil as "", arrays and slices as the
-// concatenation of their elements, other values as fmt's %s. A func, a chan
-// or a value nested deeper than 64 levels is an error.
+// Str returns the string form of v as handlebars.js prints a value (JavaScript's
+// String(v)): strings as they are, numbers as JavaScript prints them (1e-7,
+// 1e+21, 0 for -0) except that integers print exactly as given (an int64, a
+// uint64, a json.Number written as an integer), booleans as true and false,
+// nil as "", arrays as their elements joined with commas (a nil element as
+// ""), maps and structs as [object Object], a time.Time as encoding/json
+// writes it. A func, a chan or an array nested deeper than 64 levels is an
+// error.
 func Str(v any) (string, error) {
 	switch x := v.(type) {
 	case string:
@@ -45,9 +54,9 @@ func Str(v any) (string, error) {
 	return string(b), err
 }
 
-// Truthy reports whether v is true in the sense of raymond's IsTrue: nil,
-// false, 0, "" and empty arrays, slices and maps are false; other values
-// (structs, non-nil pointers, ...) are true.
+// Truthy reports whether v is true in the sense of handlebars.js's {{#if}}:
+// nil, false, 0, NaN, "" and empty arrays and slices are false; anything
+// else, an empty map or a struct included, is true.
 func Truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
@@ -57,18 +66,23 @@ func Truthy(v any) bool {
 	case string:
 		return x != ""
 	case float64:
-		return x != 0
+		return x != 0 && x == x
 	case int:
 		return x != 0
-	case map[string]any:
-		return len(x) > 0
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return err != nil || f != 0
+	case map[string]any, rootT:
+		return true
 	case []any:
 		return len(x) > 0
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+	case reflect.Array, reflect.Slice, reflect.String:
 		return rv.Len() > 0
+	case reflect.Map:
+		return !rv.IsNil()
 	case reflect.Bool:
 		return rv.Bool()
 	case reflect.Complex64, reflect.Complex128:
@@ -78,7 +92,8 @@ func Truthy(v any) bool {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return rv.Int() != 0
 	case reflect.Float32, reflect.Float64:
-		return rv.Float() != 0
+		f := rv.Float()
+		return f != 0 && f == f
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return rv.Uint() != 0
 	case reflect.Struct:
@@ -87,21 +102,128 @@ func Truthy(v any) bool {
 	return false
 }
 
-// appendFloat appends f as strconv.FormatFloat(f, 'f', -1, 64) does, with a
-// shortcut for the integers JSON numbers usually are.
+// isZero reports whether v is the number 0, which includeZero=true makes
+// true for {{#if}} and which {{#with}} renders (handlebars.js's isEmpty).
+func isZero(v any) bool {
+	if f, ok := number(v); ok {
+		return f == 0
+	}
+	return false
+}
+
+// notEmpty is handlebars.js's !isEmpty, the test of {{#with}}: Truthy, or
+// the number 0.
+func notEmpty(v any) bool { return Truthy(v) || isZero(v) }
+
+// isArray reports whether v is an array for handlebars.js: a []any or
+// another Go slice or array (a []byte included).
+func isArray(v any) bool {
+	switch v.(type) {
+	case []any:
+		return true
+	case nil, string, float64, bool, int, map[string]any, rootT, json.Number:
+		return false
+	}
+	k := reflect.ValueOf(v).Kind()
+	return k == reflect.Slice || k == reflect.Array
+}
+
+// isObject reports whether v is a JavaScript object that {{#each}}
+// iterates: an array, a map or a struct, directly or behind a pointer.
+func isObject(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any, rootT:
+		return true
+	case nil, string, float64, bool, int, json.Number:
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return false
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map:
+		return !rv.IsNil()
+	case reflect.Array, reflect.Struct:
+		return true
+	}
+	return false
+}
+
+// appendFloat appends f as JavaScript's Number.prototype.toString does:
+// the shortest digits that read back as f, in decimal notation for
+// 1e-6 <= |f| < 1e21 and in exponent notation (1e+21, 1e-7) beyond; -0
+// prints 0.
 func appendFloat(dst []byte, f float64) []byte {
-	if f >= -1e15 && f <= 1e15 && f != 0 {
+	switch {
+	case f == 0:
+		return append(dst, '0')
+	case f != f:
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	case f >= -1e15 && f <= 1e15:
 		if i := int64(f); float64(i) == f {
 			return strconv.AppendInt(dst, i, 10)
 		}
 	}
-	return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	if a := math.Abs(f); a >= 1e-6 && a < 1e21 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // 1.5e-07, 1e+21
+	i := bytes.IndexByte(e, 'e')
+	dst = append(dst, e[:i+2]...) // mantissa, 'e' and the sign
+	exp := e[i+2:]
+	for len(exp) > 1 && exp[0] == '0' {
+		exp = exp[1:]
+	}
+	return append(dst, exp...)
 }
 
-// escTable marks the bytes raymond's Escape replaces.
-var escTable = [256]bool{'&': true, '\'': true, '<': true, '>': true, '"': true}
+// appendNumber appends a json.Number: an integer exactly as written (-0 as
+// 0), any other number as appendFloat prints its value.
+func appendNumber(dst []byte, n json.Number) []byte {
+	if isIntLiteral(string(n)) {
+		if n == "-0" {
+			return append(dst, '0')
+		}
+		return append(dst, n...)
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return append(dst, n...)
+	}
+	return appendFloat(dst, f)
+}
 
-// appendEscaped appends s to dst, HTML-escaped as raymond's Escape does.
+// isIntLiteral reports whether s is an optional minus sign followed by
+// decimal digits only.
+func isIntLiteral(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// escTable marks the bytes handlebars.js's escapeExpression replaces.
+var escTable = [256]bool{'&': true, '\'': true, '<': true, '>': true, '"': true, '`': true, '=': true}
+
+// appendEscaped appends s to dst, HTML-escaped as handlebars.js's
+// escapeExpression does.
 func appendEscaped(dst []byte, s string) []byte {
 	last := 0
 	for i := 0; i < len(s); i++ {
@@ -114,13 +236,17 @@ func appendEscaped(dst []byte, s string) []byte {
 		case '&':
 			dst = append(dst, "&amp;"...)
 		case '\'':
-			dst = append(dst, "&apos;"...)
+			dst = append(dst, "&#x27;"...)
 		case '<':
 			dst = append(dst, "&lt;"...)
 		case '>':
 			dst = append(dst, "&gt;"...)
 		case '"':
 			dst = append(dst, "&quot;"...)
+		case '`':
+			dst = append(dst, "&#x60;"...)
+		case '=':
+			dst = append(dst, "&#x3D;"...)
 		}
 		last = i + 1
 	}
@@ -134,8 +260,11 @@ func appendString(dst []byte, s string, esc bool) []byte {
 	return append(dst, s...)
 }
 
+// objectString is how JavaScript prints an object.
+const objectString = "[object Object]"
+
 // appendStr appends the string form of v (see Str), escaped when esc.
-// steps, when not nil, is charged one step per element printed.
+// steps, when not nil, is charged one step per array element printed.
 func appendStr(dst []byte, v any, esc bool, depth int, steps *int) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -148,14 +277,21 @@ func appendStr(dst []byte, v any, esc bool, depth int, steps *int) ([]byte, erro
 		return strconv.AppendBool(dst, x), nil
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10), nil
+	case json.Number:
+		return appendNumber(dst, x), nil
+	case map[string]any, rootT, nullCtxT:
+		return append(dst, objectString...), nil
 	case []any:
 		if depth >= maxPrintDepth {
 			return dst, errUnprintable
 		}
 		var err error
-		for _, e := range x {
+		for i, e := range x {
 			if steps != nil {
 				*steps--
+			}
+			if i > 0 {
+				dst = append(dst, ',')
 			}
 			if dst, err = appendStr(dst, e, esc, depth+1, steps); err != nil {
 				return dst, err
@@ -167,22 +303,17 @@ func appendStr(dst []byte, v any, esc bool, depth int, steps *int) ([]byte, erro
 }
 
 var (
-	errorType    = reflect.TypeFor[error]()
-	stringerType = reflect.TypeFor[fmt.Stringer]()
+	timeType   = reflect.TypeFor[time.Time]()
+	numberType = reflect.TypeFor[json.Number]()
 )
 
-// appendReflect is raymond's strValue for values beyond encoding/json's.
+// appendReflect prints values beyond encoding/json's as their JSON round
+// trip would print in handlebars.js.
 func appendReflect(dst []byte, rv reflect.Value, esc bool, depth int, steps *int) ([]byte, error) {
 	if depth >= maxPrintDepth {
 		return dst, errUnprintable
 	}
-	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		if rv.Type().Implements(errorType) || rv.Type().Implements(stringerType) {
-			break
-		}
-		rv = rv.Elem()
-	}
-	for rv.Kind() == reflect.Interface && !rv.IsNil() {
+	for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
 		rv = rv.Elem()
 	}
 	if !rv.IsValid() {
@@ -192,13 +323,21 @@ func appendReflect(dst []byte, rv reflect.Value, esc bool, depth int, steps *int
 		return dst, errUnprintable
 	}
 	switch rv.Kind() {
-	case reflect.Chan, reflect.Func, reflect.UnsafePointer:
+	case reflect.Pointer, reflect.Interface:
+		return dst, nil // nil
+	case reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
 		return dst, fmt.Errorf("%w: %s", errUnprintable, rv.Type())
 	case reflect.Array, reflect.Slice:
+		if rv.Kind() == reflect.Slice && rv.IsNil() {
+			return dst, nil // JSON null
+		}
 		var err error
 		for i := 0; i < rv.Len(); i++ {
 			if steps != nil {
 				*steps--
+			}
+			if i > 0 {
+				dst = append(dst, ',')
 			}
 			if dst, err = appendReflect(dst, rv.Index(i), esc, depth+1, steps); err != nil {
 				return dst, err
@@ -212,70 +351,30 @@ func appendReflect(dst []byte, rv reflect.Value, esc bool, depth int, steps *int
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.AppendUint(dst, rv.Uint(), 10), nil
 	case reflect.Float32, reflect.Float64:
-		return strconv.AppendFloat(dst, rv.Float(), 'f', -1, 64), nil
+		return appendFloat(dst, rv.Float()), nil
 	case reflect.String:
-		if !rv.Type().Implements(errorType) && !rv.Type().Implements(stringerType) {
-			return appendString(dst, rv.String(), esc), nil
+		if rv.Type() == numberType {
+			return appendNumber(dst, json.Number(rv.String())), nil
 		}
-	case reflect.Map, reflect.Struct:
-		// fmt prints these recursively: check first that it terminates and
-		// calls no func.
-		if err := checkPrintable(rv, depth, steps); err != nil {
-			return dst, err
-		}
-	}
-	return appendString(dst, fmt.Sprintf("%s", rv.Interface()), esc), nil
-}
-
-// checkPrintable walks a composite value that fmt will print, refusing
-// cycles (by depth), funcs and chans.
-func checkPrintable(rv reflect.Value, depth int, steps *int) error {
-	if depth >= maxPrintDepth {
-		return errUnprintable
-	}
-	if steps != nil {
-		*steps--
-		if *steps < 0 {
-			return ErrTooManySteps
-		}
-	}
-	switch rv.Kind() {
-	case reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return fmt.Errorf("%w: %s", errUnprintable, rv.Type())
-	case reflect.Pointer, reflect.Interface:
-		if rv.IsNil() {
-			return nil
-		}
-		return checkPrintable(rv.Elem(), depth+1, steps)
-	case reflect.Array, reflect.Slice:
-		for i := 0; i < rv.Len(); i++ {
-			if err := checkPrintable(rv.Index(i), depth+1, steps); err != nil {
-				return err
-			}
-		}
+		return appendString(dst, rv.String(), esc), nil
 	case reflect.Map:
-		it := rv.MapRange()
-		for it.Next() {
-			if err := checkPrintable(it.Key(), depth+1, steps); err != nil {
-				return err
-			}
-			if err := checkPrintable(it.Value(), depth+1, steps); err != nil {
-				return err
-			}
+		if rv.IsNil() {
+			return dst, nil // JSON null
 		}
 	case reflect.Struct:
-		for i := 0; i < rv.NumField(); i++ {
-			if err := checkPrintable(rv.Field(i), depth+1, steps); err != nil {
-				return err
-			}
+		if rv.Type() == timeType {
+			t := rv.Interface().(time.Time)
+			return appendString(dst, t.Format(time.RFC3339Nano), esc), nil
 		}
 	}
-	return nil
+	return append(dst, objectString...), nil
 }
 
-// fieldOf is raymond's evalField: the value of field name of c (a map key, a
-// struct field, an array index) and whether it is present. A present field
-// may hold nil. d resolves the root context; nil means c is never the root.
+// fieldOf is handlebars.js's lookupProperty: the value of the own
+// property name of c (a map key, a struct field, an array index or length,
+// a string's character or length) and whether it is present. A present
+// field may hold nil. d resolves the root context; nil means c is never
+// the root.
 func fieldOf(c any, name string, d *Data) (any, bool) {
 	switch x := c.(type) {
 	case map[string]any:
@@ -291,20 +390,64 @@ func fieldOf(c any, name string, d *Data) (any, bool) {
 		v, ok := d.Globals[name]
 		return v, ok
 	case []any:
-		i, err := strconv.Atoi(name)
-		if err != nil || i < 0 || i >= len(x) {
-			return nil, false
+		if name == "length" {
+			return len(x), true
 		}
-		return x[i], true
-	case *bpCtx:
-		if x.name == name {
-			return x.value, true
+		if i, ok := arrayIndex(name); ok && i < len(x) {
+			return x[i], true
 		}
 		return nil, false
-	case nil, string, float64, bool, int:
+	case string:
+		return stringField(x, name)
+	case nil, float64, bool, int, json.Number:
 		return nil, false
 	}
 	return fieldReflect(reflect.ValueOf(c), name)
+}
+
+// arrayIndex returns the index a property name stands for in JavaScript:
+// only the canonical decimal form of an integer (0, 12; not 01, +1 or -1).
+func arrayIndex(name string) (int, bool) {
+	if name == "" || len(name) > 10 || (name[0] == '0' && len(name) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n < 1<<32-1
+}
+
+// stringField is a JavaScript string's own properties: length and the
+// characters by index, both counted in UTF-16 code units (a lone half of a
+// surrogate pair reads as U+FFFD).
+func stringField(s, name string) (any, bool) {
+	if name == "length" {
+		n := 0
+		for _, r := range s {
+			n += utf16.RuneLen(r)
+		}
+		return n, true
+	}
+	i, ok := arrayIndex(name)
+	if !ok {
+		return nil, false
+	}
+	for _, r := range s {
+		n := utf16.RuneLen(r)
+		if i < n {
+			if n == 1 {
+				return string(r), true
+			}
+			return string(utf8.RuneError), true
+		}
+		i -= n
+	}
+	return nil, false
 }
 
 func fieldReflect(rv reflect.Value, name string) (any, bool) {
@@ -317,6 +460,9 @@ func fieldReflect(rv reflect.Value, name string) (any, bool) {
 	var res reflect.Value
 	switch rv.Kind() {
 	case reflect.Struct:
+		if rv.Type() == timeType {
+			return nil, false // a string once encoded
+		}
 		for _, f := range jsonFields(rv.Type()) {
 			if f.name == name {
 				if v, err := rv.FieldByIndexErr(f.index); err == nil {
@@ -331,9 +477,17 @@ func fieldReflect(rv reflect.Value, name string) (any, bool) {
 			res = rv.MapIndex(reflect.ValueOf(name).Convert(reflect.TypeFor[string]()))
 		}
 	case reflect.Array, reflect.Slice:
-		if i, err := strconv.Atoi(name); err == nil && i >= 0 && i < rv.Len() {
+		if name == "length" && (rv.Kind() == reflect.Array || !rv.IsNil()) {
+			return rv.Len(), true
+		}
+		if i, ok := arrayIndex(name); ok && i < rv.Len() {
 			res = rv.Index(i)
 		}
+	case reflect.String:
+		if rv.Type() == numberType {
+			return nil, false
+		}
+		return stringField(rv.String(), name)
 	}
 	if !res.IsValid() || !res.CanInterface() {
 		return nil, false
@@ -437,3 +591,20 @@ func compareBool(a, b bool) int {
 	}
 	return -1
 }
+
+// isNull reports whether v is JavaScript's null once encoded: nil, or a
+// nil pointer, map, slice or interface.
+func isNull(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// jsTruthy is JavaScript's truthiness (!!v): unlike Truthy, an empty array
+// is true.
+func jsTruthy(v any) bool { return Truthy(v) || (isArray(v) && !isNull(v)) }

@@ -24,23 +24,14 @@
 package program
 
 import (
-	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/aymerick/raymond/ast"
 )
 
 // Whitespace control, after handlebars.js's
 // compiler/whitespace-control.js, as raymond's parser/whitespace.go.
-
-var (
-	rTrimLeft         = regexp.MustCompile(`^[ \t]*\r?\n?`)
-	rTrimLeftMultiple = regexp.MustCompile(`^\s+`)
-
-	rTrimRight         = regexp.MustCompile(`[ \t]+$`)
-	rTrimRightMultiple = regexp.MustCompile(`\s+$`)
-
-	rPartialIndent = regexp.MustCompile(`([ \t]+$)`)
-)
 
 // processWhitespaces performs whitespace control on the tree rooted at
 // root. It must be called once only on a tree.
@@ -65,11 +56,11 @@ func omitRight(body []ast.Node, i int, multiple bool) {
 	}
 
 	original := node.Value
-	r := rTrimLeft
 	if multiple {
-		r = rTrimLeftMultiple
+		node.Value = strings.TrimLeftFunc(node.Value, isJSSpaceRune)
+	} else {
+		node.Value = trimLineStart(node.Value)
 	}
-	node.Value = r.ReplaceAllString(node.Value, "")
 	node.RightStripped = original != node.Value
 }
 
@@ -90,11 +81,11 @@ func omitLeft(body []ast.Node, i int, multiple bool) bool {
 	}
 
 	original := node.Value
-	r := rTrimRight
 	if multiple {
-		r = rTrimRightMultiple
+		node.Value = strings.TrimRightFunc(node.Value, isJSSpaceRune)
+	} else {
+		node.Value = strings.TrimRight(node.Value, " \t")
 	}
-	node.Value = r.ReplaceAllString(node.Value, "")
 	node.LeftStripped = original != node.Value
 	return node.LeftStripped
 }
@@ -111,11 +102,10 @@ func isPrevWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 	if !ok {
 		return false
 	}
-	if node.Value == "" && node.RightStripped {
-		// already stripped, so it may be an empty string the regexp misses
-		return true
-	}
-	return spaceRunHasNewline(node.Value, false, i <= 1 && isRoot)
+	// handlebars.js tests the content as written, before any stripping
+	// (raymond tests what is left of it, so that of two standalone tags
+	// on consecutive lines the second kept its indentation).
+	return spaceRunHasNewline(node.Original, false, i <= 1 && isRoot)
 }
 
 func isNextWhitespace(body []ast.Node) bool {
@@ -130,11 +120,10 @@ func isNextWhitespaceProgram(body []ast.Node, i int, isRoot bool) bool {
 	if !ok {
 		return false
 	}
-	if node.Value == "" && node.LeftStripped {
-		// already stripped, so it may be an empty string the regexp misses
-		return true
-	}
-	return spaceRunHasNewline(node.Value, true, i+2 <= len(body) && isRoot)
+	// handlebars.js: the strict form when a sibling follows the content
+	// (raymond tests i+2 > len(body), never true, and so strips the space
+	// in "{{! c }} {{x}}" at the root).
+	return spaceRunHasNewline(node.Original, true, i+2 >= len(body) && isRoot)
 }
 
 // wsStatement visits a statement and returns its strip information, or nil.
@@ -189,7 +178,7 @@ func wsProgram(program *ast.Program, isRoot bool) {
 				// on a standalone node, save the indent for partials
 				if partial, ok := current.(*ast.PartialStatement); ok && i > 0 {
 					if prevContent, ok := body[i-1].(*ast.ContentStatement); ok {
-						partial.Indent = rPartialIndent.FindString(prevContent.Original)
+						partial.Indent = prevContent.Original[len(strings.TrimRight(prevContent.Original, " \t")):]
 					}
 				}
 			}
@@ -285,26 +274,51 @@ func wsBlock(block *ast.BlockStatement) *ast.Strip {
 	return strip
 }
 
-// spaceRunHasNewline reports whether s matches raymond's `\r?\n\s*?$`
-// (leading false) or `^\s*?\r?\n` (leading true), without a regular
-// expression (most of a compile's time went to them): whether the run of
-// \s (RE2's: tab, newline, form feed, carriage return, space) that ends s,
-// or starts it, holds a newline. With all, as `(^|\r?\n)\s*?$` and
-// `^\s*?(\r?\n|$)`, it also holds when that run is the whole of s.
+// spaceRunHasNewline reports whether s matches handlebars.js's
+// /\r?\n\s*?$/ (leading false) or /^\s*?\r?\n/ (leading true), with
+// JavaScript's \s, without a regular expression (most of a compile's time
+// went to them): whether the run of white space that ends s, or starts
+// it, holds a newline. With all, as /(^|\r?\n)\s*?$/ and
+// /^\s*?(\r?\n|$)/, it also holds when that run is the whole of s.
 func spaceRunHasNewline(s string, leading, all bool) bool {
-	n := 0
-	for n < len(s) {
-		c := s[len(s)-1-n]
+	for len(s) > 0 {
+		var r rune
+		var n int
 		if leading {
-			c = s[n]
+			if r, n = rune(s[0]), 1; r >= utf8.RuneSelf {
+				r, n = utf8.DecodeRuneInString(s)
+			}
+			s = s[n:]
+		} else {
+			if r, n = rune(s[len(s)-1]), 1; r >= utf8.RuneSelf {
+				r, n = utf8.DecodeLastRuneInString(s)
+			}
+			s = s[:len(s)-n]
 		}
-		if !isSpace(c) {
-			return false
-		}
-		if c == '\n' {
+		if r == '\n' {
 			return true
 		}
-		n++
+		if !isJSSpaceRune(r) {
+			return false
+		}
 	}
 	return all
+}
+
+// isJSSpaceRune reports whether r is in JavaScript's \s (Go's \s lacks
+// \v and the Unicode spaces, which handlebars.js strips).
+func isJSSpaceRune(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return 0x2000 <= r && r <= 0x200a
+}
+
+// trimLineStart removes what /^[ \t]*\r?\n?/ matches: the rest of a
+// standalone tag's line.
+func trimLineStart(s string) string {
+	s = strings.TrimLeft(s, " \t")
+	s = strings.TrimPrefix(s, "\r")
+	return strings.TrimPrefix(s, "\n")
 }

@@ -77,7 +77,7 @@ func TestWorkloadMatchesRaymond(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if string(got) != want {
+				if normEscapes(string(got)) != normEscapes(want) {
 					t.Errorf("recipient %d: output differs from raymond's\n got %q\nwant %q", i, got, want)
 				}
 			})
