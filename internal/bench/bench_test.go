@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"html"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,8 +79,18 @@ func TestSameWork(t *testing.T) {
 				t.Run(addr, func(t *testing.T) {
 					postroomHTML := htmlPart(t, pair[0].Data)
 					obviousHTML := htmlPart(t, pair[1].Data)
-					if !bytes.Equal(postroomHTML, obviousHTML) {
-						t.Errorf("html parts differ:\npostroom %q\n obvious %q", head(postroomHTML), head(obviousHTML))
+					// The two escape differently what needs escaping (raymond
+					// writes ' as &apos;, handlebars.js, which postroom
+					// follows, as &#x27; and escapes = and ` too): they must
+					// say the same text. The bytes of postroom's side are
+					// checked against the fixture's rendering below.
+					p, o := html.UnescapeString(string(postroomHTML)), html.UnescapeString(string(obviousHTML))
+					if p != o {
+						i := 0
+						for i < len(p) && i < len(o) && p[i] == o[i] {
+							i++
+						}
+						t.Errorf("html parts differ at %d:\npostroom %q\n obvious %q", i, p[max(0, i-80):min(len(p), i+80)], o[max(0, i-80):min(len(o), i+80)])
 					}
 					if bytes.Contains(postroomHTML, []byte("{{")) {
 						t.Error("the html still has a placeholder")
