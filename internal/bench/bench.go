@@ -65,6 +65,12 @@ func SendAll(ctx context.Context, m *postroom.Mailer, call *postroom.Call) error
 	if err != nil {
 		return err
 	}
+	return allSent(results)
+}
+
+// allSent is nil when every result is sent, or the first other one as an
+// error.
+func allSent(results []postroom.Result) error {
 	for i, r := range results {
 		if r.Status != postroom.StatusSent {
 			return fmt.Errorf("%w: recipient %d: %s %s", errNotSent, i, r.Status, r.Reason)

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -87,16 +86,6 @@ func PipelineOnResult(b *testing.B, w *fixture.Workload, n int, collect bool) {
 	}
 	cpu.stop(b, n, "cpu-ns/recipient")
 	m.stop()
-}
-
-// allSent is SendAll's check of the results.
-func allSent(results []postroom.Result) error {
-	for i, r := range results {
-		if r.Status != postroom.StatusSent {
-			return fmt.Errorf("%w: recipient %d: %s %s", errNotSent, i, r.Status, r.Reason)
-		}
-	}
-	return nil
 }
 
 // SMTPConns is the number of connections, and of sending goroutines, of

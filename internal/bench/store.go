@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/postroom/postroom"
@@ -70,10 +69,5 @@ func sendTemplateAll(ctx context.Context, m *postroom.Mailer, call *postroom.Cal
 	if err != nil {
 		return err
 	}
-	for i, r := range results {
-		if r.Status != postroom.StatusSent {
-			return fmt.Errorf("%w: recipient %d: %s %s", errNotSent, i, r.Status, r.Reason)
-		}
-	}
-	return nil
+	return allSent(results)
 }

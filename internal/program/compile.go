@@ -538,7 +538,12 @@ func (c *compiler) helperCall(n *ast.Expression, id helperID, pos position) (*ex
 		return nil, c.errAt(n.Path, "helper %q takes %s, not %d (write {{this.%s}} for a parameter named %s)",
 			name, spec.arity(), len(n.Params), name, name)
 	}
-	e := &expr{kind: exHelper, helper: id, orig: name}
+	return c.callArgs(&expr{kind: exHelper, helper: id, orig: name}, n)
+}
+
+// callArgs compiles the arguments and hash of the helper call n into e, a
+// helper or custom-helper expression, and returns e.
+func (c *compiler) callArgs(e *expr, n *ast.Expression) (*expr, error) {
 	for _, pn := range n.Params {
 		a, err := c.param(pn)
 		if err != nil {

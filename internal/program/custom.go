@@ -100,25 +100,7 @@ func (c *compiler) customCall(n *ast.Expression, name string, h *Helper, pos pos
 	case n.Hash != nil && !h.Hash:
 		return nil, c.errAt(n.Hash, "helper %q takes no hash arguments (%s=...)", name, n.Hash.Pairs[0].Key)
 	}
-	e := &expr{kind: exCustom, custom: h, orig: name}
-	for _, pn := range n.Params {
-		a, err := c.param(pn)
-		if err != nil {
-			return nil, err
-		}
-		e.args = append(e.args, a)
-	}
-	if n.Hash != nil {
-		for _, pair := range n.Hash.Pairs {
-			v, err := c.param(pair.Val)
-			if err != nil {
-				return nil, err
-			}
-			e.hash = append(e.hash, v)
-			e.hashKeys = append(e.hashKeys, pair.Key)
-		}
-	}
-	return e, nil
+	return c.callArgs(&expr{kind: exCustom, custom: h, orig: name}, n)
 }
 
 // customHelper returns the custom helper an expression calls, if any: a
