@@ -349,13 +349,20 @@ func MIMEGoMail(b *testing.B, w *fixture.Workload) {
 // discards. It also reports the heap figures (see package benchmarks'
 // documentation).
 func PipelinePostroom(b *testing.B, w *fixture.Workload, n int) {
+	pipeline(b, w, n, postroom.Options{})
+}
+
+// pipeline is PipelinePostroom with the Mailer's options opts (Auth and
+// Concurrency filled in).
+func pipeline(b *testing.B, w *fixture.Workload, n int, opts postroom.Options) {
 	size := messageSize(b, w)
 	call := w.Call(n)
 	var sent atomic.Int64
-	mailer, err := NewMailer(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+	opts.Auth, opts.Concurrency = postroom.NoAuth{}, Concurrency()
+	mailer, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
 		sent.Add(1)
 		return nil
-	}), Concurrency())
+	}), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -455,29 +462,9 @@ func dkimSigner(kind string) ([]postroom.DKIMSigner, error) {
 // key of the given kind (one of DKIMKeys; "" signs nothing), made outside
 // the timed loop.
 func PipelineDKIM(b *testing.B, w *fixture.Workload, n int, kind string) {
-	size := messageSize(b, w)
 	signers, err := dkimSigner(kind)
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := w.Call(n)
-	var sent atomic.Int64
-	mailer, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
-		sent.Add(1)
-		return nil
-	}), postroom.Options{Auth: postroom.NoAuth{}, Concurrency: Concurrency(), DKIM: signers})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := b.Context()
-	m := startMeter(b, size, n, true)
-	for b.Loop() {
-		if err := SendAll(ctx, mailer, call); err != nil {
-			b.Fatal(err)
-		}
-	}
-	m.stop()
-	if got, want := sent.Load(), int64(b.N)*int64(n); got != want {
-		b.Fatalf("the transport saw %d messages, want %d", got, want)
-	}
+	pipeline(b, w, n, postroom.Options{DKIM: signers})
 }
