@@ -71,7 +71,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	res.SendID = id
 	if j.beforeSend != nil {
 		if err := j.beforeSend(ctx, i, id); err != nil {
-			if err == errPreviewed {
+			if errors.Is(err, errPreviewed) {
 				return res, nil // Mailer.Preview: the message stops here, made
 			}
 			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, hidden: true})
