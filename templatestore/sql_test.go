@@ -88,13 +88,7 @@ func TestSQLTemplate(t *testing.T) {
 func TestSQLPutReplaceDelete(t *testing.T) {
 	store, _ := sqlStore(t)
 	ctx := t.Context()
-	steps := []struct {
-		name    string
-		do      func() error
-		id      string
-		want    string
-		missing bool
-	}{
+	steps := []storeStep{
 		{name: "before_put", id: "a", missing: true},
 		{name: "put", do: func() error { return store.Put(ctx, "acme", "a", "one") }, id: "a", want: "one"},
 		{name: "replace", do: func() error { return store.Put(ctx, "acme", "a", "two") }, id: "a", want: "two"},
@@ -106,25 +100,7 @@ func TestSQLPutReplaceDelete(t *testing.T) {
 		{name: "empty_source", do: func() error { return store.Put(ctx, "acme", "empty", "") }, id: "empty", want: ""},
 		{name: "unicode_source", do: func() error { return store.Put(ctx, "acme", "u", "Grüße, {{name}} ✉") }, id: "u", want: "Grüße, {{name}} ✉"},
 	}
-	for _, s := range steps {
-		t.Run(s.name, func(t *testing.T) {
-			if s.do != nil {
-				if err := s.do(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := store.Template(ctx, "acme", s.id)
-			if s.missing {
-				if !errors.Is(err, postroom.ErrTemplateNotFound) {
-					t.Fatalf("Template(acme, %q) = %q, %v; want ErrTemplateNotFound", s.id, got, err)
-				}
-				return
-			}
-			if err != nil || got != s.want {
-				t.Fatalf("Template(acme, %q) = %q, %v; want %q", s.id, got, err, s.want)
-			}
-		})
-	}
+	runStoreSteps(t, store, steps)
 	// Deleting acme's welcome left other's alone.
 	if err := store.Delete(ctx, "acme", "welcome"); err != nil {
 		t.Fatal(err)

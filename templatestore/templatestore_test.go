@@ -162,14 +162,7 @@ func TestMemoryPutInvalidID(t *testing.T) {
 
 func TestMemoryPutReplaceDelete(t *testing.T) {
 	var m templatestore.Memory // the zero value is ready to use
-	ctx := t.Context()
-	steps := []struct {
-		name    string
-		do      func() error
-		id      string
-		want    string
-		missing bool
-	}{
+	steps := []storeStep{
 		{name: "before_put", id: "a", missing: true},
 		{name: "put", do: func() error { return m.Put("acme", "a", "one") }, id: "a", want: "one"},
 		{name: "replace", do: func() error { return m.Put("acme", "a", "two") }, id: "a", want: "two"},
@@ -180,25 +173,7 @@ func TestMemoryPutReplaceDelete(t *testing.T) {
 		{name: "delete_other_account", do: func() error { m.Delete("other", "b"); return nil }, id: "b", want: "bee"},
 		{name: "empty_source", do: func() error { return m.Put("acme", "empty", "") }, id: "empty", want: ""},
 	}
-	for _, s := range steps {
-		t.Run(s.name, func(t *testing.T) {
-			if s.do != nil {
-				if err := s.do(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := m.Template(ctx, "acme", s.id)
-			if s.missing {
-				if !errors.Is(err, postroom.ErrTemplateNotFound) {
-					t.Fatalf("Template(acme, %q) = %q, %v; want ErrTemplateNotFound", s.id, got, err)
-				}
-				return
-			}
-			if err != nil || got != s.want {
-				t.Fatalf("Template(acme, %q) = %q, %v; want %q", s.id, got, err, s.want)
-			}
-		})
-	}
+	runStoreSteps(t, &m, steps)
 }
 
 // TestMemoryConcurrent runs writers and readers together; with -race it
@@ -398,6 +373,41 @@ func BenchmarkTemplate(b *testing.B) {
 				if err != nil || len(got) != len(source) {
 					b.Fatalf("Template = %d bytes, %v", len(got), err)
 				}
+			}
+		})
+	}
+}
+
+// storeStep is one step of a store's put, replace and delete sequence: do
+// (when not nil), then the template id of account "acme" holds want, or is
+// missing.
+type storeStep struct {
+	name    string
+	do      func() error
+	id      string
+	want    string
+	missing bool
+}
+
+// runStoreSteps runs steps in order against store, each as a subtest.
+func runStoreSteps(t *testing.T, store postroom.TemplateStore, steps []storeStep) {
+	t.Helper()
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if s.do != nil {
+				if err := s.do(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := store.Template(t.Context(), "acme", s.id)
+			if s.missing {
+				if !errors.Is(err, postroom.ErrTemplateNotFound) {
+					t.Fatalf("Template(acme, %q) = %q, %v; want ErrTemplateNotFound", s.id, got, err)
+				}
+				return
+			}
+			if err != nil || got != s.want {
+				t.Fatalf("Template(acme, %q) = %q, %v; want %q", s.id, got, err, s.want)
 			}
 		})
 	}
