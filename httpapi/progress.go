@@ -1,7 +1,6 @@
-package main
+package httpapi
 
 import (
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,35 +9,43 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// resultLog says how each recipient's result is logged while its call
-// runs (-log-results). The zero value logs at info level.
-type resultLog struct {
-	Off   bool
+// ResultLog says how each recipient's result is logged while its call
+// runs (see the package documentation, # Logging). The zero value logs at
+// info level.
+type ResultLog struct {
+	// Off: the results are not logged as they complete; only those of a
+	// call whose answer did not reach its client are, at its end.
+	Off bool
+	// Level is the records' level when not Off. A level the Logger does
+	// not keep is as Off.
 	Level slog.Level
 }
 
-// String is the flag's value: a level's name, or "off".
-func (l resultLog) String() string {
+// String is the level's name in lower case, or "off".
+func (l ResultLog) String() string {
 	if l.Off {
 		return "off"
 	}
 	return strings.ToLower(l.Level.String())
 }
 
-// resultLogFlag adds -log-results to fs, setting *l.
-func resultLogFlag(fs *flag.FlagSet, l *resultLog) {
-	fs.Func("log-results", "log each recipient's result as soon as it is final, at `level` debug, info, warn or error; off: only a call whose client went away has its results logged, at its end (default info)", func(s string) error {
-		if s == "off" {
-			*l = resultLog{Off: true}
-			return nil
-		}
-		var level slog.Level
-		if err := level.UnmarshalText([]byte(s)); err != nil {
-			return fmt.Errorf("want debug, info, warn, error or off")
-		}
-		*l = resultLog{Level: level}
+// MarshalText returns String's text.
+func (l ResultLog) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText sets l from "off" or a level's name (debug, info, warn,
+// error, in any case, as slog.Level reads them), so that a ResultLog can
+// be a flag (flag.TextVar) or a configuration field.
+func (l *ResultLog) UnmarshalText(text []byte) error {
+	if string(text) == "off" {
+		*l = ResultLog{Off: true}
 		return nil
-	})
+	}
+	var level slog.Level
+	if err := level.UnmarshalText(text); err != nil {
+		return fmt.Errorf("httpapi: result log %q: want debug, info, warn, error or off", text)
+	}
+	*l = ResultLog{Level: level}
+	return nil
 }
 
 // progress returns the per-call settings that log each recipient's result
@@ -49,7 +56,7 @@ func resultLogFlag(fs *flag.FlagSet, l *resultLog) {
 // the status, reason and send id), not by address: whoever retries has the
 // call's body, and the log of a call that went well holds no recipient's
 // address. It says false when the records would
-// be dropped (-log-results off, or a level the log does not keep): the
+// be dropped (ResultLog.Off, or a level the log does not keep): the
 // caller then logs the results of a call whose answer did not reach the
 // client at its end (logResults).
 //
@@ -57,9 +64,9 @@ func resultLogFlag(fs *flag.FlagSet, l *resultLog) {
 // handlers are safe for that. A record is written before the worker takes
 // its next recipient, so a slow log slows the call: the text handler on
 // stderr takes a few microseconds a record.
-func (h *handler) progress(w http.ResponseWriter, r *http.Request) (postroom.RunOptions, bool) {
-	level := h.ResultLog.Level
-	if h.ResultLog.Off || !h.logger.Enabled(r.Context(), level) {
+func (h *Handler) progress(w http.ResponseWriter, r *http.Request) (postroom.RunOptions, bool) {
+	level := h.opts.ResultLog.Level
+	if h.opts.ResultLog.Off || !h.logger.Enabled(r.Context(), level) {
 		return postroom.RunOptions{}, false
 	}
 	id := requestID(w)

@@ -1,9 +1,8 @@
-package main
+package httpapi
 
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -14,26 +13,15 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// byMsg returns the records whose message is msg.
-func byMsg(records []map[string]string, msg string) []map[string]string {
-	var out []map[string]string
-	for _, r := range records {
-		if r["msg"] == msg {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // disconnect runs a call of 4 recipients whose client goes away while the
 // third is in the transport, the first two accepted. before is called
 // when the third reached the transport, before the client goes away, with
 // the log so far; disconnect returns the log once the request's record is
 // in it, the transport and the call.
-func disconnect(t *testing.T, ho handlerOptions, before func([]map[string]string)) ([]map[string]string, *halfTransport, *postroom.Call) {
+func disconnect(t *testing.T, ho Options, before func([]map[string]string)) ([]map[string]string, *halfTransport, *postroom.Call) {
 	t.Helper()
 	tr := &halfTransport{accept: 2, sent: map[string]string{}, started: make(chan struct{}, 1), ended: make(chan error, 1)}
-	url, log := startHandler(t, tr, postroom.Options{Concurrency: 1}, ho, defaultTimeouts)
+	url, log := startHandler(t, tr, postroom.Options{Concurrency: 1}, ho)
 	call := smallCall(4)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -49,7 +37,7 @@ func disconnect(t *testing.T, ho handlerOptions, before func([]map[string]string
 	case err := <-errc:
 		t.Fatalf("the call ended before reaching the transport: %v", err)
 	}
-	before(log.waitFor(t, "anything", func([]map[string]string) bool { return true }))
+	before(log.WaitFor(t, "anything", func([]map[string]string) bool { return true }))
 	cancel()
 	if err := <-tr.ended; !errors.Is(err, context.Canceled) {
 		t.Errorf("the transport's ctx ended with %v; want context.Canceled", err)
@@ -58,7 +46,7 @@ func disconnect(t *testing.T, ho handlerOptions, before func([]map[string]string
 		t.Errorf("client: %v; want context.Canceled", err)
 	}
 	// The handler logs the request once the Mailer has returned.
-	records := log.waitFor(t, "the abandoned request", func(rs []map[string]string) bool {
+	records := log.WaitFor(t, "the abandoned request", func(rs []map[string]string) bool {
 		return slices.ContainsFunc(rs, func(r map[string]string) bool { return r["msg"] == "request" })
 	})
 	request := byMsg(records, "request")[0]
@@ -112,7 +100,7 @@ func checkResultRecords(t *testing.T, results []map[string]string, requestID str
 // the client goes away, the recipients left are deferred and logged so;
 // nothing is logged twice.
 func TestClientDisconnect(t *testing.T) {
-	records, tr, call := disconnect(t, handlerOptions{}, func(soFar []map[string]string) {
+	records, tr, call := disconnect(t, Options{}, func(soFar []map[string]string) {
 		// The call is held in the transport at its third recipient: the
 		// two sent ones are in the log already, and the request is not.
 		sent := byMsg(soFar, "result")
@@ -134,9 +122,9 @@ func TestClientDisconnect(t *testing.T) {
 // as they complete (-log-results off, or a level the log drops), a call
 // whose client went away has them logged at its end instead.
 func TestClientDisconnectResultsNotLogged(t *testing.T) {
-	for _, rl := range []resultLog{{Off: true}, {Level: slog.LevelDebug}} {
+	for _, rl := range []ResultLog{{Off: true}, {Level: slog.LevelDebug}} {
 		t.Run(rl.String(), func(t *testing.T) {
-			records, tr, call := disconnect(t, handlerOptions{ResultLog: rl}, func(soFar []map[string]string) {
+			records, tr, call := disconnect(t, Options{ResultLog: rl}, func(soFar []map[string]string) {
 				if n := len(byMsg(soFar, "result")); n != 0 {
 					t.Errorf("%d result records while the call runs; want none", n)
 				}
@@ -158,12 +146,12 @@ func TestClientDisconnectResultsNotLogged(t *testing.T) {
 // recipient's address in the log.
 func TestResultsLogged(t *testing.T) {
 	discard := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
-	url, log := startHandler(t, discard, postroom.Options{}, handlerOptions{ResultLog: resultLog{Level: slog.LevelWarn}}, defaultTimeouts)
+	url, log := startHandler(t, discard, postroom.Options{}, Options{ResultLog: ResultLog{Level: slog.LevelWarn}})
 	r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(5)))
 	if r.Status != http.StatusOK || len(r.Results) != 5 {
 		t.Fatalf("got %d %s; want 200 with 5 results", r.Status, r.Body)
 	}
-	records := log.waitFor(t, "the request", func(rs []map[string]string) bool { return len(byMsg(rs, "request")) == 1 })
+	records := log.WaitFor(t, "the request", func(rs []map[string]string) bool { return len(byMsg(rs, "request")) == 1 })
 	id := byMsg(records, "request")[0]["request_id"]
 	logged := map[string]bool{}
 	for _, rec := range byMsg(records, "result") {
@@ -188,28 +176,29 @@ func TestResultsLogged(t *testing.T) {
 	}
 }
 
-func TestResultLogFlag(t *testing.T) {
+func TestResultLogText(t *testing.T) {
 	for _, tc := range []struct {
-		arg  string
-		want resultLog
+		text string
+		want ResultLog
 		ok   bool
 	}{
-		{"", resultLog{}, true},
-		{"debug", resultLog{Level: slog.LevelDebug}, true},
-		{"WARN", resultLog{Level: slog.LevelWarn}, true},
-		{"off", resultLog{Off: true}, true},
-		{"loud", resultLog{}, false},
+		{"info", ResultLog{}, true},
+		{"debug", ResultLog{Level: slog.LevelDebug}, true},
+		{"WARN", ResultLog{Level: slog.LevelWarn}, true},
+		{"off", ResultLog{Off: true}, true},
+		{"loud", ResultLog{}, false},
 	} {
-		args := []string{"-no-auth"}
-		if tc.arg != "" {
-			args = append(args, "-log-results", tc.arg)
-		}
-		cfg, err := parseFlags(args, func(string) string { return "" }, io.Discard)
+		var got ResultLog
+		err := got.UnmarshalText([]byte(tc.text))
 		switch {
 		case !tc.ok && err == nil:
-			t.Errorf("-log-results %q accepted: %+v", tc.arg, cfg.ResultLog)
-		case tc.ok && (err != nil || cfg.ResultLog != tc.want):
-			t.Errorf("-log-results %q: %+v, %v; want %+v", tc.arg, cfg.ResultLog, err, tc.want)
+			t.Errorf("%q accepted: %+v", tc.text, got)
+		case tc.ok && (err != nil || got != tc.want):
+			t.Errorf("%q: %+v, %v; want %+v", tc.text, got, err, tc.want)
+		case tc.ok:
+			if text, _ := got.MarshalText(); !strings.EqualFold(string(text), tc.text) {
+				t.Errorf("%q: MarshalText gives %q", tc.text, text)
+			}
 		}
 	}
 }

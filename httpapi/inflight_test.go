@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestInflightBound(t *testing.T) {
 	first, second := marshal(t, smallCall(1)), marshal(t, smallCall(1))
 	second = bytes.Replace(second, []byte(`"k"`), []byte(`"key-2"`), 1) // a little larger: one call fills the bound
 	bound := int64(len(second))
-	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, handlerOptions{MaxBody: bound, MaxInflight: bound}, defaultTimeouts)
+	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, Options{MaxBodyBytes: bound, MaxInflightBytes: bound})
 	send := url + "/api/1.0/message.send"
 
 	// A refused call gives its bytes back.

@@ -1,8 +1,7 @@
-package main
+package httpapi
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,7 +42,7 @@ type idempotent struct {
 
 // sender returns the sendFunc of operation op: idempotency.RunWith with
 // the request's Idempotency-Key when it has one, m.Run otherwise.
-func (h *handler) sender(m *postroom.Mailer, op postroom.Operation) sendFunc {
+func (h *Handler) sender(m *postroom.Mailer, op postroom.Operation) sendFunc {
 	return func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
 		keys := r.Header.Values(idempotencyHeader)
 		switch len(keys) {
@@ -97,45 +96,22 @@ func idempotencyError(w http.ResponseWriter, err error) (int, *apiError) {
 }
 
 // newIdempotent returns the idempotent calls kept in store, or in memory
-// when store is nil.
-func newIdempotent(store idempotency.Store) *idempotent {
+// when store is nil; at most max claims held at once unless max is 0.
+func newIdempotent(store idempotency.Store, max int) (*idempotent, error) {
 	if store == nil {
 		mem, err := idempotency.NewMemory(idempotency.Options{})
 		if err != nil {
-			panic(err) // zero Options are valid
+			return nil, err
 		}
 		store = mem
 	}
-	return &idempotent{store: store, now: time.Now}
+	if max > 0 {
+		store = &boundedStore{Store: store, slots: make(chan struct{}, max)}
+	}
+	return &idempotent{store: store, now: time.Now}, nil
 }
 
-// maxIdempotentCalls bounds the idempotent calls in flight on a database:
-// each holds one connection for its whole length (the key's lock, and its
-// records), and half of the pool stays free for the template lookups those
-// calls make meanwhile: with every connection held, they would wait for
-// each other for good.
-const maxIdempotentCalls = maxDBConns / 2
-
-// newIdempotencyStore returns the store of idempotent calls: in db when it
-// is not nil (its tables created or updated first), shared by every
-// instance on that database; nil otherwise, for a store in memory.
-func newIdempotencyStore(db *sql.DB) (idempotency.Store, error) {
-	if db == nil {
-		return nil, nil
-	}
-	s, err := idempotency.NewSQL(db, idempotency.Options{})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := s.Migrate(ctx); err != nil {
-		return nil, fmt.Errorf("-database-url: %w", err)
-	}
-	return &boundedStore{Store: s, slots: make(chan struct{}, maxIdempotentCalls)}, nil
-}
-
-// errBusy is Claim's error when maxIdempotentCalls are in flight.
+// errBusy is Claim's error when Options.MaxIdempotentCalls are in flight.
 var errBusy = errors.New("too many idempotent calls in flight")
 
 // boundedStore lets at most cap(slots) claims be held at once, and refuses

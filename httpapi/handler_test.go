@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"bufio"
@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,16 +18,16 @@ import (
 
 // TestErrors checks every whole-call failure's status, code and field.
 func TestErrors(t *testing.T) {
-	keys := writeKeys(t, map[string][]string{"acct": {"k"}})
-	templates := writeTemplates(t, map[string]string{
+	keys := postroom.StaticKeys{"acct": {"k"}}
+	templates := memoryTemplates(t, map[string]string{
 		"acct/good": "Hello {{name}}",
 		"acct/bad":  "Hello {{#if name}}",
 		"other/x":   "another account's template",
 	})
-	api, _ := startConfig(t, config{Outbox: t.TempDir(), Keys: keys, Templates: templates})
-	small, _ := startConfig(t, config{Outbox: t.TempDir(), Keys: keys, MaxBody: 4096})
-	broken, brokenLog := startMailer(t, postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil }),
-		postroom.Options{Templates: brokenStore{}}, defaultTimeouts)
+	discard := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
+	api, _ := startMailer(t, discard, postroom.Options{Auth: keys, Templates: templates})
+	small, _ := startHandler(t, discard, postroom.Options{Auth: keys}, Options{MaxBodyBytes: 4096})
+	broken, brokenLog := startMailer(t, discard, postroom.Options{Templates: brokenStore{}})
 
 	call := func(edit func(c *postroom.Call)) []byte {
 		c := smallCall(2)
@@ -215,74 +214,11 @@ func equalSet(a, b []string) bool {
 	return true
 }
 
-// blockingTransport blocks every Send until ctx is done and reports ctx's
-// error; started receives once per Send that began.
-// heldTransport returns a Transport whose Send signals started and then
-// holds the message until release is closed (accepting it) or its ctx is
-// done: a call kept in flight for as long as a test needs, with no timing.
-func heldTransport() (tr postroom.TransportFunc, started, release chan struct{}) {
-	started, release = make(chan struct{}, 1), make(chan struct{})
-	tr = func(ctx context.Context, _ *postroom.Envelope) error {
-		started <- struct{}{}
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return tr, started, release
-}
-
-type blockingTransport struct {
-	started chan struct{}
-	ended   chan error
-}
-
-func newBlockingTransport(n int) *blockingTransport {
-	return &blockingTransport{started: make(chan struct{}, n), ended: make(chan error, n)}
-}
-
-func (b *blockingTransport) Send(ctx context.Context, _ *postroom.Envelope) error {
-	b.started <- struct{}{}
-	<-ctx.Done()
-	b.ended <- ctx.Err()
-	return ctx.Err()
-}
-
-// halfTransport accepts the first accept messages and blocks every later
-// one until its ctx is done; it records the send id of each message it
-// accepted, and started receives once per blocked Send.
-type halfTransport struct {
-	accept  int
-	mu      sync.Mutex
-	sent    map[string]string // recipient → send id
-	started chan struct{}
-	ended   chan error
-}
-
-func (h *halfTransport) Send(ctx context.Context, env *postroom.Envelope) error {
-	h.mu.Lock()
-	if len(h.sent) < h.accept {
-		h.sent[env.To[0]] = env.SendID
-		h.mu.Unlock()
-		return nil
-	}
-	h.mu.Unlock()
-	h.started <- struct{}{}
-	<-ctx.Done()
-	h.ended <- ctx.Err()
-	return ctx.Err()
-}
-
-// TestCallBudget: a call that outlasts the server's budget is answered with
-// its results, the unfinished recipients deferred, before the write
-// timeout cuts the connection.
-func TestCallBudget(t *testing.T) {
+// TestCallTimeout: a call that outlasts Options.CallTimeout is answered
+// with its results, the unfinished recipients deferred.
+func TestCallTimeout(t *testing.T) {
 	tr := newBlockingTransport(3)
-	to := defaultTimeouts
-	to.Write, to.Answer = 20*time.Second, 2*time.Second // a wide gap: a loaded machine must not reach the write timeout first
-	url, _ := startMailer(t, tr, postroom.Options{}, to)
+	url, _ := startHandler(t, tr, postroom.Options{}, Options{CallTimeout: 500 * time.Millisecond})
 
 	r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(3)))
 	if r.Status != http.StatusOK || len(r.Results) != 3 {
@@ -302,7 +238,7 @@ func TestTransportUnusable(t *testing.T) {
 	refused := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
 		return fmt.Errorf("smtp: AUTH: 535 5.7.8 bad credentials: %w", postroom.ErrTransportUnusable)
 	})
-	url, log := startMailer(t, refused, postroom.Options{Concurrency: 1}, defaultTimeouts)
+	url, log := startMailer(t, refused, postroom.Options{Concurrency: 1})
 	r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(5)))
 	if r.Status != http.StatusOK || len(r.Results) != 5 {
 		t.Fatalf("got %d %s; want 200 with 5 results", r.Status, r.Body)
@@ -320,10 +256,16 @@ func TestTransportUnusable(t *testing.T) {
 // TestSlowBody: a body that does not arrive within the read timeout is
 // answered 408, not left hanging or answered with an empty 200.
 func TestSlowBody(t *testing.T) {
-	to := defaultTimeouts
-	to.Read = time.Second
 	discard := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
-	url, _ := startMailer(t, discard, postroom.Options{}, to)
+	m, err := postroom.New(discard, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serve(t, h, time.Second)
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {

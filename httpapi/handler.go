@@ -1,8 +1,7 @@
-package main
+package httpapi
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,55 +18,172 @@ import (
 	"github.com/postroom/postroom/idempotency"
 )
 
-// handler serves the spec's two endpoints over one Mailer. It is what an
-// application that wraps postroom in its own HTTP server copies: decode the
-// body into a postroom.Call, pass the request's context to the Mailer, and
-// turn a call-level error into an honest HTTP status.
-type handler struct {
-	handlerOptions
+// Paths of the endpoints the Handler serves.
+const (
+	SendPath         = "/api/1.0/message.send"
+	SendTemplatePath = "/api/1.0/message.send_template"
+	// CallsPath is the prefix of a call's status, CallsPath + id, served
+	// with Options.Async.
+	CallsPath = "/api/1.0/calls/"
+)
+
+// Defaults of Options' zero fields.
+const (
+	// DefaultMaxBodyBytes is the largest request body: the spec's largest
+	// call, 25,000 recipients with their params, fits.
+	DefaultMaxBodyBytes = 64 << 20
+	// DefaultMaxInflightBytes is two of the largest bodies: at the worst a
+	// decoded call takes about ten times its body (eight concurrent 56 MiB
+	// bodies of tiny param keys: 1.1 GB peak RSS with this bound, 4.2 GB
+	// without).
+	DefaultMaxInflightBytes = 2 * DefaultMaxBodyBytes
+)
+
+// Options configure a Handler. New validates and copies them; each field's
+// zero value means its default.
+type Options struct {
+	// Logger receives one record per request and each recipient's result
+	// (see the package documentation, # Logging), and the detail of every
+	// 500. Nil means no logging: set it in production.
+	Logger *slog.Logger
+
+	// MaxBodyBytes is the largest request body, in bytes; a larger one is
+	// answered 413 too_large. Zero means DefaultMaxBodyBytes (64 MiB).
+	MaxBodyBytes int64
+
+	// MaxInflightBytes bounds the bytes of request bodies whose calls are
+	// in flight (read, decoded, being sent, or being answered); a body of
+	// unknown length counts as MaxBodyBytes. A request past the bound is
+	// answered 503 busy with Retry-After. Zero means twice MaxBodyBytes; it
+	// must be at least MaxBodyBytes, or the largest calls could never run.
+	MaxInflightBytes int64
+
+	// CallTimeout bounds each call, from the moment its request reaches
+	// the Handler; the recipients not finished by then are deferred
+	// (timeout) and the call is answered with its results. Set it below the
+	// http.Server's WriteTimeout, less the time to write the answer, so
+	// that a call too slow to finish still gets its results written. Zero
+	// means no bound but the request's context.
+	CallTimeout time.Duration
+
+	// NoTemplateStore says that the Mailer has no Options.Templates: then
+	// message.send_template is answered 501 not_configured, the server's
+	// configuration error, rather than 400 unknown_template, the caller's.
+	// False: both operations are served.
+	NoTemplateStore bool
+
+	// Idempotency keeps the calls made with an Idempotency-Key header (see
+	// the package documentation, # Idempotency). Nil means a store in
+	// memory (idempotency.NewMemory), which holds for one process only:
+	// instances behind a load balancer share an idempotency.SQL.
+	Idempotency idempotency.Store
+
+	// MaxIdempotentCalls bounds the idempotent calls in flight; past it a
+	// call is answered 503 busy with Retry-After at once. With a store in
+	// a database, each such call holds a connection for its whole length:
+	// keep the bound at half the pool or less, so that the template
+	// lookups those calls make meanwhile still find a connection. Zero
+	// means no bound.
+	MaxIdempotentCalls int
+
+	// ResultLog is how each recipient's result is logged as soon as it is
+	// final. The zero value logs at info level.
+	ResultLog ResultLog
+
+	// PreviewPath, when not empty, is where the preview page (package
+	// preview) is served, such as "/preview/": a call pasted there is
+	// rendered for each recipient and never sent; its key is checked like
+	// the API's. It must start and end with "/" and not be under /api/.
+	// Put it behind the application's admin authentication, and route the
+	// path to the Handler. Empty means no preview page.
+	PreviewPath string
+
+	// Async, when not nil, runs the calls of requests with the header
+	// Prefer: respond-async later, outside the request, and serves their
+	// status at CallsPath + id (see Async). Nil means every call runs while
+	// its request waits.
+	Async Async
+}
+
+// OptionsError is New's error for an Options field it refuses.
+type OptionsError struct {
+	Field  string // such as "MaxInflightBytes"
+	Reason string
+}
+
+func (e *OptionsError) Error() string {
+	return "httpapi: New: Options." + e.Field + ": " + e.Reason
+}
+
+// Handler serves the spec's two endpoints over one Mailer (see the package
+// documentation). It is safe for concurrent use; build it with New.
+type Handler struct {
+	opts     Options
 	logger   *slog.Logger
 	inflight *inflight
 	idem     *idempotent
+	mux      http.Handler
 }
 
-// handlerOptions configure a handler.
-type handlerOptions struct {
-	// MaxBody is the largest request body, in bytes.
-	MaxBody int64
-	// MaxInflight bounds the bytes of request bodies whose calls are in
-	// flight (see inflight); at least MaxBody.
-	MaxInflight int64
-	// Budget is how long one call may take, from the moment its headers
-	// are read: the server's write timeout less time to write the answer.
-	Budget time.Duration
-	// Templates says whether the Mailer has a template store. Without one,
-	// message.send_template is a server configuration error (501), not the
-	// client's unknown template.
-	Templates bool
-	// Idempotency keeps the calls made with an Idempotency-Key header; nil
-	// means a store in memory (see idempotency.go).
-	Idempotency idempotency.Store
-	// ResultLog is how each recipient's result is logged as it completes
-	// (see progress); the zero value logs at info level.
-	ResultLog resultLog
-}
-
-// newHandler returns the API's handler: the two endpoints, a JSON 404 for
-// every other path, and a log record per request.
-func newHandler(m *postroom.Mailer, logger *slog.Logger, opts handlerOptions) http.Handler {
-	h := &handler{handlerOptions: opts, logger: logger, inflight: newInflight(opts.MaxInflight, opts.MaxBody)}
-	h.idem = newIdempotent(opts.Idempotency)
+// New returns the Handler serving m's calls. It validates opts.
+func New(m *postroom.Mailer, opts Options) (*Handler, error) {
+	if m == nil {
+		return nil, errors.New("httpapi: New: nil Mailer")
+	}
+	switch {
+	case opts.MaxBodyBytes < 0:
+		return nil, &OptionsError{"MaxBodyBytes", "negative"}
+	case opts.MaxInflightBytes < 0:
+		return nil, &OptionsError{"MaxInflightBytes", "negative"}
+	case opts.CallTimeout < 0:
+		return nil, &OptionsError{"CallTimeout", "negative"}
+	case opts.MaxIdempotentCalls < 0:
+		return nil, &OptionsError{"MaxIdempotentCalls", "negative"}
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxInflightBytes == 0 {
+		opts.MaxInflightBytes = 2 * opts.MaxBodyBytes
+	}
+	if opts.MaxInflightBytes < opts.MaxBodyBytes {
+		return nil, &OptionsError{"MaxInflightBytes", "under MaxBodyBytes: the largest calls could never run"}
+	}
+	if p := opts.PreviewPath; p != "" && (!strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/") || strings.HasPrefix(p, "/api/") || p == "/") {
+		return nil, &OptionsError{"PreviewPath", fmt.Sprintf("%q: want a path such as /preview/, starting and ending with /, not under /api/", p)}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	idem, err := newIdempotent(opts.Idempotency, opts.MaxIdempotentCalls)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{opts: opts, logger: opts.Logger, inflight: newInflight(opts.MaxInflightBytes, opts.MaxBodyBytes), idem: idem}
 	sendTemplate := h.sender(m, postroom.OpSendTemplate)
-	if !opts.Templates {
+	if opts.NoTemplateStore {
 		sendTemplate = nil
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/api/1.0/message.send", h.endpoint(h.sender(m, postroom.OpSend)))
-	mux.Handle("/api/1.0/message.send_template", h.endpoint(sendTemplate))
+	mux.Handle(SendPath, h.endpoint(postroom.OpSend, h.sender(m, postroom.OpSend)))
+	mux.Handle(SendTemplatePath, h.endpoint(postroom.OpSendTemplate, sendTemplate))
+	if opts.Async != nil {
+		mux.Handle(CallsPath, h.callStatus())
+	}
+	if opts.PreviewPath != "" {
+		mux.Handle(opts.PreviewPath, newPreview(m, opts))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})
 	})
-	return logRequests(logger, mux)
+	h.mux = logRequests(opts.Logger, mux)
+	return h, nil
+}
+
+// ServeHTTP serves the endpoints, a JSON 404 for every other path, and logs
+// a record per request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mux.ServeHTTP(w, r)
 }
 
 // apiError is the body of every answer to a call that failed as a whole.
@@ -82,9 +198,9 @@ type apiError struct {
 	Fields []string `json:"fields,omitempty"`
 }
 
-// endpoint serves one operation (see sender); nil for an operation the
-// server is not configured for.
-func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
+// endpoint serves operation op, run by send (see sender); send is nil for
+// an operation the Handler is not configured for.
+func (h *Handler) endpoint(op postroom.Operation, send sendFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -92,7 +208,7 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 			return
 		}
 		if send == nil {
-			logError(w, slog.LevelError, "message.send_template called, but the server has no template store (-templates)")
+			logError(w, slog.LevelError, "message.send_template called, but the Mailer has no template store (Options.NoTemplateStore)")
 			writeError(w, http.StatusNotImplemented, &apiError{Code: "not_configured", Message: "this server has no stored templates: message.send_template is not available"})
 			return
 		}
@@ -100,7 +216,7 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 			writeError(w, http.StatusUnsupportedMediaType, &apiError{Code: "unsupported_media_type", Message: "the body must be sent as Content-Type: application/json"})
 			return
 		}
-		if r.ContentLength > h.MaxBody {
+		if r.ContentLength > h.opts.MaxBodyBytes {
 			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
 			return
 		}
@@ -112,10 +228,13 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 		defer release()
 		// The deadline starts now, as the server's write timeout does, so
 		// that a call too slow to finish still gets its results written.
-		ctx, cancel := context.WithTimeout(r.Context(), h.Budget)
+		ctx, cancel := r.Context(), context.CancelFunc(func() {})
+		if h.opts.CallTimeout > 0 {
+			ctx, cancel = context.WithTimeout(ctx, h.opts.CallTimeout)
+		}
 		defer cancel()
 
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
 			return
@@ -144,6 +263,10 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 			return
 		}
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
+		if h.opts.Async != nil && prefersAsync(r) {
+			h.enqueue(ctx, w, r, op, call)
+			return
+		}
 
 		progress, logged := h.progress(w, r)
 		results, err := send(ctx, r, call, progress)
@@ -200,7 +323,7 @@ func (h *handler) endpoint(send sendFunc) http.HandlerFunc {
 // logResults logs every recipient's result of a call whose answer did not
 // reach the client, one record each, tied to the request's record by its
 // request id.
-func (h *handler) logResults(w http.ResponseWriter, r *http.Request, results []postroom.Result) {
+func (h *Handler) logResults(w http.ResponseWriter, r *http.Request, results []postroom.Result) {
 	var id string
 	if lw, ok := w.(*logWriter); ok {
 		id = lw.id
@@ -295,71 +418,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 		return err
 	}
 	return http.NewResponseController(w).Flush()
-}
-
-// logWriter records what the log record of a request needs.
-type logWriter struct {
-	http.ResponseWriter
-	id     string // the request's, in its record and those of logResults
-	status int
-	bytes  int64
-	attrs  []slog.Attr
-	level  slog.Level // at least this
-}
-
-func (lw *logWriter) WriteHeader(status int) {
-	if lw.status == 0 {
-		lw.status = status
-	}
-	lw.ResponseWriter.WriteHeader(status)
-}
-
-func (lw *logWriter) Write(p []byte) (int, error) {
-	if lw.status == 0 {
-		lw.status = http.StatusOK
-	}
-	n, err := lw.ResponseWriter.Write(p)
-	lw.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (lw *logWriter) Unwrap() http.ResponseWriter { return lw.ResponseWriter }
-
-// addLogAttrs adds attributes to the request's log record.
-func addLogAttrs(w http.ResponseWriter, attrs ...slog.Attr) {
-	if lw, ok := w.(*logWriter); ok {
-		lw.attrs = append(lw.attrs, attrs...)
-	}
-}
-
-// logError adds an error to the request's log record and raises its level.
-func logError(w http.ResponseWriter, level slog.Level, msg string) {
-	if lw, ok := w.(*logWriter); ok {
-		lw.attrs = append(lw.attrs, slog.String("error", msg))
-		lw.level = max(lw.level, level)
-	}
-}
-
-// logRequests logs one record per request: never its body, headers or key.
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		lw := &logWriter{ResponseWriter: w, id: rand.Text(), level: slog.LevelInfo}
-		next.ServeHTTP(lw, r)
-		level := lw.level
-		if lw.status >= 500 {
-			level = slog.LevelError
-		}
-		attrs := append([]slog.Attr{
-			slog.String("request_id", lw.id),
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.String("remote", r.RemoteAddr),
-			slog.Int("status", lw.status),
-			slog.Int64("bytes", lw.bytes),
-			slog.Duration("elapsed", time.Since(start)),
-		}, lw.attrs...)
-		logger.LogAttrs(r.Context(), level, "request", attrs...)
-	})
 }

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"net/http"

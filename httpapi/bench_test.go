@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func BenchmarkSend(b *testing.B) {
 				size.Add(int64(len(env.Data)))
 				return nil
 			})
-			url, _ := startHandler(b, discard, postroom.Options{}, handlerOptions{ResultLog: resultLog{Off: true}}, defaultTimeouts)
+			url, _ := startHandler(b, discard, postroom.Options{}, Options{ResultLog: ResultLog{Off: true}})
 			body := benchCall(b, n)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()

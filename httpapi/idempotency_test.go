@@ -1,11 +1,9 @@
-package main
+package httpapi
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,52 +12,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/internal/apitest"
 )
-
-// keyedResponse is an answer to a call with Idempotency-Key headers.
-type keyedResponse struct {
-	response
-	RetryAfter string
-}
-
-// postKeyed posts body to url with an Idempotency-Key header per key.
-func postKeyed(ctx context.Context, url string, body []byte, keys ...string) (*keyedResponse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for _, k := range keys {
-		req.Header.Add("Idempotency-Key", k)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	r := &keyedResponse{response: response{Status: resp.StatusCode}, RetryAfter: resp.Header.Get("Retry-After")}
-	if r.Body, err = io.ReadAll(resp.Body); err != nil {
-		return nil, err
-	}
-	if r.Status == http.StatusOK {
-		err = json.Unmarshal(r.Body, &r.Results)
-	} else {
-		err = json.Unmarshal(r.Body, &r.Error)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("status %d, body %q: %w", r.Status, r.Body, err)
-	}
-	return r, nil
-}
-
-func mustPostKeyed(t *testing.T, url string, body []byte, keys ...string) *keyedResponse {
-	t.Helper()
-	r, err := postKeyed(t.Context(), url, body, keys...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // countingTransport counts the messages per address.
 type countingTransport struct {
@@ -79,7 +33,7 @@ func (c *countingTransport) Send(_ context.Context, env *postroom.Envelope) erro
 // is 400, and without the header each call sends.
 func TestIdempotencyKey(t *testing.T) {
 	tr := &countingTransport{sent: map[string]int{}}
-	url, _ := startMailer(t, tr, postroom.Options{}, defaultTimeouts)
+	url, _ := startMailer(t, tr, postroom.Options{})
 	send := url + "/api/1.0/message.send"
 	body := marshal(t, smallCall(3))
 
@@ -137,14 +91,14 @@ func TestIdempotencyKey(t *testing.T) {
 // and that once the first is done the retry gets its results.
 func TestIdempotencyInProgress(t *testing.T) {
 	held, started, release := heldTransport()
-	url, _ := startMailer(t, held, postroom.Options{Concurrency: 1}, defaultTimeouts)
+	url, _ := startMailer(t, held, postroom.Options{Concurrency: 1})
 	send := url + "/api/1.0/message.send"
 	body := marshal(t, smallCall(1))
 	answered := make(chan *keyedResponse, 1)
 	go func() {
 		r, err := postKeyed(t.Context(), send, body, "k")
 		if err != nil {
-			r = &keyedResponse{response: response{Body: []byte(err.Error())}}
+			r = &keyedResponse{Response: response{Body: []byte(err.Error())}}
 		}
 		answered <- r
 	}()
@@ -173,14 +127,14 @@ func TestIdempotencyBusy(t *testing.T) {
 	}
 	held, started, release := heldTransport()
 	store := &boundedStore{Store: mem, slots: make(chan struct{}, 1)}
-	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, handlerOptions{Idempotency: store}, defaultTimeouts)
+	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, Options{Idempotency: store})
 	send := url + "/api/1.0/message.send"
 	body := marshal(t, smallCall(1))
 	answered := make(chan *keyedResponse, 1)
 	go func() {
 		r, err := postKeyed(t.Context(), send, body, "first")
 		if err != nil {
-			r = &keyedResponse{response: response{Body: []byte(err.Error())}}
+			r = &keyedResponse{Response: response{Body: []byte(err.Error())}}
 		}
 		answered <- r
 	}()
@@ -222,7 +176,7 @@ func TestIdempotencySweep(t *testing.T) {
 	}
 	store := &countingDeletes{Store: mem}
 	s := &idempotent{store: store, now: clock}
-	logger, _ := testLogger()
+	logger, _ := apitest.NewLogger()
 	m, err := postroom.New(&countingTransport{sent: map[string]int{}}, postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)

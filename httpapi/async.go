@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/postroom/postroom"
+)
+
+// Async runs calls later, outside the request that made them: it is the
+// extension point of Options.Async for a durable outbox (a queue in a
+// database whose workers run each call with the Mailer). The Handler
+// hands it the calls of requests that prefer it (Prefer: respond-async,
+// RFC 7240), answers them 202 Accepted with the call's id, and serves the
+// call's status at CallsPath + id.
+//
+// Enqueue stores call to be run as operation op and returns its id. It
+// must have checked what Mailer.Run checks before sending anything (the
+// key, the fields, the stored templates) and return the same call-level
+// errors, which the Handler maps to the same statuses (see the package
+// documentation, # Errors); an error it does not know is a 500. When it
+// returns nil, the call is stored durably: it will run, once, even if
+// this process dies. idempotencyKey is the request's Idempotency-Key
+// header, "" without one: Enqueue with a key already used with the same
+// call returns the first call's id and stores nothing; with another call,
+// an error wrapping idempotency.ErrConflict. The Handler has checked that
+// the key is one header value, and nothing more: Enqueue refuses a key it
+// cannot keep with an error wrapping idempotency.ErrInvalidKey. Enqueue
+// must not modify call, nor keep it after it returns; ctx is the
+// request's.
+//
+// Status returns the state of the call id returned by Enqueue, or an
+// error wrapping ErrCallNotFound. The id is all a GET of CallsPath + id
+// carries, so it must be unguessable (128 random bits or more), and the
+// path belongs behind the application's authentication: the results name
+// the recipients.
+//
+// Both methods are called from the Handler's requests, concurrently, and
+// must be safe for concurrent use; neither may outlive its ctx.
+type Async interface {
+	Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, idempotencyKey string) (callID string, err error)
+	Status(ctx context.Context, callID string) (*CallStatus, error)
+}
+
+// ErrCallNotFound is the error of Async.Status for an id it does not
+// know: GET CallsPath + id is answered 404 not_found.
+var ErrCallNotFound = errors.New("httpapi: call not found")
+
+// CallState is the state of a call run later.
+type CallState string
+
+const (
+	// CallQueued: stored, not started.
+	CallQueued CallState = "queued"
+	// CallRunning: started; some recipients may have their result.
+	CallRunning CallState = "running"
+	// CallDone: every recipient has its final result.
+	CallDone CallState = "done"
+)
+
+// CallStatus is the body of a 202 answer (the id and state queued) and of
+// GET CallsPath + id.
+type CallStatus struct {
+	ID    string    `json:"id"`
+	State CallState `json:"state"`
+	// Results are the call's results once State is CallDone: one per
+	// recipient, in the call's order, as message.send answers them. Nil
+	// before.
+	Results []postroom.Result `json:"results,omitempty"`
+}
+
+// prefersAsync reports whether r has Prefer: respond-async (RFC 7240 §4.1),
+// among other preferences or not.
+func prefersAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for pref := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(pref, ";")
+			name, _, _ = strings.Cut(name, "=")
+			if strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// enqueue hands call to Options.Async and answers 202 with its id, or the
+// error's status.
+func (h *Handler) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Request, op postroom.Operation, call *postroom.Call) {
+	var key string
+	switch keys := r.Header.Values(idempotencyHeader); len(keys) {
+	case 0:
+	case 1:
+		key = keys[0]
+	default:
+		status, e := idempotencyError(w, errKeyRepeated)
+		writeError(w, status, e)
+		return
+	}
+	id, err := h.opts.Async.Enqueue(ctx, op, call, key)
+	if err != nil {
+		status, e := idempotencyError(w, err)
+		if status == 0 {
+			status, e = callError(err)
+		}
+		if status == http.StatusInternalServerError {
+			logError(w, slog.LevelError, err.Error())
+		}
+		writeError(w, status, e)
+		return
+	}
+	addLogAttrs(w, slog.String("call_id", id))
+	w.Header().Set("Location", CallsPath+id)
+	w.Header().Set("Preference-Applied", "respond-async")
+	_ = writeJSON(w, http.StatusAccepted, &CallStatus{ID: id, State: CallQueued})
+}
+
+// callStatus serves GET CallsPath + id from Options.Async.
+func (h *Handler) callStatus() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, &apiError{Code: "method_not_allowed", Message: r.Method + " is not allowed: use GET"})
+			return
+		}
+		id := strings.TrimPrefix(r.URL.Path, CallsPath)
+		if id == "" || strings.Contains(id, "/") {
+			writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call"})
+			return
+		}
+		st, err := h.opts.Async.Status(r.Context(), id)
+		switch {
+		case errors.Is(err, ErrCallNotFound):
+			writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call"})
+			return
+		case err != nil:
+			logError(w, slog.LevelError, err.Error())
+			writeError(w, http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"})
+			return
+		}
+		addLogAttrs(w, slog.String("call_id", id), slog.String("state", string(st.State)))
+		_ = writeJSON(w, http.StatusOK, st)
+	}
+}

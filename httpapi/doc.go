@@ -1,0 +1,109 @@
+// Package httpapi serves the mail-sending API's two operations over HTTP,
+// exactly as the spec has them, on top of a postroom.Mailer:
+//
+//	POST /api/1.0/message.send
+//	POST /api/1.0/message.send_template
+//
+// A Handler is an http.Handler: mount it in the application's own mux,
+// behind its own middleware (authentication, tracing, rate limits), at "/"
+// or at "/api/1.0/" (it matches the full paths, so mount it without
+// http.StripPrefix). The request body is decoded with postroom.DecodeCall,
+// the request's context is handed to the Mailer (a client that goes away
+// cancels its call), and a call that fails as a whole gets an honest HTTP
+// status and a JSON body
+//
+//	{"status":"error","code":"...","message":"...","field":"..."}
+//
+// "field" names the offending field's path (such as "message.from_email")
+// when there is one; "fields" lists them all when there are several. A call
+// that was accepted is answered 200 with one postroom.Result per
+// recipient, in the order of the call's recipients, even when some
+// recipients failed: their Result says why.
+//
+// # Errors
+//
+// The status and code of every answer but 200 (for the Go errors, see the
+// postroom package's # Errors):
+//
+//	status  code                     when
+//	400     invalid_json             the body is not one JSON object of the spec's shape: bad syntax,
+//	                                 a value of the wrong type, a field the spec does not have
+//	                                 (named in "field", such as "message.htmll"), a body cut short
+//	400     validation_error         a field's value is refused (*postroom.ValidationError)
+//	400     no_recipients            postroom.ErrNoRecipients
+//	400     too_many_recipients      postroom.ErrTooManyRecipients
+//	400     unknown_template         a stored template or partial is not found (postroom.ErrTemplateNotFound)
+//	400     template_syntax          a template does not compile (postroom.ErrTemplateSyntax)
+//	400     invalid_idempotency_key  the Idempotency-Key header is empty, too long, or repeated
+//	401     invalid_key              postroom.ErrUnauthorized: the key is not valid for the account
+//	404     not_found                no such endpoint (or, with Options.Async, no such call id)
+//	405     method_not_allowed       not POST (not GET for a call's status); with an Allow header
+//	408     timeout                  the body did not arrive within the server's read timeout
+//	409     idempotency_conflict     the Idempotency-Key was used with another body
+//	409     idempotency_in_progress  a call with this Idempotency-Key is running; with Retry-After
+//	413     too_large                the body is over Options.MaxBodyBytes
+//	415     unsupported_media_type   the Content-Type is not application/json (charset utf-8 or none)
+//	500     internal                 anything else, such as a template store that fails; the
+//	                                 detail is only in the log
+//	501     not_configured           message.send_template with Options.NoTemplateStore
+//	503     busy                     Options.MaxInflightBytes or Options.MaxIdempotentCalls reached;
+//	                                 with Retry-After
+//
+// When several fields are refused, the first unknown template, else the
+// first template syntax error, else the first refused field gives the code.
+//
+// Two call-level errors still answer 200 with every recipient's result,
+// because the results are honest and a retry needs them: ctx done
+// mid-call (Options.CallTimeout, a shutting-down server), where the
+// recipients not finished are deferred (timeout or canceled), and
+// postroom.ErrTransportUnusable, where those not handed over are deferred
+// (connection-failed). The cause is in the log.
+//
+// # Idempotency
+//
+// A call with an Idempotency-Key header (as Stripe's, Resend's and
+// SparkPost's APIs have it) runs through idempotency.RunWith over
+// Options.Idempotency: a retry with the same key and body gets the
+// recorded results and sends nothing again, on any instance sharing the
+// store; the same key with another body is 409 idempotency_conflict, and
+// while the first call runs, 409 idempotency_in_progress. A retry after
+// an instance died mid-call sends only to the recipients that had no
+// result, and reports those whose message was handed over unknown
+// (idempotency.ReasonInterrupted). Records past idempotency.DefaultRetention
+// are deleted at most once an hour, on a request: the Handler starts no
+// goroutine.
+//
+// # Logging
+//
+// The Handler logs one record per request to Options.Logger (msg=request:
+// method, path, status, bytes, elapsed, a request_id, the account_id and
+// the count of each status; never the key, a header or the body). Each
+// recipient's result is logged as soon as it is final, while the call
+// runs (msg=result, with the request_id, the recipient's index in the
+// call, its status, reason and send_id, not its address; see ResultLog),
+// so that a client that goes away, or a server that dies, mid-call never
+// leaves unknown who was sent. When the answer does not reach the client
+// and the results were not logged as they completed, they are logged at
+// the end, addresses included (msg="result not delivered to the client").
+//
+// # Memory
+//
+// A decoded call takes several times its body in memory (a body of tiny
+// param keys about ten times). Options.MaxInflightBytes bounds the bytes
+// of the request bodies whose calls are in flight; a request past it is
+// answered 503 busy with Retry-After at once rather than queued.
+//
+// # Calls run later
+//
+// Options.Async is the extension point for calls run later, outside the
+// request (the "send later" feature: a durable outbox). With it, a request
+// with the header Prefer: respond-async (RFC 7240) is handed to
+// Async.Enqueue and answered 202 Accepted with the call's id and a
+// Location of GET /api/1.0/calls/{id}, which answers the call's state and,
+// once it is done, its results. Without it the preference is ignored, as
+// RFC 7240 allows: the call runs while the request waits.
+//
+// This package does not authenticate HTTP requests beyond the call's own
+// key (postroom.Options.Auth), set CORS headers, or serve TLS: the
+// application's middleware and http.Server do.
+package httpapi

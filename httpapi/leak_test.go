@@ -1,0 +1,13 @@
+package httpapi
+
+import (
+	"testing"
+
+	"github.com/postroom/postroom/internal/pgtest"
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the package's tests with a PostgreSQL for those that need
+// one (started on first use, stopped at the end), then fails if any
+// goroutine they started is still running.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
