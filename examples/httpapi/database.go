@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/postroom/postroom/idempotency"
+
 	// pgx's database/sql driver, registered as "pgx". Only this program
 	// links a driver: postroom and templatestore import none.
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -51,4 +53,31 @@ func openDatabase(ctx context.Context, dsn string) (*sql.DB, error) {
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
 	return db, nil
+}
+
+// maxIdempotentCalls bounds the idempotent calls in flight on a database
+// (httpapi.Options.MaxIdempotentCalls): each holds one connection for its
+// whole length (the key's lock, and its records), and half of the pool
+// stays free for the template lookups those calls make meanwhile: with
+// every connection held, they would wait for each other for good.
+const maxIdempotentCalls = maxDBConns / 2
+
+// newIdempotencyStore returns the store of idempotent calls: in db when it
+// is not nil (its tables created or updated first), shared by every
+// instance on that database; nil otherwise, for the Handler's store in
+// memory.
+func newIdempotencyStore(db *sql.DB) (idempotency.Store, error) {
+	if db == nil {
+		return nil, nil
+	}
+	s, err := idempotency.NewSQL(db, idempotency.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	return s, nil
 }

@@ -211,7 +211,7 @@ func TestMultiInstance(t *testing.T) {
 			go func() {
 				r, err := postKeyed(t.Context(), in.url+"/api/1.0/message.send", body, "order-1")
 				if err != nil {
-					r = &keyedResponse{response: response{Body: []byte(err.Error())}}
+					r = &keyedResponse{Response: response{Body: []byte(err.Error())}}
 				}
 				answers <- r
 			}()

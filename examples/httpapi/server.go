@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -36,9 +37,9 @@ type config struct {
 	Keys          string // a JSON file: account id to accepted keys
 	NoAuth        bool
 	MaxBody       int64
-	MaxInflight   int64 // bytes of request bodies in flight (see inflight)
-	Preview       bool  // serve the preview page at /preview/ (see preview.go)
-	ResultLog     resultLog
+	MaxInflight   int64 // bytes of request bodies in flight (httpapi.Options.MaxInflightBytes)
+	Preview       bool  // serve the preview page at /preview/
+	ResultLog     httpapi.ResultLog
 	Timeouts      timeouts
 	// DatabaseURL is PostgreSQL's DSN, from -database-url or
 	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
@@ -73,15 +74,13 @@ var defaultTimeouts = timeouts{
 }
 
 const (
-	defaultListen  = "127.0.0.1:8025"
-	defaultOutbox  = "outbox"
-	defaultMaxBody = 64 << 20
-	// defaultMaxInflight is two of the largest bodies: at the worst a
-	// decoded call takes about ten times its body (eight concurrent 56 MiB
-	// bodies of tiny param keys: 1.1 GB peak RSS with this bound, 4.2 GB
-	// without).
-	defaultMaxInflight = 2 * defaultMaxBody
+	defaultListen      = "127.0.0.1:8025"
+	defaultOutbox      = "outbox"
+	defaultMaxBody     = httpapi.DefaultMaxBodyBytes
+	defaultMaxInflight = httpapi.DefaultMaxInflightBytes
 	passwordEnv        = "POSTROOM_SMTP_PASSWORD"
+	// previewPath is where -preview serves the preview page.
+	previewPath = "/preview/"
 )
 
 // parseFlags reads the command line; getenv reads the environment.
@@ -101,7 +100,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
 	fs.BoolVar(&cfg.Preview, "preview", false, "serve the preview page at /preview/: what a call would send, rendered, without sending")
-	resultLogFlag(fs, &cfg.ResultLog)
+	fs.TextVar(&cfg.ResultLog, "log-results", httpapi.ResultLog{}, "log each recipient's result as soon as it is final, at `level` debug, info, warn or error; off: only a call whose client went away has its results logged, at its end")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -186,20 +185,29 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
-	idem, err := newIdempotencyStore(cfg.DB)
-	if err != nil {
+	ho := httpapi.Options{
+		Logger:           logger,
+		MaxBodyBytes:     cfg.MaxBody,
+		MaxInflightBytes: cfg.MaxInflight,
+		CallTimeout:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
+		NoTemplateStore:  opts.Templates == nil,
+		ResultLog:        cfg.ResultLog,
+	}
+	if cfg.Preview {
+		// An application would put the page behind its admin
+		// authentication; this program has none, so -preview shows it to
+		// whoever can reach the API.
+		ho.PreviewPath = previewPath
+	}
+	if ho.Idempotency, err = newIdempotencyStore(cfg.DB); err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
-	h := newHandler(m, logger, handlerOptions{
-		MaxBody:     cfg.MaxBody,
-		MaxInflight: cfg.MaxInflight,
-		Budget:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
-		Templates:   opts.Templates != nil,
-		Idempotency: idem,
-		ResultLog:   cfg.ResultLog,
-	})
-	if cfg.Preview {
-		h = withPreview(h, m, cfg.MaxBody, logger)
+	if ho.Idempotency != nil {
+		ho.MaxIdempotentCalls = maxIdempotentCalls
+	}
+	h, err := httpapi.New(m, ho)
+	if err != nil {
+		return nil, nil, errors.Join(err, cleanup())
 	}
 	return h, cleanup, nil
 }

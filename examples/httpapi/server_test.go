@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/httpapi"
 )
 
 var sendIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -47,153 +45,31 @@ func writeTemplates(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// readEML reads the outbox file of one result back with mailtest.Parse
-// (which checks its lines) and returns it and the decoded text of its
-// text/plain and text/html parts.
-func readEML(t *testing.T, outbox string, r postroom.Result) (*mailtest.Message, map[string]string) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(outbox, r.SendID+".eml"))
-	if err != nil {
-		t.Fatalf("%s: %v", r.Email, err)
-	}
-	msg := mailtest.Parse(t, data)
-	parts := map[string]string{}
-	for _, p := range msg.Parts {
-		if mt := p.Type(); strings.HasPrefix(mt, "text/") {
-			parts[mt] = string(p.Body)
-		}
-	}
-	return msg, parts
-}
-
-// TestEndpoints sends both operations through real HTTP into an outbox and
-// reads every message back.
-func TestEndpoints(t *testing.T) {
-	outbox := t.TempDir()
-	bench := fixture.Shared(t).Call(16)
-	url, log := startConfig(t, config{
-		Outbox: outbox,
-		Keys:   writeKeys(t, map[string][]string{bench.AccountID: {"old-key", bench.Key}}),
-		Templates: writeTemplates(t, map[string]string{
-			bench.AccountID + "/order.html": "<p>Hi {{first_name}}, order {{order_id}} from {{company_name}}.</p>",
-			bench.AccountID + "/order.txt":  "Hi {{first_name}}, order {{order_id}} from {{company_name}}.",
-		}),
-	})
-
-	stored := fixture.Shared(t).Call(16)
-	stored.Message.HTML, stored.Message.Text = "", ""
-	stored.Message.Images, stored.Message.Attachments = nil, nil
-	stored.Message.HTMLTemplateID, stored.Message.TextTemplateID = "order.html", "order.txt"
-	stored.Message.ReplyToName, stored.Message.ReplyToEmail = "Support", "support@shop.example.com"
-
-	for _, tc := range []struct {
-		name     string
-		endpoint string
-		call     *postroom.Call
-		// wantParts are substrings of the decoded text and html bodies, by
-		// recipient params.
-		wantParts func(params map[string]any) map[string]string
-		replyTo   string
-	}{
-		{
-			name: "message.send", endpoint: "/api/1.0/message.send", call: bench,
-			wantParts: func(p map[string]any) map[string]string {
-				return map[string]string{"text/plain": "Hi " + p["first_name"].(string) + ",", "text/html": p["order_id"].(string)}
-			},
-		},
-		{
-			name: "message.send_template", endpoint: "/api/1.0/message.send_template", call: stored,
-			wantParts: func(p map[string]any) map[string]string {
-				return map[string]string{
-					"text/plain": "Hi " + p["first_name"].(string) + ", order " + p["order_id"].(string) + " from Example Shop.",
-					"text/html":  ", order " + p["order_id"].(string) + " from Example Shop.</p>",
-				}
-			},
-			replyTo: "support@shop.example.com",
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := post(t, t.Context(), url+tc.endpoint, "application/json; charset=utf-8", marshal(t, tc.call))
-			if r.Status != http.StatusOK || r.Type != "application/json" {
-				t.Fatalf("status %d, Content-Type %q, body %s; want 200 application/json", r.Status, r.Type, r.Body)
-			}
-			if len(r.Results) != len(tc.call.Recipients) {
-				t.Fatalf("%d results for %d recipients", len(r.Results), len(tc.call.Recipients))
-			}
-			for i, res := range r.Results {
-				rcpt := tc.call.Recipients[i]
-				if res.Email != rcpt.Email || res.Status != postroom.StatusSent || res.Reason != "" || !sendIDPattern.MatchString(res.SendID) {
-					t.Fatalf("result %d = %+v; want %s sent with a send id", i, res, rcpt.Email)
-				}
-				msg, parts := readEML(t, outbox, res)
-				to, err := msg.Header.AddressList("To")
-				if err != nil || len(to) != 1 || to[0].Address != rcpt.Email || to[0].Name != rcpt.Name {
-					t.Errorf("%s: To %v (%v)", rcpt.Email, to, err)
-				}
-				if got := msg.Header.Get("Reply-To"); !strings.Contains(got, tc.replyTo) || (tc.replyTo == "") != (got == "") {
-					t.Errorf("%s: Reply-To %q; want %q", rcpt.Email, got, tc.replyTo)
-				}
-				for mt, want := range tc.wantParts(rcpt.Params) {
-					if !strings.Contains(parts[mt], want) {
-						t.Errorf("%s: %s part %q does not contain %q", rcpt.Email, mt, parts[mt], want)
-					}
-				}
-			}
-		})
-	}
-
-	// The request log names the account but never the key, nor anything of
-	// the bodies.
-	logged := log.String()
-	if !strings.Contains(logged, "account_id="+bench.AccountID) || !strings.Contains(logged, "/api/1.0/message.send_template") {
-		t.Errorf("request log lacks the calls:\n%s", logged)
-	}
-	for _, secret := range []string{bench.Key, "old-key", bench.Recipients[0].Email, "Alice", "order_id"} {
-		if strings.Contains(logged, secret) {
-			t.Errorf("request log contains %q:\n%s", secret, logged)
-		}
-	}
-}
-
-// TestMaxRecipients: the spec's largest call goes through the production
-// server's timeouts, with every result in order.
-func TestMaxRecipients(t *testing.T) {
-	var sent atomic.Int64
-	count := postroom.TransportFunc(func(ctx context.Context, env *postroom.Envelope) error {
-		sent.Add(1)
-		return ctx.Err()
-	})
-	url, _ := startMailer(t, count, postroom.Options{}, defaultTimeouts)
-	call := smallCall(postroom.DefaultMaxRecipients)
-
-	ctx, cancel := context.WithTimeout(t.Context(), defaultTimeouts.Write)
-	defer cancel()
-	start := time.Now()
-	r := post(t, ctx, url+"/api/1.0/message.send", "application/json", marshal(t, call))
-	t.Logf("%d recipients in %v", len(call.Recipients), time.Since(start))
-	if r.Status != http.StatusOK || len(r.Results) != len(call.Recipients) {
-		t.Fatalf("got %d with %d results; want 200 with %d", r.Status, len(r.Results), len(call.Recipients))
-	}
-	for i, res := range r.Results {
-		if res.Email != call.Recipients[i].Email || res.Status != postroom.StatusSent {
-			t.Fatalf("result %d = %+v; want %s sent", i, res, call.Recipients[i].Email)
-		}
-	}
-	if n := sent.Load(); n != int64(len(call.Recipients)) {
-		t.Errorf("the transport got %d messages; want %d", n, len(call.Recipients))
-	}
-}
-
 // TestGracefulShutdown: stopping the server lets a call in flight finish
 // and answer, and refuses new connections.
 func TestGracefulShutdown(t *testing.T) {
-	tr, started, release := heldTransport()
+	// The transport holds the message until release is closed: the call
+	// stays in flight for as long as the test needs, with no timing.
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	tr := postroom.TransportFunc(func(ctx context.Context, _ *postroom.Envelope) error {
+		started <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logger, _ := testLogger()
-	srv := newHTTPServer(newHandler(m, logger, handlerOptions{MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, Budget: time.Minute}), defaultTimeouts, logger)
+	h, err := httpapi.New(m, httpapi.Options{Logger: logger, CallTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPServer(h, defaultTimeouts, logger)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +143,9 @@ func TestParseFlags(t *testing.T) {
 		{"max-inflight under max-body", []string{"-no-auth", "-max-body", "2048", "-max-inflight", "1024"}, nil},
 		{"password flag", []string{"-no-auth", "-smtp-password", "x"}, nil},
 		{"extra argument", []string{"-no-auth", "serve"}, nil},
+		{"log-results", []string{"-no-auth", "-log-results", "WARN"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Level: slog.LevelWarn}}},
+		{"log-results off", []string{"-no-auth", "-log-results", "off"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Off: true}}},
+		{"bad log-results", []string{"-no-auth", "-log-results", "loud"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseFlags(tc.args, getenv, io.Discard)
@@ -280,6 +159,54 @@ func TestParseFlags(t *testing.T) {
 				if got != *tc.want {
 					t.Errorf("got %+v\nwant %+v", got, *tc.want)
 				}
+			}
+		})
+	}
+}
+
+// TestKeysAndTemplates checks the wiring of -keys, -templates and their
+// absence: a key from the file is accepted and any other refused, a
+// template from the folder is used, and a server without -templates says
+// message.send_template is not configured.
+func TestKeysAndTemplates(t *testing.T) {
+	keys := writeKeys(t, map[string][]string{"acct": {"k"}})
+	api, _ := startConfig(t, config{Outbox: t.TempDir(), Keys: keys, Templates: writeTemplates(t, map[string]string{"acct/good": "Hello {{name}}"})})
+	bare, _ := startConfig(t, config{Outbox: t.TempDir(), Keys: keys})
+	stored := smallCall(2)
+	stored.Message.Text, stored.Message.TextTemplateID = "", "good"
+	wrongKey := smallCall(1)
+	wrongKey.Key = "wrong"
+	for _, tc := range []struct {
+		name, base, path string
+		call             *postroom.Call
+		status           int
+		code             string
+	}{
+		{"key accepted", api, "/api/1.0/message.send", smallCall(2), http.StatusOK, ""},
+		{"key refused", api, "/api/1.0/message.send", wrongKey, http.StatusUnauthorized, "invalid_key"},
+		{"stored template", api, "/api/1.0/message.send_template", stored, http.StatusOK, ""},
+		{"no -templates", bare, "/api/1.0/message.send_template", stored, http.StatusNotImplemented, "not_configured"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := post(t, t.Context(), tc.base+tc.path, "application/json", marshal(t, tc.call))
+			if r.Status != tc.status || r.Error.Code != tc.code {
+				t.Fatalf("got %d %s; want %d %q", r.Status, r.Body, tc.status, tc.code)
+			}
+			for _, res := range r.Results {
+				if res.Status != postroom.StatusSent || !sendIDPattern.MatchString(res.SendID) {
+					t.Errorf("%+v; want sent", res)
+				}
+			}
+		})
+	}
+	for name, content := range map[string]string{"not JSON": "[", "no accounts": "{}", "empty key": `{"acct": [""]}`} {
+		t.Run("keys file "+name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "keys.json")
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readKeys(path); err == nil {
+				t.Errorf("readKeys accepted %q", content)
 			}
 		})
 	}

@@ -107,7 +107,7 @@ func TestSMTPLoginRefused(t *testing.T) {
 		t.Errorf("want the refused login logged as an error, without the password:\n%s", logged)
 	}
 	// The transport's own records say what was refused.
-	records := log.waitFor(t, "the transport's records", func([]map[string]string) bool { return true })
+	records := log.WaitFor(t, "the transport's records", func([]map[string]string) bool { return true })
 	if af := byMsg(records, "smtp auth failed"); len(af) != 1 || af[0]["code"] != "535" {
 		t.Errorf("smtp auth failed records %v; want one, 535", af)
 	}
