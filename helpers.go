@@ -120,7 +120,8 @@ func HelperFuncN(min, max int, f func(c *HelperCall) (any, error)) Helper {
 //
 // The accessors convert as the typed helpers convert their parameters:
 // String gives the string form handlebars prints (numbers as 3 or 2.5,
-// booleans as true, nil and absent values as ""); Float and Int accept
+// booleans as true, nil and absent values as "") and refuses an object
+// (or an array holding one), which would print as [object Object]; Float and Int accept
 // numbers and numeric strings (Int only whole values); Bool gives
 // handlebars' truthiness (false for nil, false, 0, "" and empty arrays).
 // A conversion that fails returns an error wrapping ErrHelperArgument.
@@ -208,7 +209,7 @@ func convertArg[T any](c *program.HelperCall, i int) (T, error) {
 	}
 	t := reflect.TypeFor[T]()
 	bad := func(want string) (T, error) {
-		return zero, fmt.Errorf("%w: argument %d of %s is %s, not %s", ErrHelperArgument, i+1, c.Name, describe(v), want)
+		return zero, &argumentError{helper: c.Name, index: i, got: describe(v), want: want}
 	}
 	out := reflect.New(t).Elem()
 	switch t.Kind() {
@@ -218,6 +219,11 @@ func convertArg[T any](c *program.HelperCall, i int) (T, error) {
 		}
 		return bad(t.String())
 	case reflect.String:
+		if program.HoldsObject(v) {
+			// It would print as [object Object]: no string the helper
+			// could use.
+			return bad("a string")
+		}
 		s, err := program.Str(v)
 		if err != nil {
 			return bad("printable")
@@ -248,6 +254,26 @@ func convertArg[T any](c *program.HelperCall, i int) (T, error) {
 	}
 	return out.Interface().(T), nil
 }
+
+// argumentError is a helper argument that does not convert to its
+// parameter's type. Its detail is in the template's terms (the helper's
+// name, the argument's position, the kinds of value), never the value
+// itself, which may be a recipient's data: a recipient's Reason shows it.
+type argumentError struct {
+	helper    string
+	index     int // 0-based
+	got, want string
+}
+
+func (e *argumentError) Error() string { return ErrHelperArgument.Error() + ": " + e.detail() }
+
+// detail is the error for the caller, as a Reason's detail.
+func (e *argumentError) detail() string {
+	return fmt.Sprintf("argument %d of %s is %s, not %s", e.index+1, e.helper, e.got, e.want)
+}
+
+// Is makes the error match ErrHelperArgument.
+func (e *argumentError) Is(target error) bool { return target == ErrHelperArgument }
 
 // toFloat returns the value of a Go number or of a numeric string.
 func toFloat(v any) (float64, bool) {

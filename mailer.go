@@ -107,6 +107,9 @@ func (m *Mailer) SendTemplate(ctx context.Context, call *Call) ([]Result, error)
 }
 
 func (m *Mailer) send(ctx context.Context, call *Call, stored bool, o *RunOptions) ([]Result, error) {
+	if err := m.made(); err != nil {
+		return nil, err
+	}
 	if call == nil {
 		return nil, &ValidationError{Field: "call", Reason: "nil"}
 	}

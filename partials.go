@@ -231,7 +231,7 @@ func (l *linker) source(name string) (partialSource, error) {
 		src, err := store.Template(l.ctx, l.account, name)
 		switch {
 		case errors.Is(err, ErrTemplateNotFound):
-			s.missing = "not found"
+			s.missing = "not found" + emptyAccountHint(l.account)
 		case err != nil:
 			if ctxErr := l.ctx.Err(); ctxErr != nil {
 				return s, ctxErr

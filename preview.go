@@ -106,6 +106,9 @@ var errPreviewed = errors.New("postroom: previewed")
 // Options.Now as a Run, its messages are byte for byte the ones that Run
 // hands over.
 func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, o PreviewOptions) (*Preview, error) {
+	if err := m.made(); err != nil {
+		return nil, err
+	}
 	switch op {
 	case OpSend, OpSendTemplate:
 	default:

@@ -176,10 +176,12 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 }
 
 // renderError is the failure of rendering part: ctx's error, a message
-// over budget, a limit passed, or an error the reason does not repeat (it
-// may be a panic's text); the Mailer logs it.
+// over budget, a limit passed, a helper argument that does not convert
+// (said in the template's terms), or an error the reason does not repeat
+// (it may be a panic's text, or a helper's own); the Mailer logs it.
 func renderError(part string, err error, budget int) error {
 	o := outcome{status: StatusInvalid, code: ReasonRenderError, detail: part, err: err, hidden: true}
+	var arg *argumentError
 	switch {
 	case fromContext(err):
 		return err
@@ -190,6 +192,9 @@ func renderError(part string, err error, budget int) error {
 		o.detail, o.hidden = part+": output over the render size limit", false
 	case errors.Is(err, program.ErrTooManySteps):
 		o.detail, o.hidden = part+": over the render step limit", false
+	case errors.As(err, &arg):
+		// The template is the caller's input: say what in it went wrong.
+		o.detail, o.hidden = part+": "+arg.detail(), false
 	}
 	return failed(o)
 }

@@ -32,7 +32,7 @@ func (m *Mailer) lookupTemplates(ctx context.Context, call *Call) (html, text te
 		src, err := m.opts.Templates.Template(ctx, call.AccountID, id)
 		switch {
 		case errors.Is(err, ErrTemplateNotFound):
-			errs = append(errs, &ValidationError{Field: field, Reason: fmt.Sprintf("template %q not found", id), Err: err})
+			errs = append(errs, &ValidationError{Field: field, Reason: fmt.Sprintf("template %q not found", id) + emptyAccountHint(call.AccountID), Err: err})
 		case err != nil:
 			errs = append(errs, fmt.Errorf("postroom: template store: %s %q: %w", field, id, err))
 		case src == "":

@@ -608,3 +608,47 @@ func isNull(v any) bool {
 // jsTruthy is JavaScript's truthiness (!!v): unlike Truthy, an empty array
 // is true.
 func jsTruthy(v any) bool { return Truthy(v) || (isArray(v) && !isNull(v)) }
+
+// HoldsObject reports whether v prints as handlebars.js prints an object,
+// "[object Object]", or holds one: a map, a struct other than time.Time,
+// the root or null context, or an array or slice with such an element.
+// A helper's string parameter refuses such a value, which would print as
+// nothing a reader could use.
+func HoldsObject(v any) bool {
+	switch x := v.(type) {
+	case nil, string, float64, bool, int, json.Number:
+		return false
+	case map[string]any, rootT, nullCtxT:
+		return true
+	case []any:
+		for _, e := range x {
+			if HoldsObject(e) {
+				return true
+			}
+		}
+		return false
+	}
+	return reflectHoldsObject(reflect.ValueOf(v), 0)
+}
+
+func reflectHoldsObject(rv reflect.Value, depth int) bool {
+	if depth >= maxPrintDepth {
+		return false // unprintable: Str says so
+	}
+	for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Map:
+		return !rv.IsNil()
+	case reflect.Struct:
+		return rv.Type() != timeType
+	case reflect.Array, reflect.Slice:
+		for i := 0; i < rv.Len(); i++ {
+			if reflectHoldsObject(rv.Index(i), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
