@@ -21,7 +21,7 @@ func benchCall(b *testing.B, n int) []byte {
 
 // BenchmarkSend is one message.send call of the shared workload through
 // real HTTP on loopback into a transport that discards the messages. The
-// results are not logged as they complete (-log-results off): the tests'
+// results are not logged as they complete (ResultLog.Off): the tests'
 // log recorder keeps every record, which would grow with b.N.
 func BenchmarkSend(b *testing.B) {
 	for _, n := range []int{16, 1000} {

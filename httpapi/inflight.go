@@ -15,7 +15,7 @@ const retryAfter = 5
 // inflight bounds the bytes of request bodies whose calls are in flight:
 // read, decoded, being sent, or being answered. A decoded call takes several
 // times its body in memory (a body of tiny param keys about ten times), so
-// this bounds the server's memory where -max-body alone bounds only one
+// this bounds the server's memory where Options.MaxBodyBytes alone bounds only one
 // call. A request that would pass the bound is answered 503 with
 // Retry-After rather than queued: the client knows at once, and a queue
 // would hold the connections (and the clients' bodies) anyway.

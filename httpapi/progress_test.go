@@ -119,7 +119,7 @@ func TestClientDisconnect(t *testing.T) {
 }
 
 // TestClientDisconnectResultsNotLogged: when the results are not logged
-// as they complete (-log-results off, or a level the log drops), a call
+// as they complete (ResultLog.Off, or a level the log drops), a call
 // whose client went away has them logged at its end instead.
 func TestClientDisconnectResultsNotLogged(t *testing.T) {
 	for _, rl := range []ResultLog{{Off: true}, {Level: slog.LevelDebug}} {
