@@ -117,8 +117,8 @@ func TestIdempotencyInProgress(t *testing.T) {
 	}
 }
 
-// TestIdempotencyBusy checks that past the bound on idempotent calls in
-// flight a call is answered 503 busy at once, not left waiting for a
+// TestIdempotencyBusy checks that past Options.MaxIdempotentCalls a call
+// is answered 503 busy at once, not left waiting for a
 // database connection.
 func TestIdempotencyBusy(t *testing.T) {
 	mem, err := idempotency.NewMemory(idempotency.Options{})
@@ -126,8 +126,7 @@ func TestIdempotencyBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	held, started, release := heldTransport()
-	store := &boundedStore{Store: mem, slots: make(chan struct{}, 1)}
-	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, Options{Idempotency: store})
+	url, _ := startHandler(t, held, postroom.Options{Concurrency: 1}, Options{Idempotency: mem, MaxIdempotentCalls: 1})
 	send := url + "/api/1.0/message.send"
 	body := marshal(t, smallCall(1))
 	answered := make(chan *keyedResponse, 1)
