@@ -25,8 +25,11 @@ import (
 
 // ErrHelperArgument: a template passed a helper an argument that does not
 // convert to the type of the helper's parameter (a string that is not a
-// number for a float64, a map for a string). The recipient's Result.Err
-// wraps it.
+// number for a float64, an object for a string). The recipient is
+// invalid, render-error, its Reason saying which argument of which helper
+// and what it was (never its value), such as "render-error: text:
+// argument 1 of money is a string, not a number"; its Result.Err wraps
+// ErrHelperArgument.
 var ErrHelperArgument = errors.New("postroom: helper argument of the wrong type")
 
 // SafeHTML is a string a helper returns to have it written as is in an
@@ -120,9 +123,9 @@ func HelperFuncN(min, max int, f func(c *HelperCall) (any, error)) Helper {
 //
 // The accessors convert as the typed helpers convert their parameters:
 // String gives the string form handlebars prints (numbers as 3 or 2.5,
-// booleans as true, nil and absent values as "") and refuses an object
-// (or an array holding one), which would print as [object Object]; Float and Int accept
-// numbers and numeric strings (Int only whole values); Bool gives
+// booleans as true, nil and absent values as "") and refuses an object,
+// or an array holding one, which would print as [object Object]; Float
+// and Int accept numbers and numeric strings (Int only whole values); Bool gives
 // handlebars' truthiness (false for nil, false, 0, "" and empty arrays).
 // A conversion that fails returns an error wrapping ErrHelperArgument.
 type HelperCall struct {
