@@ -22,11 +22,12 @@ import (
 // key, the fields, the stored templates) and return the same call-level
 // errors, which the Handler maps to the same statuses (see the package
 // documentation, # Errors); an error it does not know is a 500. When it
-// returns nil, the call is stored durably: it will run, once, even if
-// this process dies. idempotencyKey is the request's Idempotency-Key
-// header, "" without one: Enqueue with a key already used with the same
-// call returns the first call's id and stores nothing; with another call,
-// an error wrapping idempotency.ErrConflict. The Handler has checked that
+// returns nil, the call is stored durably: it will run even if this
+// process dies. idempotencyKey is the request's Idempotency-Key header, ""
+// without one, scoped by the call's account as idempotency.Key is:
+// Enqueue with a key already used with the same call returns the first
+// call's id and stores nothing; with another call, an error wrapping
+// idempotency.ErrConflict. The Handler has checked that
 // the key is one header value, and nothing more: Enqueue refuses a key it
 // cannot keep with an error wrapping idempotency.ErrInvalidKey. Enqueue
 // must not modify call, nor keep it after it returns; ctx is the
