@@ -39,6 +39,7 @@ var readmeImports = map[string]string{
 	"postroom":      "github.com/postroom/postroom",
 	"transport":     "github.com/postroom/postroom/transport",
 	"templatestore": "github.com/postroom/postroom/templatestore",
+	"preview":       "github.com/postroom/postroom/preview",
 	"context":       "context",
 	"errors":        "errors",
 	"fmt":           "fmt",
