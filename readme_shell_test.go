@@ -1,0 +1,212 @@
+package postroom_test
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/preview"
+	"github.com/postroom/postroom/transport"
+)
+
+// documentedTypes are the types whose fields and methods README.md and
+// docs/*.md name as Type.Name, by the name they are written with.
+var documentedTypes = map[string]reflect.Type{
+	"Options":               reflect.TypeFor[postroom.Options](),
+	"postroom.Options":      reflect.TypeFor[postroom.Options](),
+	"RunOptions":            reflect.TypeFor[postroom.RunOptions](),
+	"PreviewOptions":        reflect.TypeFor[postroom.PreviewOptions](),
+	"Mailer":                reflect.TypeFor[*postroom.Mailer](),
+	"SMTPOptions":           reflect.TypeFor[transport.SMTPOptions](),
+	"transport.SMTPOptions": reflect.TypeFor[transport.SMTPOptions](),
+	"preview.Options":       reflect.TypeFor[preview.Options](),
+	"idempotency.Options":   reflect.TypeFor[idempotency.Options](),
+}
+
+// documentedName is a Type.Name reference in Markdown: an optional
+// package, the type, and the field or method.
+var documentedName = regexp.MustCompile(`\b((?:[a-z]+\.)?(?:[A-Z][A-Za-z]*)?Options|Mailer)\.([A-Z][A-Za-z0-9]*)\b`)
+
+// TestReadmeNames checks that every field or method README.md and
+// docs/*.md name as Options.Name (Options, RunOptions, PreviewOptions,
+// SMTPOptions, preview's and idempotency's Options) or Mailer.Name exists,
+// so that the documents cannot send a reader to a field that is not
+// there.
+func TestReadmeNames(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, file := range append([]string{"README.md"}, files...) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			for _, m := range documentedName.FindAllStringSubmatch(line, -1) {
+				typ, ok := documentedTypes[m[1]]
+				if !ok {
+					continue // another package's type, or prose
+				}
+				seen++
+				_, isMethod := typ.MethodByName(m[2])
+				isField := false
+				if typ.Kind() == reflect.Struct {
+					_, isField = typ.FieldByName(m[2])
+				}
+				if !isField && !isMethod {
+					t.Errorf("%s:%d: %s.%s: %s has no field or method %s", file, n+1, m[1], m[2], typ, m[2])
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no Options or Mailer names found in README.md and docs/: the pattern is broken")
+	}
+}
+
+// The README's PostgreSQL set-up, run as written: the ```sh block of its
+// "### PostgreSQL" section that runs initdb, then the block that runs the
+// SQL tests against the server it starts. Two things change, so that the
+// test leaves the machine as it found it and cannot collide with a server
+// already running: the cluster's folder and its port are the test's own.
+const (
+	readmePGDir  = "/var/tmp/postroom-pg"
+	readmePGPort = "5433"
+)
+
+// TestReadmePostgreSQL runs the README's PostgreSQL set-up as root (the
+// README's commands are for root: runuser), checks the URL it exports
+// works without a password, and runs the README's SQL test command on
+// it. It skips when PostgreSQL is not installed, naming the apt-get
+// command, or when not root; under CI=true it fails instead.
+func TestReadmePostgreSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL and runs the SQL tests")
+	}
+	skip := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(bins) == 0 {
+		skip("PostgreSQL is not installed: apt-get update && apt-get install -y postgresql")
+	}
+	if os.Geteuid() != 0 {
+		skip("the README's PostgreSQL set-up is written for root (runuser)")
+	}
+	if _, err := exec.LookPath("runuser"); err != nil {
+		skip("runuser is missing: apt-get install -y util-linux")
+	}
+
+	var setup, check string
+	for _, b := range readmeBlocks(t) {
+		switch {
+		case b.lang != "sh" || b.section != "Scaling out":
+		case strings.Contains(b.text, "initdb"):
+			setup = b.text
+		case strings.Contains(b.text, "POSTROOM_TEST_DATABASE_URL="):
+			check = b.text
+		}
+	}
+	if setup == "" || check == "" {
+		t.Fatal(`README.md: "## Scaling out" lacks the PostgreSQL set-up block (initdb) or the block running the SQL tests (POSTROOM_TEST_DATABASE_URL=)`)
+	}
+	for _, s := range []string{setup, check} {
+		if !strings.Contains(s, readmePGPort) {
+			t.Fatalf("README.md: the PostgreSQL block does not use port %s, which this test replaces:\n%s", readmePGPort, s)
+		}
+	}
+	if !strings.Contains(setup, readmePGDir) {
+		t.Fatalf("README.md: the PostgreSQL set-up does not use %s, which this test replaces:\n%s", readmePGDir, setup)
+	}
+
+	// The test's own folder (its parent must let the user postgres in)
+	// and a free port.
+	parent, err := os.MkdirTemp("", "readme-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "pg")
+	port := freePort(t)
+	localize := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, readmePGDir, dir), readmePGPort, port)
+	}
+
+	// The set-up's lines but apt-get (the binaries are there), then the
+	// URL it exported, as the check sees it.
+	var script strings.Builder
+	script.WriteString("set -eu\n")
+	pgLine := ""
+	for line := range strings.Lines(localize(setup)) {
+		if strings.HasPrefix(line, "apt-get ") {
+			continue
+		}
+		if strings.HasPrefix(line, "PG=") {
+			pgLine = line
+		}
+		script.WriteString(line)
+	}
+	if pgLine == "" {
+		t.Fatal("README.md: the PostgreSQL set-up does not set PG, which its stop command uses")
+	}
+	t.Cleanup(func() {
+		// Stop the server as the README does (fast), then remove the folder.
+		stop := exec.Command("bash", "-c", pgLine+`runuser -u postgres -- "$PG/pg_ctl" -D `+dir+` -m fast stop`)
+		if out, err := stop.CombinedOutput(); err != nil {
+			t.Logf("stopping the server: %v\n%s", err, out)
+		}
+		os.RemoveAll(parent)
+	})
+	script.WriteString(`printf '%s\n' "$POSTROOM_DATABASE_URL"` + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", script.String())
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		t.Fatalf("the README's PostgreSQL set-up fails: %v\n%s\n%s\nserver log:\n%s", err, stdout.Bytes(), stderr.Bytes(), log)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	url := lines[len(lines)-1]
+	if want := "postgres://postgres@127.0.0.1:" + port + "/postgres"; url != want {
+		t.Errorf("the set-up exports POSTROOM_DATABASE_URL=%s, want %s", url, want)
+	}
+
+	// The README's SQL test command, as written but for the port, from
+	// the module's root.
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run the README's SQL tests")
+	}
+	run := exec.CommandContext(t.Context(), "bash", "-c", "set -eu\n"+localize(check))
+	run.Env = append(os.Environ(), "PATH="+filepath.Dir(gocmd)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("the README's SQL tests on its PostgreSQL fail: %v\n%s", err, out)
+	}
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
