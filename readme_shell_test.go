@@ -2,6 +2,10 @@ package postroom_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"net"
 	"os"
 	"os/exec"
@@ -209,4 +213,65 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestReadmeDKIMRecord runs the README's DKIM key block as written but
+// for the key file's folder (openssl genpkey, then cmd/dkimrecord) and
+// checks the record it prints: the selector and domain of the README's
+// sender, and the raw 32-byte public key of the ed25519 key made. That the
+// record verifies a signed message is cmd/dkimrecord's own test.
+func TestReadmeDKIMRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/dkimrecord")
+	}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("openssl is needed: apt-get install -y openssl")
+		}
+		t.Skip("openssl is not installed: apt-get update && apt-get install -y openssl")
+	}
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run the README's dkimrecord command")
+	}
+	var block string
+	for _, b := range readmeBlocks(t) {
+		if b.lang == "sh" && b.section == "Deliverability" && strings.Contains(b.text, "cmd/dkimrecord") {
+			block = b.text
+		}
+	}
+	if block == "" || !strings.Contains(block, "openssl genpkey") {
+		t.Fatal(`README.md: "## Deliverability" lacks the sh block that makes a key (openssl genpkey) and prints its record (cmd/dkimrecord)`)
+	}
+	keyFile := filepath.Join(t.TempDir(), "dkim.pem")
+	run := exec.CommandContext(t.Context(), "bash", "-c", "set -eu\n"+strings.ReplaceAll(block, "dkim.pem", keyFile))
+	run.Env = append(os.Environ(), "PATH="+filepath.Dir(gocmd)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	out, err := run.Output()
+	if err != nil {
+		t.Fatalf("the README's DKIM key block fails: %v\n%s", err, stderr.Bytes())
+	}
+
+	data, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(data)
+	if blk == nil {
+		t.Fatalf("openssl wrote no PEM block: %q", data)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed, ok := key.(ed25519.PrivateKey)
+	if !ok {
+		t.Fatalf("the README's key is a %T, want ed25519", key)
+	}
+	want := `mail2026._domainkey.shop.example.com. 3600 IN TXT "v=DKIM1; k=ed25519; p=` +
+		base64.StdEncoding.EncodeToString(ed.Public().(ed25519.PublicKey)) + `"` + "\n"
+	if string(out) != want {
+		t.Errorf("the README's dkimrecord command printed\n%s\nwant\n%s", out, want)
+	}
 }
