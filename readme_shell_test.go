@@ -275,3 +275,44 @@ func TestReadmeDKIMRecord(t *testing.T) {
 		t.Errorf("the README's dkimrecord command printed\n%s\nwant\n%s", out, want)
 	}
 }
+
+// readmeSections are the README's sections a user reads, in the order
+// they need them; others may sit between them.
+var readmeSections = []string{"Install", "Set-up", "A short tour", "HTTP handler", "Templates", "Deliverability", "Preview", "Scaling out", "Send later"}
+
+// TestReadmeShape checks that the README stays a users' page: under 450
+// lines, its sections in readmeSections' order, and the install line and
+// the two set-up commands as a newcomer types them.
+func TestReadmeShape(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n >= 450 {
+		t.Errorf("README.md has %d lines; keep it under 450 and move maintainer material to docs/", n)
+	}
+	var order []string
+	for line := range strings.Lines(string(data)) {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(line), "## "); ok {
+			order = append(order, h)
+		}
+	}
+	next := 0
+	for _, h := range order {
+		if next < len(readmeSections) && h == readmeSections[next] {
+			next++
+		}
+	}
+	if next < len(readmeSections) {
+		t.Errorf("README.md's sections %q lack %q in the order %q", order, readmeSections[next], readmeSections)
+	}
+	for _, want := range []string{
+		"go get github.com/postroom/postroom@latest\n",
+		"\ngo run ./examples/quickstart ",
+		"\ngo test -race ./... ",
+	} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("README.md lacks the line %q", strings.TrimSpace(want))
+		}
+	}
+}
