@@ -2,6 +2,7 @@ package postroom_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/base64"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
@@ -201,6 +203,88 @@ func TestReadmePostgreSQL(t *testing.T) {
 	run.Env = append(os.Environ(), "PATH="+filepath.Dir(gocmd)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if out, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("the README's SQL tests on its PostgreSQL fail: %v\n%s", err, out)
+	}
+
+	t.Run("two instances", func(t *testing.T) { exampleServerDemo(t, gocmd, url) })
+}
+
+// exampleServerDemo runs the two ```sh blocks of docs/EXAMPLE-SERVER.md's
+// section on PostgreSQL, in one shell, on the server at url (their
+// POSTROOM_DATABASE_URL): two instances of examples/httpapi sharing stored
+// templates and idempotency keys. Three things change, so that the test
+// writes nothing into the module and cannot collide with a server already
+// running: the shell runs in a folder of its own, where a go.work names
+// this module so that the program builds by its import path, and the two
+// ports are free ones. It checks what the blocks' comments promise.
+func exampleServerDemo(t *testing.T, gocmd, url string) {
+	for _, tool := range []string{"curl", "psql"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is needed: apt-get install -y %s", tool, map[string]string{"curl": "curl", "psql": "postgresql-client"}[tool])
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	const section = "Stored templates and idempotency keys in PostgreSQL"
+	var script strings.Builder
+	for _, b := range mdBlocks(t, "docs/EXAMPLE-SERVER.md") {
+		if b.lang == "sh" && b.section == section {
+			script.WriteString(b.text)
+		}
+	}
+	demo := script.String()
+	for _, want := range []string{"./examples/httpapi", "8025", "8026", "kill %1 %2"} {
+		if !strings.Contains(demo, want) {
+			t.Fatalf("docs/EXAMPLE-SERVER.md: %q lacks %q, which this test relies on:\n%s", section, want, demo)
+		}
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(),
+		"PATH="+filepath.Dir(gocmd)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GOWORK="+filepath.Join(dir, "go.work"),
+		"POSTROOM_DATABASE_URL="+url)
+	work := exec.CommandContext(t.Context(), gocmd, "work", "init", root)
+	work.Dir, work.Env = dir, env
+	if out, err := work.CombinedOutput(); err != nil {
+		t.Fatalf("go work init: %v\n%s", err, out)
+	}
+	port1, port2 := freePort(t), freePort(t)
+	demo = strings.NewReplacer(
+		"./examples/httpapi", "github.com/postroom/postroom/examples/httpapi",
+		"8025", port1, "8026", port2,
+	).Replace(demo)
+
+	// A bound for a server that never answers: the test fails instead of
+	// hanging (the blocks wait for both instances to listen).
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", "set -eu\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"+demo)
+	cmd.Dir, cmd.Env = dir, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("docs/EXAMPLE-SERVER.md's two instances fail: %v\n%s\n%s", err, stdout.Bytes(), stderr.Bytes())
+	}
+
+	out := stdout.String()
+	var results []string
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "[{") {
+			results = append(results, line)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	switch {
+	case !strings.Contains(out, "Hello Ann!") || !strings.Contains(out, "Welcome back, Ann."):
+		t.Errorf("the messages do not hold the template, then the updated one:\n%s", out)
+	case len(results) != 4 || !strings.Contains(results[0], `"status":"sent"`) || results[2] != results[3]:
+		t.Errorf("want four results, sent, the last two (one idempotency key) the same:\n%s", out)
+	case strings.TrimSpace(lines[len(lines)-1]) != "3":
+		t.Errorf("want 3 messages in the outbox (the idempotent call sent once):\n%s", out)
 	}
 }
 
