@@ -59,6 +59,7 @@
 //	deferred  canceled                      the call's ctx was canceled first; safe to retry
 //	deferred  not-sent                      RunOptions.BeforeSend kept it back; safe to retry
 //	unknown   connection-lost-after-data    may have been delivered: do not blindly retry
+//	unknown   interrupted                   idempotency.Run: handed over before a crash, no result
 //
 // # Errors
 //
@@ -102,8 +103,7 @@
 //   - Missing params render empty, or make the recipient invalid with
 //     Options.StrictParams.
 //   - They mean what they mean in handlebars.js 4.7, the reference (see
-//     internal/program and the README's "Templates: handlebars.js
-//     compatibility"), except that integers print exactly as given and
+//     internal/program and docs/TEMPLATES.md in the repository), except that integers print exactly as given and
 //     {{#each}} over an object visits its integer-like keys in numeric
 //     order, then the others in sorted order, with @key.
 //   - Helpers: if, unless, each, with, lookup, equal, log, and upper, lower,
@@ -113,7 +113,7 @@
 //   - Partials ({{> footer}}, partial blocks, inline partials) come from
 //     Options.Templates in the call's account, fetched and compiled once
 //     per call; Options.Helpers adds the Mailer's own typed helpers (see
-//     Helper and the README's "Partials and helpers").
+//     Helper and the README's "Templates").
 //   - Unknown helpers, missing partials and helpers called with the wrong
 //     number of arguments are refused when the call is validated, with
 //     the part and position of the problem. The name of one of

@@ -20,8 +20,9 @@ import (
 )
 
 // The README's newcomer path, checked as written: every ```go block of
-// README.md is compiled, and the tour's snippet is run on the tour's JSON
-// body, its results compared with those the README documents.
+// README.md and of docs/*.md is compiled, and the tour's snippet is run on
+// the tour's JSON body, its results compared with those the README
+// documents.
 //
 // A block that starts with "package" is a complete file and is built as
 // its own program. Any other block is a fragment: it becomes the body of a
@@ -39,7 +40,11 @@ var readmeImports = map[string]string{
 	"postroom":      "github.com/postroom/postroom",
 	"transport":     "github.com/postroom/postroom/transport",
 	"templatestore": "github.com/postroom/postroom/templatestore",
+	"preview":       "github.com/postroom/postroom/preview",
 	"context":       "context",
+	"crypto":        "crypto",
+	"x509":          "crypto/x509",
+	"pem":           "encoding/pem",
 	"errors":        "errors",
 	"fmt":           "fmt",
 	"http":          "net/http",
@@ -51,8 +56,9 @@ var readmeImports = map[string]string{
 	"time":          "time",
 }
 
-// readmeBlock is a fenced code block of README.md.
+// readmeBlock is a fenced code block of README.md or of a docs/*.md file.
 type readmeBlock struct {
+	file    string // README.md or docs/NAME.md
 	lang    string
 	text    string
 	line    int    // of the block's first line of code, 1-based
@@ -62,7 +68,27 @@ type readmeBlock struct {
 // readmeBlocks returns the fenced code blocks of README.md.
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	data, err := os.ReadFile("README.md")
+	return mdBlocks(t, "README.md")
+}
+
+// docsBlocks returns the fenced code blocks of every docs/*.md file.
+func docsBlocks(t *testing.T) []readmeBlock {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []readmeBlock
+	for _, f := range files {
+		blocks = append(blocks, mdBlocks(t, filepath.ToSlash(f))...)
+	}
+	return blocks
+}
+
+// mdBlocks returns the fenced code blocks of the Markdown file named.
+func mdBlocks(t *testing.T, file string) []readmeBlock {
+	t.Helper()
+	data, err := os.ReadFile(filepath.FromSlash(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +105,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 		case cur != nil:
 			cur.text += line + "\n"
 		case strings.HasPrefix(line, "```"):
-			cur = &readmeBlock{lang: strings.TrimPrefix(line, "```"), line: n + 1, section: section}
+			cur = &readmeBlock{file: file, lang: strings.TrimPrefix(line, "```"), line: n + 1, section: section}
 		case strings.HasPrefix(line, "## "):
 			section = strings.TrimPrefix(line, "## ")
 		}
@@ -88,7 +114,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 		t.Fatal(err)
 	}
 	if cur != nil {
-		t.Fatalf("README.md:%d: a code block is not closed", cur.line-1)
+		t.Fatalf("%s:%d: a code block is not closed", file, cur.line-1)
 	}
 	return blocks
 }
@@ -103,7 +129,7 @@ func fragmentFunc(t *testing.T, name string, b readmeBlock) (src string, imports
 	wrapped := "package p\n\nfunc f() error {\n" + b.text + "return nil\n}\n"
 	f, err := parser.ParseFile(token.NewFileSet(), "", wrapped, 0)
 	if err != nil {
-		t.Fatalf("README.md:%d: the Go block does not parse as a function body: %v", b.line, err)
+		t.Fatalf("%s:%d: the Go block does not parse as a function body: %v", b.file, b.line, err)
 	}
 	imports = []string{"context"} // of readmeParams
 	for _, id := range f.Unresolved {
@@ -132,7 +158,7 @@ func fragmentFunc(t *testing.T, name string, b readmeBlock) (src string, imports
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "func %s(%s, vars map[string]any) error {\n", name, readmeParams)
-	fmt.Fprintf(&sb, "//line README.md:%d\n%s", b.line, b.text)
+	fmt.Fprintf(&sb, "//line %s:%d\n%s", b.file, b.line, b.text)
 	sb.WriteString("//line readme_fragments.go:1\n")
 	for _, v := range slices.Compact(slices.Sorted(slices.Values(declared))) {
 		if v != "_" {
@@ -180,7 +206,8 @@ func fail(err error) {
 }
 `
 
-// TestReadme builds every Go block of README.md and runs the tour.
+// TestReadme builds every Go block of README.md and docs/*.md and runs
+// the tour.
 func TestReadme(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the README's programs")
@@ -230,16 +257,16 @@ func TestReadme(t *testing.T) {
 	}
 	pkgs := []string{"./readme_programs/fragments"}
 	add("fragments", "main.go", tourMain)
-	for i, b := range blocks {
+	for i, b := range append(blocks, docsBlocks(t)...) {
 		switch {
 		case b.lang != "go":
 		case strings.HasPrefix(b.text, "package "):
 			pkg := fmt.Sprintf("program%d", i)
-			add(pkg, "main.go", fmt.Sprintf("//line README.md:%d\n%s", b.line, b.text))
+			add(pkg, "main.go", fmt.Sprintf("//line %s:%d\n%s", b.file, b.line, b.text))
 			pkgs = append(pkgs, "./readme_programs/"+pkg)
 		default:
-			name := fmt.Sprintf("fragment%d", b.line)
-			if &blocks[i] == tourGo {
+			name := fmt.Sprintf("fragment%d", i)
+			if b.file == tourGo.file && b.line == tourGo.line {
 				name = "tour"
 			}
 			fn, imports := fragmentFunc(t, name, b)
@@ -273,7 +300,7 @@ func TestReadme(t *testing.T) {
 	}
 	build := exec.CommandContext(t.Context(), gocmd, append(args, pkgs...)...)
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("the README's Go blocks do not build: %v\n%s", err, out)
+		t.Fatalf("the Go blocks of README.md and docs/ do not build: %v\n%s", err, out)
 	}
 
 	bodyFile := filepath.Join(tmp, "body.json")

@@ -70,7 +70,7 @@ func TestGeneratedTextNotWhenTextGiven(t *testing.T) {
 
 // structuralRules are the SpamAssassin rules about a message's structure
 // and headers, which no message postroom builds may fire, whatever its
-// content. The README lists them.
+// content. docs/DKIM.md lists them.
 var structuralRules = []string{
 	"MIME_HTML_ONLY", "MIME_HTML_MOSTLY", "MIME_HTML_ONLY_MULTI", "HTML_MIME_NO_HTML_TAG",
 	"MPART_ALT_DIFF", "MPART_ALT_DIFF_COUNT", "MIME_QP_LONG_LINE", "MIME_BASE64_TEXT",

@@ -30,14 +30,9 @@
 // MigrateSQL creates the table (its schema is embedded, in
 // templatestore/sql/*.sql) and is safe to call at every start; Put and
 // Delete write templates, and every lookup reads the table, so an update is
-// seen by the next call of every instance:
-//
-//	db, err := sql.Open("pgx", dsn) // import _ "github.com/jackc/pgx/v5/stdlib"
-//	...
-//	if err := templatestore.MigrateSQL(ctx, db); err != nil { ... }
-//	store := templatestore.NewSQL(db)
-//	err = store.Put(ctx, "acme", "welcome", "<p>Hello {{name}}</p>")
-//	mailer, err := postroom.New(transport, postroom.Options{Templates: store})
+// seen by the next call of every instance. ExampleSQL shows the whole path,
+// from sql.Open to a message.send_template call that uses a stored
+// template; the package's tests run it against a real PostgreSQL.
 //
 // This package imports database/sql but no driver: the application picks
 // one (pgx's stdlib is the one tested), so importing postroom or this

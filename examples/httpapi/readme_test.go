@@ -12,11 +12,11 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// readmeShell returns the ```sh blocks of the README's section on this
-// program.
+// readmeShell returns the ```sh blocks of the section on running this
+// program in docs/EXAMPLE-SERVER.md.
 func readmeShell(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	f, err := os.Open(filepath.Join("..", "..", "docs", "EXAMPLE-SERVER.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
