@@ -41,6 +41,7 @@ var readmeImports = map[string]string{
 	"transport":     "github.com/postroom/postroom/transport",
 	"templatestore": "github.com/postroom/postroom/templatestore",
 	"preview":       "github.com/postroom/postroom/preview",
+	"httpapi":       "github.com/postroom/postroom/httpapi",
 	"context":       "context",
 	"crypto":        "crypto",
 	"x509":          "crypto/x509",
