@@ -180,7 +180,7 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 				case results[i].Status != "":
 					// Found invalid by checkRecipients.
 				case ctx.Err() != nil:
-					j.finish(results, i, outcome{status: StatusDeferred, code: contextCode(ctx.Err()), err: ctx.Err()}.result(r.Email, ""))
+					j.finish(results, i, deferredBy(ctx.Err()).result(r.Email, ""))
 				case stopped.Err() != nil:
 					return nil // another worker stopped the group: see below
 				default:
@@ -205,7 +205,7 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 			}
 			email := j.call.Recipients[i].Email
 			if err := ctx.Err(); err != nil {
-				j.finish(results, i, outcome{status: StatusDeferred, code: contextCode(err), err: err}.result(email, ""))
+				j.finish(results, i, deferredBy(err).result(email, ""))
 			} else {
 				j.finish(results, i, notAttempted(stop).result(email, ""))
 			}

@@ -135,9 +135,13 @@ func (e *recipientError) Unwrap() error { return e.o.err }
 // failed returns an error carrying o.
 func failed(o outcome) error { return &recipientError{o} }
 
-// outcomeOf is the outcome a render failure err carries, or render-error
-// without detail for any other error.
+// outcomeOf is the outcome a render failure err carries: deferred when
+// ctx ended the render, the outcome of an error made by failed, or
+// render-error without detail for any other error.
 func outcomeOf(err error) outcome {
+	if fromContext(err) {
+		return deferredBy(err)
+	}
 	var re *recipientError
 	if errors.As(err, &re) {
 		return re.o
@@ -201,6 +205,12 @@ func notAttempted(stop error) outcome {
 		detail += ": " + reply
 	}
 	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: detail, err: stop}
+}
+
+// deferredBy is the outcome of a recipient whose message ctx's end kept
+// from being made or handed over: err is ctx's error.
+func deferredBy(err error) outcome {
+	return outcome{status: StatusDeferred, code: contextCode(err), err: err}
 }
 
 // contextCode is the reason code for an error caused by a context or a
