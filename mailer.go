@@ -2,11 +2,9 @@ package postroom
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,43 +37,14 @@ func New(t Transport, opts Options) (*Mailer, error) {
 	if opts.Auth == nil {
 		return nil, errors.New("postroom: New: Options.Auth is nil: use postroom.StaticKeys to check keys, or postroom.NoAuth{} if the application authenticates callers itself")
 	}
-	for _, f := range []struct {
-		name string
-		v    *int
-		def  int
-	}{
-		{"Concurrency", &opts.Concurrency, max(8, 4*runtime.GOMAXPROCS(0))},
-		{"MaxRecipients", &opts.MaxRecipients, DefaultMaxRecipients},
-		{"MaxMessageBytes", &opts.MaxMessageBytes, DefaultMaxMessageBytes},
-		{"MaxBCC", &opts.MaxBCC, DefaultMaxBCC},
-		{"MaxHeaders", &opts.MaxHeaders, DefaultMaxHeaders},
-		{"MaxTemplateBytes", &opts.MaxTemplateBytes, DefaultMaxTemplateBytes},
-		{"MaxTemplateDepth", &opts.MaxTemplateDepth, DefaultMaxTemplateDepth},
-		{"MaxRenderBytes", &opts.MaxRenderBytes, DefaultMaxRenderBytes},
-		{"MaxRenderSteps", &opts.MaxRenderSteps, DefaultMaxRenderSteps},
-	} {
-		switch {
-		case *f.v < 0:
-			return nil, fmt.Errorf("postroom: New: Options.%s is negative (%d)", f.name, *f.v)
-		case *f.v == 0:
-			*f.v = f.def
-		}
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
-	opts.checkTemplateCache()
 	if err := opts.checkDeliverability(); err != nil {
 		return nil, err
 	}
 	if err := opts.checkHelpers(); err != nil {
 		return nil, err
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Rand == nil {
-		opts.Rand = rand.Reader
 	}
 	m := &Mailer{t: t, opts: opts}
 	if q, ok := t.(Queuer); ok && q.Queued() {
