@@ -46,10 +46,7 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 // build alone; deliver calls build, then handOver.
 func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	r := &j.call.Recipients[i]
-	addr, ok := j.normalized[i]
-	if !ok {
-		addr = trimAddress(r.Email) // checked by checkRecipients
-	}
+	addr := j.address(i)
 	budget := j.m.opts.MaxMessageBytes - j.skel.StaticSize()
 	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
 		return outcomeOf(err)
@@ -81,8 +78,8 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 // when set, then to the transport, and returns the recipient's outcome and
 // the transport's error.
 func (j *job) handOver(ctx context.Context, i int, w *worker) (outcome, error) {
-	if j.beforeSend != nil {
-		if err := j.beforeSend(ctx, i, w.env.SendID); err != nil {
+	if j.hooks.BeforeSend != nil {
+		if err := j.hooks.BeforeSend(ctx, i, w.env.SendID); err != nil {
 			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, hidden: true}, nil
 		}
 	}

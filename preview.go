@@ -109,8 +109,7 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 	if call == nil {
 		return nil, &ValidationError{Field: "call", Reason: "nil"}
 	}
-	stored := op == OpSendTemplate
-	j, err := m.prepare(ctx, call, stored)
+	j, err := m.prepare(ctx, op, call)
 	if err != nil {
 		return nil, err
 	}
@@ -127,15 +126,13 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 			indices[i] = i
 		}
 	}
-	p := &Preview{Parts: j.tpl.params(stored, call.Message.Headers), Recipients: make([]PreviewRecipient, 0, len(indices))}
-	results := make([]Result, n)
-	j.checkRecipients(results)
+	p := &Preview{Parts: j.tpl.params(op, call.Message.Headers), Recipients: make([]PreviewRecipient, 0, len(indices))}
 	w := new(worker)
 	for _, i := range indices {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pr := PreviewRecipient{Index: i, Result: results[i]}
+		pr := PreviewRecipient{Index: i, Result: j.results[i]}
 		if pr.Result.Status != "" {
 			p.Recipients = append(p.Recipients, pr)
 			continue
@@ -166,9 +163,9 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 }
 
 // params lists the params of each part of t.
-func (t *templates) params(stored bool, headers []Header) []PartParams {
+func (t *templates) params(op Operation, headers []Header) []PartParams {
 	html, text := "message.html", "message.text"
-	if stored {
+	if op == OpSendTemplate {
 		html, text = "message.html_template_id", "message.text_template_id"
 	}
 	parts := []PartParams{{Field: "message.subject", Params: t.subject.Params()}}
