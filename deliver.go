@@ -65,7 +65,7 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	if j.dkim != nil {
 		var err error
 		if w.signed, err = j.dkim.sign(&w.dkim, w.signed, w.msg); err != nil {
-			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true}
+			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, logErr: true}
 		}
 		data = w.signed
 	}
@@ -80,7 +80,7 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 func (j *job) handOver(ctx context.Context, i int, w *worker) (outcome, error) {
 	if j.hooks.BeforeSend != nil {
 		if err := j.hooks.BeforeSend(ctx, i, w.env.SendID); err != nil {
-			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, hidden: true}, nil
+			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, logErr: true}, nil
 		}
 	}
 	err := j.m.t.Send(ctx, &w.env)
@@ -95,7 +95,7 @@ func (j *job) handOver(ctx context.Context, i int, w *worker) (outcome, error) {
 func (j *job) resultOf(ctx context.Context, i int, o outcome, sendID string) Result {
 	email := j.call.Recipients[i].Email
 	res := o.result(email, sendID)
-	if !o.hidden || o.err == nil {
+	if !o.logErr || o.err == nil {
 		return res
 	}
 	level := slog.LevelWarn
