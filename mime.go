@@ -4,8 +4,9 @@ package postroom
 // the values of internal/mimemsg, which lays out the call's messages once
 // (its Skeleton) and writes each recipient's bytes. What a message looks
 // like (its tree of parts, the order and encoding of its header fields,
-// its bodies and files) is documented there; this file only says which
-// call field goes where.
+// its bodies and files) is documented there; this file says which call
+// field goes where, and makes the checks only the layout can make (see
+// layout).
 
 import (
 	"fmt"
