@@ -3,8 +3,6 @@ package postroom
 import (
 	"context"
 	"crypto/aes"
-	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/postroom/postroom/internal/htmltext"
@@ -55,11 +53,8 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 		return o
 	}
 	id := j.sendID(i, w)
-	if err := j.appendMessage(w, r, addr, id); err != nil {
-		if errors.Is(err, mimemsg.ErrTooLarge) {
-			return invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes))
-		}
-		return outcomeOf(err)
+	if o := j.appendMessage(w, r, addr, id); o.status != "" {
+		return o
 	}
 	data := w.msg
 	if j.dkim != nil {
@@ -72,6 +67,15 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}
 	return outcome{}
+}
+
+// address is recipient i's address for SMTP use, as checkRecipients
+// found it.
+func (j *job) address(i int) string {
+	if addr, ok := j.normalized[i]; ok {
+		return addr
+	}
+	return trimAddress(j.call.Recipients[i].Email)
 }
 
 // handOver passes the message build made in w to RunOptions.BeforeSend,

@@ -9,6 +9,7 @@ package postroom
 // layout).
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/postroom/postroom/internal/mimemsg"
@@ -84,9 +85,10 @@ func checkStaticValues(headers []mimemsg.Header) []error {
 
 // appendMessage writes recipient r's message into w.msg, from the parts
 // rendered into w.rb: addr is its address for the To field, id its send
-// id. The error is mimemsg's: ErrTooLarge, or a *FieldError for a value
-// that cannot be folded.
-func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) error {
+// id. It returns the recipient's outcome when the message cannot be
+// written (over Options.MaxMessageBytes, or a value that cannot be
+// folded), else the zero outcome.
+func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) outcome {
 	w.v = mimemsg.Varying{
 		ToName: r.Name, ToAddr: addr,
 		Subject:      string(w.rb.subject),
@@ -96,5 +98,11 @@ func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) error {
 	}
 	var err error
 	w.msg, err = j.skel.Append(w.msg[:0], &w.v)
-	return err
+	switch {
+	case errors.Is(err, mimemsg.ErrTooLarge):
+		return invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes))
+	case err != nil:
+		return outcomeOf(err) // a *mimemsg.FieldError
+	}
+	return outcome{}
 }

@@ -485,12 +485,3 @@ func (j *job) checkRecipients() {
 		first[key] = int32(i)
 	}
 }
-
-// address is recipient i's address for SMTP use (checked by
-// checkRecipients).
-func (j *job) address(i int) string {
-	if addr, ok := j.normalized[i]; ok {
-		return addr
-	}
-	return trimAddress(j.call.Recipients[i].Email)
-}
