@@ -135,9 +135,11 @@ func (e *outcomeError) Unwrap() error { return e.o.err }
 // asError returns an error carrying o, for outcomeOf to take back.
 func (o outcome) asError() error { return &outcomeError{o} }
 
-// outcomeOf is the outcome a render failure err carries: deferred when
-// ctx ended the render, the outcome of an error made by asError, or
-// render-error without detail for any other error.
+// outcomeOf is the outcome of a recipient whose render or message
+// writing failed with err: deferred when ctx ended it, the outcome an
+// error made by asError carries, render-error naming the field of a
+// *mimemsg.FieldError (a value that cannot be folded), or render-error
+// without detail for any other error.
 func outcomeOf(err error) outcome {
 	if fromContext(err) {
 		return deferredBy(err)
