@@ -56,8 +56,9 @@ type job struct {
 //  6. build the skeleton every message is appended from
 //     (internal/mimemsg).
 //
-// A call refused in step 2 gets that step's errors; one refused later
-// gets every problem of steps 2 to 4, the templates' first.
+// A call stopped in step 2 (count, structure) or by its stored bodies in
+// step 3 gets those errors alone; otherwise the problems steps 2 to 4 find
+// are reported together, the templates' first.
 func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call) (*job, error) {
 	if err := m.opts.Auth.Authenticate(ctx, call.AccountID, call.Key); err != nil {
 		if errors.Is(err, ErrUnauthorized) {
