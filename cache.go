@@ -10,29 +10,6 @@ import (
 	"github.com/postroom/postroom/internal/program"
 )
 
-// Defaults of the compiled-template cache's bounds (Options.TemplateCacheEntries
-// and Options.TemplateCacheBytes).
-const (
-	DefaultTemplateCacheEntries = 1024
-	DefaultTemplateCacheBytes   = 32 << 20
-)
-
-// checkTemplateCache fills in the defaults of the compiled-template cache's
-// bounds. A negative bound turns the cache off; both are then set to -1.
-// Every value is valid.
-func (o *Options) checkTemplateCache() {
-	if o.TemplateCacheEntries < 0 || o.TemplateCacheBytes < 0 {
-		o.TemplateCacheEntries, o.TemplateCacheBytes = -1, -1
-		return
-	}
-	if o.TemplateCacheEntries == 0 {
-		o.TemplateCacheEntries = DefaultTemplateCacheEntries
-	}
-	if o.TemplateCacheBytes == 0 {
-		o.TemplateCacheBytes = DefaultTemplateCacheBytes
-	}
-}
-
 // templateCache holds a Mailer's compiled templates, keyed by their
 // content, so that a call whose subject, bodies and header values were all
 // seen before compiles nothing. Its zero value is an empty cache, ready to

@@ -384,21 +384,3 @@ func TestTemplateCacheShared(t *testing.T) {
 		t.Errorf("%d compiles for 40 calls of the same 5 templates", got)
 	}
 }
-
-func TestCheckTemplateCache(t *testing.T) {
-	for _, tc := range []struct {
-		in, want [2]int
-	}{
-		{[2]int{0, 0}, [2]int{DefaultTemplateCacheEntries, DefaultTemplateCacheBytes}},
-		{[2]int{5, 0}, [2]int{5, DefaultTemplateCacheBytes}},
-		{[2]int{0, 100}, [2]int{DefaultTemplateCacheEntries, 100}},
-		{[2]int{-1, 100}, [2]int{-1, -1}},
-		{[2]int{5, -3}, [2]int{-1, -1}},
-	} {
-		o := Options{TemplateCacheEntries: tc.in[0], TemplateCacheBytes: tc.in[1]}
-		o.checkTemplateCache()
-		if got := [2]int{o.TemplateCacheEntries, o.TemplateCacheBytes}; got != tc.want {
-			t.Errorf("%v: %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}

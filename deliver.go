@@ -3,8 +3,6 @@ package postroom
 import (
 	"context"
 	"crypto/aes"
-	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/postroom/postroom/internal/htmltext"
@@ -26,71 +24,83 @@ type worker struct {
 	in, out [aes.BlockSize]byte // send id scratch
 }
 
-// deliver makes and hands over recipient i's message. The error is the
-// transport's, for the caller to notice ErrTransportUnusable.
+// deliver makes recipient i's message and hands it over: build, then
+// handOver, each returning the recipient's outcome, and one exit that
+// turns the outcome into the Result. The error is the transport's, for the
+// run loop to notice ErrTransportUnusable.
 func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
-	r := &j.call.Recipients[i]
-	res := Result{Email: r.Email}
-	addr, ok := j.normalized[i]
-	if !ok {
-		addr = trimAddress(r.Email) // checked by checkRecipients
+	o := j.build(ctx, i, w)
+	if o.status != "" {
+		return j.resultOf(ctx, i, o, ""), nil
 	}
+	o, err := j.handOver(ctx, i, w)
+	return j.resultOf(ctx, i, o, w.env.SendID), err
+}
+
+// build makes recipient i's message in w: its parts rendered, its header
+// fields and MIME body written, signed, and its envelope in w.env. It
+// returns the recipient's outcome when no message is made, else the zero
+// outcome: the message in w.env is the one to hand over. Preview calls
+// build alone; deliver calls build, then handOver.
+func (j *job) build(ctx context.Context, i int, w *worker) outcome {
+	r := &j.call.Recipients[i]
+	addr := j.address(i)
 	budget := j.m.opts.MaxMessageBytes - j.skel.StaticSize()
 	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
-		o := outcomeOf(err)
-		if fromContext(err) {
-			o = outcome{status: StatusDeferred, code: contextCode(err), err: err}
-		}
-		j.settle(ctx, i, &res, o)
-		return res, nil
+		return outcomeOf(err)
 	}
-	if o, ok := j.recipientUnsubscribe(w); !ok {
-		j.settle(ctx, i, &res, o)
-		return res, nil
+	if o := j.recipientUnsubscribe(w); o.status != "" {
+		return o
 	}
 	id := j.sendID(i, w)
-	switch err := j.appendMessage(w, r, addr, id); {
-	case errors.Is(err, mimemsg.ErrTooLarge):
-		j.settle(ctx, i, &res, invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes)))
-		return res, nil
-	case err != nil:
-		j.settle(ctx, i, &res, outcomeOf(err))
-		return res, nil
+	if o := j.appendMessage(w, r, addr, id); o.status != "" {
+		return o
 	}
 	data := w.msg
 	if j.dkim != nil {
 		var err error
 		if w.signed, err = j.dkim.sign(&w.dkim, w.signed, w.msg); err != nil {
-			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true})
-			return res, nil
+			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, logErr: true}
 		}
 		data = w.signed
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}
-	res.SendID = id
-	if j.beforeSend != nil {
-		if err := j.beforeSend(ctx, i, id); err != nil {
-			if errors.Is(err, errPreviewed) {
-				return res, nil // Mailer.Preview: the message stops here, made
-			}
-			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, hidden: true})
-			return res, nil
+	return outcome{}
+}
+
+// address is recipient i's address for SMTP use, as checkRecipients
+// found it.
+func (j *job) address(i int) string {
+	if addr, ok := j.normalized[i]; ok {
+		return addr
+	}
+	return trimAddress(j.call.Recipients[i].Email)
+}
+
+// handOver passes the message build made in w to RunOptions.BeforeSend,
+// when set, then to the transport, and returns the recipient's outcome and
+// the transport's error.
+func (j *job) handOver(ctx context.Context, i int, w *worker) (outcome, error) {
+	if j.hooks.BeforeSend != nil {
+		if err := j.hooks.BeforeSend(ctx, i, w.env.SendID); err != nil {
+			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "kept back before sending", err: err, logErr: true}, nil
 		}
 	}
 	err := j.m.t.Send(ctx, &w.env)
-	j.settle(ctx, i, &res, classify(err, j.m.queued))
-	return res, err
+	return classify(err, j.m.queued), err
 }
 
-// settle fills in res from recipient i's outcome, and logs the error
-// behind it when the Result does not show it (a transport's network
-// error, a template's failure): at warning level for a delivery, at debug
-// level for an invalid recipient, whose cause is the call's content.
-func (j *job) settle(ctx context.Context, i int, res *Result, o outcome) {
-	*res = o.result(res.Email, res.SendID)
-	if !o.hidden || o.err == nil {
-		return
+// resultOf is recipient i's Result for outcome o (sendID: the id of the
+// message made, or ""). It logs the error behind o when the Result does
+// not show it (a transport's network error, a template's failure): at
+// warning level for a delivery, at debug level for an invalid recipient,
+// whose cause is the call's content.
+func (j *job) resultOf(ctx context.Context, i int, o outcome, sendID string) Result {
+	email := j.call.Recipients[i].Email
+	res := o.result(email, sendID)
+	if !o.logErr || o.err == nil {
+		return res
 	}
 	level := slog.LevelWarn
 	if o.status == StatusInvalid {
@@ -99,9 +109,10 @@ func (j *job) settle(ctx context.Context, i int, res *Result, o outcome) {
 	if log := j.m.opts.Logger; log.Enabled(ctx, level) {
 		log.LogAttrs(ctx, level, "postroom recipient",
 			slog.Int("recipient", i),
-			slog.String("send_id", res.SendID),
+			slog.String("send_id", sendID),
 			slog.String("status", string(o.status)),
 			slog.String("reason", res.Reason),
 			slog.Any("error", o.err))
 	}
+	return res
 }

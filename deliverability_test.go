@@ -8,8 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -157,17 +155,4 @@ func sendCorpus(t *testing.T, opts postroom.Options) []corpusMessage {
 		}
 	}
 	return out
-}
-
-// needProgram returns whether the Debian-packaged program a test needs is
-// installed (check runs it and returns nil when it works). When it is not,
-// the test is skipped with the install command, or fails under CI=true.
-func needProgram(t *testing.T, pkg string, check *exec.Cmd) {
-	t.Helper()
-	if err := check.Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is needed (%v): apt-get install %s", pkg, err, pkg)
-		}
-		t.Skipf("%s is not installed (%v): apt-get install %s", pkg, err, pkg)
-	}
 }

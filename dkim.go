@@ -57,7 +57,7 @@ type DKIMSigner struct {
 }
 
 // checkDeliverability checks the Options fields of deliverability (DKIM,
-// VERP) and fills in their defaults; New calls it.
+// VERP); New calls it.
 func (o *Options) checkDeliverability() error {
 	if err := o.checkDKIM(); err != nil {
 		return err

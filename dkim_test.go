@@ -27,6 +27,7 @@ import (
 
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testenv"
 )
 
 // The keys in testdata/dkim are test keys made for these tests (openssl
@@ -105,7 +106,7 @@ for path in sys.argv[2:]:
 // returns, by message name, one result per signature, in order.
 func verifyDKIMPy(t *testing.T, records map[string]string, msgs map[string][]byte) map[string][]bool {
 	t.Helper()
-	needProgram(t, "python3-dkim", exec.Command("/usr/bin/python3", "-c", "import dkim"))
+	testenv.Need(t, "python3-dkim", "/usr/bin/python3", "-c", "import dkim")
 	dir := t.TempDir()
 	recs, _ := json.Marshal(records)
 	args := []string{"-c", dkimpyScript, filepath.Join(dir, "records.json")}

@@ -148,7 +148,9 @@
 //
 // # Concurrency
 //
-// A Mailer is immutable and safe for concurrent use. Each call renders and
+// A Mailer is safe for concurrent use. Its configuration never changes
+// after New; what it keeps across calls (pooled buffers, a cache of
+// compiled templates) never shows in a call's results. Each call renders and
 // hands over up to Options.Concurrency recipients at once; each worker
 // writes only its own recipients' results, and a recipient's failure never
 // cancels the others. All of a call's goroutines have ended when Send
@@ -157,7 +159,8 @@
 //
 // # Limits
 //
-// Every limit is an Options field; zero means the default:
+// Every limit is an Options field; zero means the default, and New
+// refuses a negative value except where noted:
 //
 //	MaxRecipients     25,000   recipients per call (ErrTooManyRecipients)
 //	MaxMessageBytes   25 MiB   one complete message (message-too-large)

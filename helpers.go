@@ -315,12 +315,6 @@ func describe(v any) string {
 // evaluator's copy. A name must be one a template can call: an identifier
 // that is not a built-in helper's.
 func (o *Options) checkHelpers() error {
-	if o.MaxPartialDepth < 0 {
-		return fmt.Errorf("postroom: New: Options.MaxPartialDepth is negative (%d)", o.MaxPartialDepth)
-	}
-	if o.MaxPartialDepth == 0 {
-		o.MaxPartialDepth = DefaultMaxPartialDepth
-	}
 	if len(o.Helpers) == 0 {
 		o.Helpers = nil
 		return nil

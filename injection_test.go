@@ -9,7 +9,6 @@ import (
 	"maps"
 	"mime"
 	"net/mail"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testenv"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -195,13 +195,7 @@ func TestLookAlikes(t *testing.T) {
 // email package, a reader that decodes encoded words where RFC 2047 says
 // not to.
 func TestLookAlikesPython(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python3 is needed under CI: %v", err)
-		}
-		t.Skipf("python3 is not installed (apt-get install python3): %v", err)
-	}
+	testenv.Need(t, "python3", "python3", "-V")
 	const script = `
 import base64, email, email.policy, json, sys
 res = []
@@ -228,7 +222,7 @@ json.dump(res, sys.stdout)
 		msgs = append(msgs, env.Data)
 	}
 	in, _ := json.Marshal(msgs)
-	cmd := exec.CommandContext(t.Context(), python, "-c", script)
+	cmd := exec.CommandContext(t.Context(), "python3", "-c", script)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -4,27 +4,49 @@ package postroom
 // the values of internal/mimemsg, which lays out the call's messages once
 // (its Skeleton) and writes each recipient's bytes. What a message looks
 // like (its tree of parts, the order and encoding of its header fields,
-// its bodies and files) is documented there; this file only says which
-// call field goes where.
+// its bodies and files) is documented there; this file says which call
+// field goes where, and makes the checks only the layout can make (see
+// layout).
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/postroom/postroom/internal/mimemsg"
 )
 
-// layout is what the call's messages share, but for the custom headers
-// and the files, which prepare adds as it checks them, and the Date.
-func (j *job) layout(html, text templateSource) *mimemsg.Layout {
+// layout builds the call's Layout: everything its messages share but the
+// Date, which prepare stamps once the call is accepted. It also makes the
+// checks that need the bodies and the compiled templates, which
+// validate has not got: the html's cid references (checkCIDs), the
+// one-click unsubscribe headers (checkUnsubscribe) and the custom header
+// values that are the same for every recipient (checkStaticValues). The
+// header values are left out when c says the headers are not fit, or
+// when the templates did not compile (j.tpl nil).
+func (j *job) layout(html, text templateSource, c *checked) (*mimemsg.Layout, []error) {
 	msg := &j.call.Message
 	l := &mimemsg.Layout{
 		FromName: msg.FromName, FromAddr: j.from,
-		ReplyToName: msg.ReplyToName,
-		HasHTML:     html.src != "", HasText: text.src != "",
+		ReplyToName: msg.ReplyToName, ReplyToAddr: c.replyTo,
+		HasHTML: html.src != "", HasText: text.src != "",
+		Images: c.images, Attachments: c.attachments,
 		MaxSize: j.m.opts.MaxMessageBytes,
 	}
-	if msg.ReplyToEmail != "" {
-		l.ReplyToAddr, _ = parseAddress(trimAddress(msg.ReplyToEmail)) // checked in checkStructure
+	j.genText = j.m.generatesText(l.HasHTML, l.HasText)
+	l.HasText = l.HasText || j.genText
+	errs := checkCIDs(html, msg.Images)
+	j.unsubscribe = -1
+	if !c.headers {
+		return l, errs
 	}
-	return l
+	var uerrs []error
+	j.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, j.tpl)
+	errs = append(errs, uerrs...)
+	if j.tpl != nil {
+		l.Headers = customHeaders(msg.Headers, j.tpl)
+		errs = append(errs, checkStaticValues(l.Headers)...)
+	}
+	return l, errs
 }
 
 // customHeaders are the call's custom header fields for the layout: a
@@ -41,11 +63,32 @@ func customHeaders(headers []Header, tpl *templates) []mimemsg.Header {
 	return out
 }
 
+// checkStaticValues checks that the custom header values that are the
+// same for every recipient can be written: an ASCII value with a run of
+// about 990 octets without white space cannot be folded within a line's
+// 998 octets (RFC 5322 §2.1.1). The values that vary are checked per
+// recipient (render-error).
+func checkStaticValues(headers []mimemsg.Header) []error {
+	var errs []error
+	var scratch []byte
+	for i, h := range headers {
+		if h.Dynamic {
+			continue
+		}
+		var err error
+		if scratch, err = mimemsg.AppendText(scratch[:0], len(h.Name)+1, h.Value); err != nil {
+			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "cannot be folded within 998-octet lines: a run without white space is too long"})
+		}
+	}
+	return errs
+}
+
 // appendMessage writes recipient r's message into w.msg, from the parts
 // rendered into w.rb: addr is its address for the To field, id its send
-// id. The error is mimemsg's: ErrTooLarge, or a *FieldError for a value
-// that cannot be folded.
-func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) error {
+// id. It returns the recipient's outcome when the message cannot be
+// written (over Options.MaxMessageBytes, or a value that cannot be
+// folded), else the zero outcome.
+func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) outcome {
 	w.v = mimemsg.Varying{
 		ToName: r.Name, ToAddr: addr,
 		Subject:      string(w.rb.subject),
@@ -55,5 +98,11 @@ func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) error {
 	}
 	var err error
 	w.msg, err = j.skel.Append(w.msg[:0], &w.v)
-	return err
+	switch {
+	case errors.Is(err, mimemsg.ErrTooLarge):
+		return invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes))
+	case err != nil:
+		return outcomeOf(err) // a *mimemsg.FieldError
+	}
+	return outcome{}
 }

@@ -1,14 +1,18 @@
 package postroom
 
 import (
+	"crypto/rand"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/postroom/postroom/internal/program"
 )
 
-// Defaults of the Options limits.
+// Defaults of the Options fields: New gives each zero field its default
+// (see Options.setDefaults).
 const (
 	DefaultMaxRecipients    = 25000
 	DefaultMaxMessageBytes  = 25 << 20
@@ -18,10 +22,83 @@ const (
 	DefaultMaxTemplateDepth = 32
 	DefaultMaxRenderBytes   = 8 << 20
 	DefaultMaxRenderSteps   = 1_000_000
+
+	// DefaultTemplateCacheEntries and DefaultTemplateCacheBytes bound the
+	// compiled-template cache (Options.TemplateCacheEntries and
+	// Options.TemplateCacheBytes).
+	DefaultTemplateCacheEntries = 1024
+	DefaultTemplateCacheBytes   = 32 << 20
+
+	// DefaultMaxPartialDepth is the default of Options.MaxPartialDepth.
+	DefaultMaxPartialDepth = 8
+
+	// DefaultVERPLocal is the local part of VERP addresses when VERP.Local
+	// is empty.
+	DefaultVERPLocal = "bounces"
 )
 
+// defaultConcurrency is the default of Options.Concurrency: enough
+// recipients in flight that transport waits do not idle the CPU.
+func defaultConcurrency() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+
+// setDefaults gives every zero field of o its default, by one rule for
+// the numbers: zero means the default, and a negative value is refused,
+// except where the field's documentation gives it a meaning (a negative
+// TemplateCacheEntries or TemplateCacheBytes turns the cache off: both
+// are then -1). A nil Logger, Now or Rand, and the empty VERP.Local of a
+// VERP that is on, get theirs too. New calls it before any other check.
+func (o *Options) setDefaults() error {
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+		off  bool // a negative value turns off what the field bounds
+	}{
+		{"Concurrency", &o.Concurrency, defaultConcurrency(), false},
+		{"MaxRecipients", &o.MaxRecipients, DefaultMaxRecipients, false},
+		{"MaxMessageBytes", &o.MaxMessageBytes, DefaultMaxMessageBytes, false},
+		{"MaxBCC", &o.MaxBCC, DefaultMaxBCC, false},
+		{"MaxHeaders", &o.MaxHeaders, DefaultMaxHeaders, false},
+		{"MaxTemplateBytes", &o.MaxTemplateBytes, DefaultMaxTemplateBytes, false},
+		{"MaxTemplateDepth", &o.MaxTemplateDepth, DefaultMaxTemplateDepth, false},
+		{"MaxRenderBytes", &o.MaxRenderBytes, DefaultMaxRenderBytes, false},
+		{"MaxRenderSteps", &o.MaxRenderSteps, DefaultMaxRenderSteps, false},
+		{"MaxPartialDepth", &o.MaxPartialDepth, DefaultMaxPartialDepth, false},
+		{"TemplateCacheEntries", &o.TemplateCacheEntries, DefaultTemplateCacheEntries, true},
+		{"TemplateCacheBytes", &o.TemplateCacheBytes, DefaultTemplateCacheBytes, true},
+	} {
+		switch {
+		case *f.v < 0 && !f.off:
+			return fmt.Errorf("postroom: New: Options.%s is negative (%d)", f.name, *f.v)
+		case *f.v < 0:
+			*f.v = -1
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	if o.TemplateCacheEntries < 0 || o.TemplateCacheBytes < 0 {
+		// The cache needs both bounds: either one negative turns it off.
+		o.TemplateCacheEntries, o.TemplateCacheBytes = -1, -1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.VERP.Domain != "" && o.VERP.Local == "" {
+		o.VERP.Local = DefaultVERPLocal
+	}
+	return nil
+}
+
 // Options configures a Mailer. New copies it; changing an Options after New
-// has no effect on the Mailer.
+// has no effect on the Mailer. Each field says what its zero value means;
+// New refuses a negative number, except where the field says what a
+// negative value means.
 type Options struct {
 	// Auth checks every call's account_id and key. It is required: use
 	// StaticKeys, or NoAuth when the application authenticates callers itself.
@@ -91,8 +168,6 @@ type Options struct {
 	// crypto/rand.Reader. Set it (with Now) for byte-identical output.
 	Rand io.Reader
 
-	// Compiled-template cache (cache.go).
-
 	// TemplateCacheEntries is the most compiled templates the Mailer keeps
 	// for later calls, keyed by their source and mode (subject, html, text
 	// and header values alike): a call whose templates were all seen before
@@ -107,9 +182,6 @@ type Options struct {
 	// is compiled and not kept. Zero means 32 MiB; a negative value turns
 	// the cache off.
 	TemplateCacheBytes int
-
-	// Deliverability: DKIM signing, the generated text part, VERP.
-	// New checks these fields (checkDeliverability).
 
 	// DKIM lists the keys every message is signed with, one
 	// DKIM-Signature field each (relaxed/relaxed, sha256), after the
@@ -126,9 +198,9 @@ type Options struct {
 
 	// HTMLOnly turns off the generated text part. When false, a call with
 	// html and no text gets a text/plain alternative made from each
-	// recipient's rendered html (internal/htmltext: paragraphs, headings
-	// marked "#", list items, table rows, links as "text (url)", no style
-	// or script, lines wrapped at 78 characters), so that its messages are
+	// recipient's rendered html (paragraphs, headings marked "#", list
+	// items, table rows, links as "text (url)", no style or script, lines
+	// wrapped at 78 characters), so that its messages are
 	// multipart/alternative. When true, such messages have the html part
 	// only.
 	HTMLOnly bool
@@ -140,8 +212,6 @@ type Options struct {
 	// Result with VERP.SendID. The zero VERP is off: the envelope sender
 	// is the call's from_email. The From header is the call's either way.
 	VERP VERP
-
-	// --- Partials and helpers (partials.go, helpers.go) ---
 
 	// Helpers are the Mailer's own template helpers, by the name templates
 	// call them by ({{money total currency}}): build each with HelperFunc1

@@ -18,9 +18,6 @@ import (
 // only names its partials, so a cached one stays right when a stored
 // partial changes.
 
-// DefaultMaxPartialDepth is the default of Options.MaxPartialDepth.
-const DefaultMaxPartialDepth = 8
-
 // Partial errors, each the Err of a PartialChainError. Both wrap
 // ErrTemplateSyntax.
 var (

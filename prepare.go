@@ -15,6 +15,7 @@ import (
 type job struct {
 	m          *Mailer
 	call       *Call
+	op         Operation
 	tpl        *templates
 	skel       *mimemsg.Skeleton
 	from       string // envelope reverse path
@@ -22,82 +23,72 @@ type job struct {
 	bcc        []string
 	ids        cipher.Block // send ids: AES of (nonce, index), unique within the call
 	nonce      uint64
+	// results holds one Result per recipient: filled in by checkRecipients
+	// for the recipients refused whatever their params, by the run loop
+	// (or Preview) for the others.
+	results []Result
 	// normalized holds the address of the few recipients whose address for
 	// SMTP differs from their email with spaces trimmed (an IDN or
 	// upper-case domain). Written by checkRecipients, read-only after.
 	normalized map[int]string
-	// onResult and beforeSend are the call's RunOptions hooks, or nil.
-	onResult   func(i int, r Result)
-	beforeSend func(ctx context.Context, i int, sendID string) error
-	dkim       *dkimCall // nil: messages are not signed
-	genText    bool      // the text part is generated from the html
+	hooks      RunOptions // the call's hooks; zero for Preview
+	dkim       *dkimCall  // nil: messages are not signed
+	genText    bool       // the text part is generated from the html
 	// unsubscribe is the index among the dynamic header values of a
 	// List-Unsubscribe value checked per recipient (one-click), or -1.
 	unsubscribe int
 }
 
-// prepare runs every call-level check, in order: auth, recipient count,
-// message structure, templates, files, cid references, headers, bcc.
-func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, error) {
+// prepare makes the job of call, run as op, in a straight line, each step
+// in its own file:
+//
+//  1. authenticate (Options.Auth);
+//  2. validate (validate.go): everything the call's own fields decide,
+//     recipients included; a call with no usable structure stops here;
+//  3. compile and link: the bodies (store.go, looked up for
+//     message.send_template), every template compiled (render.go, through
+//     cache.go) and the partials they name linked (partials.go);
+//  4. lay out (mime.go): what every message shares, and the checks only
+//     the layout can make (cid references, header values, one-click
+//     unsubscribe);
+//  5. draw the call's keys (sendid.go), stamp its Date and set up its
+//     signing (dkim.go);
+//  6. build the skeleton every message is appended from
+//     (internal/mimemsg).
+//
+// A call stopped in step 2 (count, structure) or by its stored bodies in
+// step 3 gets those errors alone; otherwise the problems steps 2 to 4 find
+// are reported together, the templates' first.
+func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call) (*job, error) {
 	if err := m.opts.Auth.Authenticate(ctx, call.AccountID, call.Key); err != nil {
 		if errors.Is(err, ErrUnauthorized) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
-	switch n := len(call.Recipients); {
-	case n == 0:
-		return nil, ErrNoRecipients
-	case n > m.opts.MaxRecipients:
-		return nil, fmt.Errorf("%w: %d, at most %d", ErrTooManyRecipients, n, m.opts.MaxRecipients)
-	}
-	msg := &call.Message
-	j := &job{m: m, call: call}
-	if err := j.checkStructure(msg, stored); err != nil {
+	j := &job{m: m, call: call, op: op}
+	c, err := j.validate()
+	if err != nil {
 		return nil, err
 	}
 
-	html := templateSource{"message.html", msg.HTML}
-	text := templateSource{"message.text", msg.Text}
-	if stored {
-		var errs []error
-		html, text, errs = m.lookupTemplates(ctx, call)
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
+	msg := &call.Message
+	html, text, err := m.bodies(ctx, op, call)
+	if err != nil {
+		return nil, err
 	}
 	var errs []error
-	tpl, err := m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
+	j.tpl, err = m.compileTemplates(ctx, templateSource{"message.subject", msg.Subject}, html, text, msg.Headers)
+	if err == nil {
+		err = m.linkPartials(ctx, call.AccountID, j.tpl, j.tpl.roots("message.subject", html.field, text.field))
+	}
 	if err != nil {
 		errs = append(errs, err)
-	} else if err := m.linkPartials(ctx, call.AccountID, tpl, tpl.roots("message.subject", html.field, text.field)); err != nil {
-		errs = append(errs, err)
 	}
-	j.tpl = tpl
+	errs = append(errs, c.problems...)
 
-	layout := j.layout(html, text)
-	j.genText = m.generatesText(layout.HasHTML, layout.HasText)
-	layout.HasText = layout.HasText || j.genText
-	var ferrs []error
-	layout.Images, layout.Attachments, ferrs = decodeFiles(msg, m.opts.MaxMessageBytes)
-	errs = append(errs, ferrs...)
-	errs = append(errs, checkCIDs(html, msg.Images)...)
-	herrs := checkHeaders(msg.Headers, m.opts.MaxHeaders)
-	errs = append(errs, herrs...)
-	j.unsubscribe = -1
-	if len(herrs) == 0 {
-		var uerrs []error
-		j.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, tpl)
-		errs = append(errs, uerrs...)
-	}
-	if tpl != nil && len(herrs) == 0 {
-		layout.Headers = customHeaders(msg.Headers, tpl)
-		errs = append(errs, checkStaticValues(layout.Headers)...)
-	}
-	if j.bcc, err = parseBCC(msg.BCC, m.opts.MaxBCC); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
+	layout, lerrs := j.layout(html, text, c)
+	if errs = append(errs, lerrs...); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 
@@ -107,8 +98,8 @@ func (m *Mailer) prepare(ctx context.Context, call *Call, stored bool) (*job, er
 	}
 	layout.Date = m.opts.Now()
 	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers, layout.Date)
-	j.skel, err = mimemsg.New(layout, boundaries)
-	if err != nil {
+
+	if j.skel, err = mimemsg.New(layout, boundaries); err != nil {
 		return nil, err
 	}
 	if n := j.skel.StaticSize(); n > m.opts.MaxMessageBytes {

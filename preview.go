@@ -3,7 +3,6 @@ package postroom
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"mime"
 	"slices"
@@ -85,13 +84,9 @@ type PreviewRecipient struct {
 	Missing []string
 }
 
-// errPreviewed is the BeforeSend error with which Preview stops a message
-// just before the transport; deliver returns without settling it.
-var errPreviewed = errors.New("postroom: previewed")
-
 // Preview runs call as operation op through everything Run does before
 // handing a message over (auth, validation, stored templates, rendering,
-// MIME) and returns, for each recipient chosen by o, what would be sent,
+// MIME, DKIM signing) and returns, for each recipient chosen by opts, what would be sent,
 // without any Transport call and without RunOptions hooks.
 //
 // A call refused as a whole returns the same errors as Run
@@ -101,11 +96,11 @@ var errPreviewed = errors.New("postroom: previewed")
 //
 // Preview renders in the calling goroutine, one recipient after another,
 // and keeps every previewed recipient's parts (and messages, when asked):
-// choose a few recipients of a large call with o.Recipients. Like a call,
+// choose a few recipients of a large call with opts.Recipients. Like a call,
 // it reads 40 bytes of Options.Rand; with the same Options.Rand and
 // Options.Now as a Run, its messages are byte for byte the ones that Run
 // hands over.
-func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, o PreviewOptions) (*Preview, error) {
+func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts PreviewOptions) (*Preview, error) {
 	if err := m.made(); err != nil {
 		return nil, err
 	}
@@ -117,46 +112,37 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, o Previe
 	if call == nil {
 		return nil, &ValidationError{Field: "call", Reason: "nil"}
 	}
-	stored := op == OpSendTemplate
-	j, err := m.prepare(ctx, call, stored)
+	j, err := m.prepare(ctx, op, call)
 	if err != nil {
 		return nil, err
 	}
 	n := len(call.Recipients)
-	for _, i := range o.Recipients {
+	for _, i := range opts.Recipients {
 		if i < 0 || i >= n {
 			return nil, fmt.Errorf("postroom: Preview: recipient index %d out of range: the call has %d recipients", i, n)
 		}
 	}
-	indices := o.Recipients
+	indices := opts.Recipients
 	if len(indices) == 0 {
 		indices = make([]int, n)
 		for i := range indices {
 			indices[i] = i
 		}
 	}
-	p := &Preview{Parts: j.tpl.params(stored, call.Message.Headers), Recipients: make([]PreviewRecipient, 0, len(indices))}
-	results := make([]Result, n)
-	j.checkRecipients(results)
-	reached := false
-	j.beforeSend = func(context.Context, int, string) error {
-		reached = true
-		return errPreviewed
-	}
+	p := &Preview{Parts: j.tpl.params(op, call.Message.Headers), Recipients: make([]PreviewRecipient, 0, len(indices))}
 	w := new(worker)
 	for _, i := range indices {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pr := PreviewRecipient{Index: i, Result: results[i]}
+		pr := PreviewRecipient{Index: i, Result: j.results[i]}
 		if pr.Result.Status != "" {
 			p.Recipients = append(p.Recipients, pr)
 			continue
 		}
-		reached = false
 		w.rb.subject, w.rb.html, w.rb.text = nil, nil, nil
 		w.rb.data.Missing = w.rb.data.Missing[:0]
-		res, _ := j.deliver(ctx, i, w)
+		o := j.build(ctx, i, w)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -164,12 +150,14 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, o Previe
 		if len(w.rb.data.Missing) > 0 {
 			pr.Missing = slices.Compact(slices.Sorted(slices.Values(w.rb.data.Missing)))
 		}
-		pr.Result = res
-		if reached {
-			pr.Result = classify(nil, m.queued).result(res.Email, res.SendID)
-			pr.Headers = headerFields(w.msg)
-			if o.Message {
-				pr.Message = slices.Clone(w.msg)
+		if o.status != "" {
+			pr.Result = j.resultOf(ctx, i, o, "")
+		} else {
+			// Made: the Result a transport that accepts it would give.
+			pr.Result = j.resultOf(ctx, i, classify(nil, m.queued), w.env.SendID)
+			pr.Headers = headerFields(w.env.Data)
+			if opts.Message {
+				pr.Message = slices.Clone(w.env.Data)
 			}
 		}
 		p.Recipients = append(p.Recipients, pr)
@@ -178,9 +166,9 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, o Previe
 }
 
 // params lists the params of each part of t.
-func (t *templates) params(stored bool, headers []Header) []PartParams {
+func (t *templates) params(op Operation, headers []Header) []PartParams {
 	html, text := "message.html", "message.text"
-	if stored {
+	if op == OpSendTemplate {
 		html, text = "message.html_template_id", "message.text_template_id"
 	}
 	parts := []PartParams{{Field: "message.subject", Params: t.subject.Params()}}

@@ -44,16 +44,36 @@ func previewCall(t *testing.T) *postroom.Call {
 // TestPreviewMatchesRun is the oracle: with the same Options.Rand and
 // Options.Now, each previewed recipient's Result is the one Run returns
 // and its message is byte for byte what Run hands the transport; Preview
-// itself hands nothing over.
+// itself hands nothing over. The deliverability case signs with DKIM,
+// sets VERP and drops the text, so that the text part is generated.
 func TestPreviewMatchesRun(t *testing.T) {
-	for _, strict := range []bool{false, true} {
-		t.Run(map[bool]string{false: "lenient", true: "strict"}[strict], func(t *testing.T) {
+	signers, _ := testSigners(t)
+	tests := []struct {
+		name     string
+		opts     postroom.Options
+		htmlOnly bool // the call has no text: the text part is generated
+		made     int  // messages made
+	}{
+		{name: "lenient", made: 4},
+		{name: "strict", opts: postroom.Options{StrictParams: true}, made: 3},
+		{name: "deliverability", opts: postroom.Options{DKIM: signers, VERP: postroom.VERP{Domain: "bounce.example.com"}}, htmlOnly: true, made: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			now := func() time.Time { return time.Date(2024, 3, 5, 10, 20, 30, 0, time.UTC) }
 			call := previewCall(t)
+			if tt.htmlOnly {
+				call.Message.Text = ""
+			}
+			opts := func() postroom.Options {
+				o := tt.opts
+				o.Rand, o.Now = &fixedRand{}, now
+				return o
+			}
 			var log bytes.Buffer
-			pm := newMailer(t, refuseTransport(t), postroom.Options{Rand: &fixedRand{}, Now: now, StrictParams: strict,
-				Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-			p, err := pm.Preview(t.Context(), postroom.OpSend, call, postroom.PreviewOptions{Message: true})
+			popts := opts()
+			popts.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			p, err := newMailer(t, refuseTransport(t), popts).Preview(t.Context(), postroom.OpSend, call, postroom.PreviewOptions{Message: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +81,7 @@ func TestPreviewMatchesRun(t *testing.T) {
 				t.Errorf("Preview logged at info level or above:\n%s", log.String())
 			}
 			mem := transport.NewMemory()
-			results, err := newMailer(t, mem, postroom.Options{Rand: &fixedRand{}, Now: now, StrictParams: strict}).Send(t.Context(), call)
+			results, err := newMailer(t, mem, opts()).Send(t.Context(), call)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,15 +98,25 @@ func TestPreviewMatchesRun(t *testing.T) {
 				if sent != (pr.Message != nil) {
 					t.Fatalf("recipient %d: sent %v, preview has a message %v", i, sent, pr.Message != nil)
 				}
-				if sent {
-					made++
-					if !bytes.Equal(env.Data, pr.Message) {
-						t.Errorf("recipient %d: the previewed message differs from the one sent", i)
-					}
+				if !sent {
+					continue
+				}
+				made++
+				if !bytes.Equal(env.Data, pr.Message) {
+					t.Errorf("recipient %d: the previewed message differs from the one sent:\npreview:\n%.600s\nsent:\n%.600s", i, pr.Message, env.Data)
+				}
+				if signed := bytes.HasPrefix(env.Data, []byte("DKIM-Signature:")); signed != (tt.opts.DKIM != nil) {
+					t.Errorf("recipient %d: signed %v, want %v", i, signed, tt.opts.DKIM != nil)
+				}
+				if tt.htmlOnly && len(mailtest.Parse(t, env.Data).Leaf(t, "text/plain").Body) == 0 {
+					t.Errorf("recipient %d: the generated text part is empty", i)
+				}
+				if tt.opts.VERP.Domain != "" && env.From != tt.opts.VERP.Address(r.SendID) {
+					t.Errorf("recipient %d: envelope sender %q", i, env.From)
 				}
 			}
-			if want := map[bool]int{false: 4, true: 3}[strict]; made != want {
-				t.Errorf("%d messages made, want %d", made, want)
+			if made != tt.made {
+				t.Errorf("%d messages made, want %d", made, tt.made)
 			}
 		})
 	}

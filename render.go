@@ -112,7 +112,7 @@ type renderBuffers struct {
 // wrapping ctx's.
 func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders []Header, params, globals map[string]any, strict bool, budget int) error {
 	if budget <= 0 {
-		return failed(invalid(ReasonMessageTooLarge, "the images, attachments and fixed headers leave no room for the rendered parts"))
+		return invalid(ReasonMessageTooLarge, "the images, attachments and fixed headers leave no room for the rendered parts").asError()
 	}
 	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget, Partials: t.partials}
 	b.ends, b.headerVals = b.ends[:0], b.headerVals[:0]
@@ -135,7 +135,7 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 		return err
 	}
 	if bytes.ContainsAny(b.out[subject[0]:subject[1]], "\r\n\x00") {
-		return failed(invalid(ReasonHeaderInjection, "subject"))
+		return invalid(ReasonHeaderInjection, "subject").asError()
 	}
 	if err := part(t.html, "html", &html); err != nil {
 		return err
@@ -152,7 +152,7 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 			return err
 		}
 		if bytes.ContainsAny(b.out[h[0]:h[1]], "\r\n\x00") {
-			return failed(invalid(ReasonHeaderInjection, staticHeaders[i].Name))
+			return invalid(ReasonHeaderInjection, staticHeaders[i].Name).asError()
 		}
 		b.ends = append(b.ends, h[1])
 	}
@@ -170,7 +170,7 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 		missing := slices.Clone(b.data.Missing)
 		slices.Sort(missing)
 		missing = slices.Compact(missing)
-		return failed(invalid(ReasonMissingParam, strings.Join(missing, ", ")))
+		return invalid(ReasonMissingParam, strings.Join(missing, ", ")).asError()
 	}
 	return nil
 }
@@ -180,21 +180,21 @@ func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders 
 // (said in the template's terms), or an error the reason does not repeat
 // (it may be a panic's text, or a helper's own); the Mailer logs it.
 func renderError(part string, err error, budget int) error {
-	o := outcome{status: StatusInvalid, code: ReasonRenderError, detail: part, err: err, hidden: true}
+	o := outcome{status: StatusInvalid, code: ReasonRenderError, detail: part, err: err, logErr: true}
 	var arg *argumentError
 	switch {
 	case fromContext(err):
 		return err
 	case errors.Is(err, program.ErrOverBudget):
-		o.code, o.hidden = ReasonMessageTooLarge, false
+		o.code, o.logErr = ReasonMessageTooLarge, false
 		o.detail = fmt.Sprintf("the rendered parts exceed the %d bytes the message size limit leaves them (at %s)", budget, part)
 	case errors.Is(err, program.ErrOutputTooLarge):
-		o.detail, o.hidden = part+": output over the render size limit", false
+		o.detail, o.logErr = part+": output over the render size limit", false
 	case errors.Is(err, program.ErrTooManySteps):
-		o.detail, o.hidden = part+": over the render step limit", false
+		o.detail, o.logErr = part+": over the render step limit", false
 	case errors.As(err, &arg):
 		// The template is the caller's input: say what in it went wrong.
-		o.detail, o.hidden = part+": "+arg.detail(), false
+		o.detail, o.logErr = part+": "+arg.detail(), false
 	}
-	return failed(o)
+	return o.asError()
 }

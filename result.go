@@ -100,9 +100,9 @@ type outcome struct {
 	code   ReasonCode
 	detail string // for the caller: no internal text
 	err    error  // the error behind it, for Result.Err and the log
-	// hidden says err holds more than detail shows (a network error, a
-	// file path, a panic): the Mailer logs it.
-	hidden bool
+	// logErr says err holds more than detail shows (a network error, a
+	// file path, a panic), so the Mailer logs it.
+	logErr bool
 }
 
 // reason is the Result's Reason: the code and the detail.
@@ -123,22 +123,28 @@ func invalid(code ReasonCode, detail string) outcome {
 	return outcome{status: StatusInvalid, code: code, detail: detail}
 }
 
-// recipientError carries an outcome out of a function that returns an
+// outcomeError carries an outcome out of a function that returns an
 // error, such as a render: outcomeOf takes it back as it was.
-type recipientError struct{ o outcome }
+type outcomeError struct{ o outcome }
 
-func (e *recipientError) Error() string { return "postroom: " + e.o.reason() }
+func (e *outcomeError) Error() string { return "postroom: " + e.o.reason() }
 
 // Unwrap returns the error behind the outcome, if any.
-func (e *recipientError) Unwrap() error { return e.o.err }
+func (e *outcomeError) Unwrap() error { return e.o.err }
 
-// failed returns an error carrying o.
-func failed(o outcome) error { return &recipientError{o} }
+// asError returns an error carrying o, for outcomeOf to take back.
+func (o outcome) asError() error { return &outcomeError{o} }
 
-// outcomeOf is the outcome a render failure err carries, or render-error
+// outcomeOf is the outcome of a recipient whose render or message
+// writing failed with err: deferred when ctx ended it, the outcome an
+// error made by asError carries, render-error naming the field of a
+// *mimemsg.FieldError (a value that cannot be folded), or render-error
 // without detail for any other error.
 func outcomeOf(err error) outcome {
-	var re *recipientError
+	if fromContext(err) {
+		return deferredBy(err)
+	}
+	var re *outcomeError
 	if errors.As(err, &re) {
 		return re.o
 	}
@@ -146,7 +152,7 @@ func outcomeOf(err error) outcome {
 	if errors.As(err, &he) {
 		return outcome{status: StatusInvalid, code: ReasonRenderError, detail: he.Field + ": value cannot be folded within 998-octet lines", err: err}
 	}
-	return outcome{status: StatusInvalid, code: ReasonRenderError, err: err, hidden: true}
+	return outcome{status: StatusInvalid, code: ReasonRenderError, err: err, logErr: true}
 }
 
 // classify maps a Transport's error to an outcome. The detail is the next
@@ -173,13 +179,13 @@ func classify(err error, queued bool) outcome {
 	reply := replyOf(err)
 	if errors.Is(err, ErrTransportUnusable) {
 		// Not this recipient's doing (a refused login, say): no bounce.
-		return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, hidden: true}
+		return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, logErr: true}
 	}
 	var de *DeliveryError
 	if errors.As(err, &de) {
 		switch {
 		case de.Kind == DeliveryUncertain:
-			return outcome{status: StatusUnknown, code: ReasonConnectionLost, detail: reply, err: err, hidden: reply == ""}
+			return outcome{status: StatusUnknown, code: ReasonConnectionLost, detail: reply, err: err, logErr: reply == ""}
 		case de.Kind == DeliveryPermanent:
 			return outcome{status: StatusRejected, code: ReasonHardBounce, detail: reply, err: err}
 		case de.Code != 0:
@@ -188,9 +194,9 @@ func classify(err error, queued bool) outcome {
 	}
 	if code := contextCode(err); code != "" {
 		// ctx's own error says nothing more; a network timeout does.
-		return outcome{status: StatusDeferred, code: code, err: err, hidden: !fromContext(err)}
+		return outcome{status: StatusDeferred, code: code, err: err, logErr: !fromContext(err)}
 	}
-	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, hidden: true}
+	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, logErr: true}
 }
 
 // notAttempted is the outcome of a recipient not handed over because the
@@ -201,6 +207,12 @@ func notAttempted(stop error) outcome {
 		detail += ": " + reply
 	}
 	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: detail, err: stop}
+}
+
+// deferredBy is the outcome of a recipient whose message ctx's end kept
+// from being made or handed over: err is ctx's error.
+func deferredBy(err error) outcome {
+	return outcome{status: StatusDeferred, code: contextCode(err), err: err}
 }
 
 // contextCode is the reason code for an error caused by a context or a

@@ -2,7 +2,13 @@ package postroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Operation is one of the spec's two operations.
@@ -58,10 +64,134 @@ type RunOptions struct {
 // SendTemplate are Run with zero RunOptions; its results and errors are
 // theirs.
 func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions) ([]Result, error) {
+	if err := m.made(); err != nil {
+		return nil, err
+	}
 	switch op {
 	case OpSend, OpSendTemplate:
 	default:
 		return nil, fmt.Errorf("postroom: Run: unknown operation %d", int(op))
 	}
-	return m.send(ctx, call, op == OpSendTemplate, &o)
+	if call == nil {
+		return nil, &ValidationError{Field: "call", Reason: "nil"}
+	}
+	start := time.Now()
+	j, err := m.prepare(ctx, op, call)
+	if err != nil {
+		return nil, err
+	}
+	j.hooks = o
+	results, err := j.run(ctx)
+	if m.opts.Logger.Enabled(ctx, slog.LevelDebug) {
+		counts := map[Status]int{}
+		for _, r := range results {
+			counts[r.Status]++
+		}
+		m.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "postroom call",
+			slog.String("account_id", call.AccountID),
+			slog.Int("recipients", len(results)),
+			slog.Any("statuses", counts),
+			slog.Duration("elapsed", time.Since(start)),
+			slog.Any("error", err))
+	}
+	return results, err
+}
+
+// run delivers every recipient with bounded concurrency: workers take the
+// next index and write results[i] only, each recipient's Result coming
+// out of deliver. A worker whose transport reports ErrTransportUnusable
+// (or that panics) returns the error to the group, whose context then
+// stops the others before their next recipient; the sends already in
+// flight keep ctx and finish. The recipients no worker reached are filled
+// in after the group has ended. Every goroutine has ended when run
+// returns.
+func (j *job) run(ctx context.Context) ([]Result, error) {
+	results := j.results // the recipients validate refused are in already
+	n := len(results)
+	if j.hooks.OnResult != nil {
+		for i := range results {
+			if results[i].Status != "" {
+				j.hooks.OnResult(i, results[i])
+			}
+		}
+	}
+	var next atomic.Int64
+	var panicked atomic.Pointer[any]
+	workers := min(j.m.opts.Concurrency, n)
+	g, stopped := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for range workers {
+		g.Go(func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+					err = fmt.Errorf("postroom: worker panicked: %v", p)
+				}
+			}()
+			w, _ := j.m.workers.Get().(*worker)
+			if w == nil {
+				w = new(worker)
+			}
+			defer j.m.workers.Put(w)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return nil
+				}
+				switch {
+				case results[i].Status != "":
+					// Refused by validate.
+				case ctx.Err() != nil:
+					j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+				case stopped.Err() != nil:
+					return nil // another worker stopped the group: see below
+				default:
+					res, err := j.deliver(ctx, i, w)
+					j.report(results, i, res)
+					if errors.Is(err, ErrTransportUnusable) {
+						return err
+					}
+				}
+			}
+		})
+	}
+	stop := g.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p) // a Transport or MIME bug: re-raised on the caller's goroutine
+	}
+	if stop != nil || ctx.Err() != nil {
+		// The recipients that workers left when the group stopped.
+		for i := range results {
+			if results[i].Status != "" {
+				continue
+			}
+			var o outcome
+			if err := ctx.Err(); err != nil {
+				o = deferredBy(err)
+			} else {
+				o = notAttempted(stop)
+			}
+			j.report(results, i, j.resultOf(ctx, i, o, ""))
+		}
+	}
+	if stop != nil {
+		return results, stop
+	}
+	if err := ctx.Err(); err != nil {
+		for _, r := range results {
+			if r.Status == StatusDeferred && (r.Code == ReasonCanceled || r.Code == ReasonTimeout) {
+				return results, err
+			}
+		}
+	}
+	return results, nil
+}
+
+// report makes r recipient i's final Result and passes it to
+// RunOptions.OnResult.
+func (j *job) report(results []Result, i int, r Result) {
+	results[i] = r
+	if j.hooks.OnResult != nil {
+		j.hooks.OnResult(i, r)
+	}
 }

@@ -19,7 +19,7 @@ func drawCallKeys(r io.Reader) (ids cipher.Block, nonce uint64, boundaries io.Re
 	ids, _ = aes.NewCipher(seed[:16]) // a 16-byte key cannot fail
 	nonce = binary.BigEndian.Uint64(seed[16:24])
 	b, _ := aes.NewCipher(seed[24:40])
-	return ids, nonce, &streamReader{block: b}, nil
+	return ids, nonce, blockStream{cipher.NewCTR(b, make([]byte, aes.BlockSize))}, nil
 }
 
 // sendID is recipient i's send id: the AES encryption of (nonce, i) under a
@@ -32,22 +32,21 @@ func (j *job) sendID(i int, w *worker) string {
 	return hex.EncodeToString(w.out[:])
 }
 
-// streamReader is a counter-mode stream under a key drawn from
-// Options.Rand, so that the MIME boundaries come from the call's one read of
-// Options.Rand.
-type streamReader struct {
-	block cipher.Block
-	n     uint64
-}
+// blockStream reads the AES-CTR key stream (from a zero counter), each
+// Read starting on a block of its own: a Read of 12 bytes takes one block
+// and drops its last 4. The MIME boundaries (12 bytes each) have always
+// been drawn that way, and a given Options.Rand must keep giving the same
+// messages.
+type blockStream struct{ ctr cipher.Stream }
 
-func (s *streamReader) Read(p []byte) (int, error) {
-	var in, out [16]byte
-	written := 0
-	for written < len(p) {
-		binary.BigEndian.PutUint64(in[8:], s.n)
-		s.n++
-		s.block.Encrypt(out[:], in[:])
-		written += copy(p[written:], out[:])
+func (s blockStream) Read(p []byte) (int, error) {
+	whole := len(p) &^ (aes.BlockSize - 1)
+	clear(p[:whole])
+	s.ctr.XORKeyStream(p[:whole], p[:whole])
+	if whole < len(p) {
+		var last [aes.BlockSize]byte
+		s.ctr.XORKeyStream(last[:], last[:])
+		copy(p[whole:], last[:])
 	}
-	return written, nil
+	return len(p), nil
 }

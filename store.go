@@ -19,8 +19,17 @@ type TemplateStore interface {
 	Template(ctx context.Context, accountID, id string) (string, error)
 }
 
-// lookupTemplates fetches a send_template call's stored bodies.
-func (m *Mailer) lookupTemplates(ctx context.Context, call *Call) (html, text templateSource, errs []error) {
+// bodies returns the html and text templates of call run as op: the
+// call's own for message.send, the stored ones named by their ids for
+// message.send_template, looked up in Options.Templates. A template not
+// found fails the call with a ValidationError naming its id's field, any
+// other store error with that error.
+func (m *Mailer) bodies(ctx context.Context, op Operation, call *Call) (html, text templateSource, err error) {
+	msg := &call.Message
+	if op != OpSendTemplate {
+		return templateSource{"message.html", msg.HTML}, templateSource{"message.text", msg.Text}, nil
+	}
+	var errs []error
 	get := func(field, id string) templateSource {
 		if id == "" {
 			return templateSource{field: field}
@@ -40,7 +49,7 @@ func (m *Mailer) lookupTemplates(ctx context.Context, call *Call) (html, text te
 		}
 		return templateSource{field, src}
 	}
-	html = get("message.html_template_id", call.Message.HTMLTemplateID)
-	text = get("message.text_template_id", call.Message.TextTemplateID)
-	return html, text, errs
+	html = get("message.html_template_id", msg.HTMLTemplateID)
+	text = get("message.text_template_id", msg.TextTemplateID)
+	return html, text, errors.Join(errs...)
 }

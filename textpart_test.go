@@ -12,6 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testenv"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -98,7 +99,7 @@ var (
 // corpus, unsigned and DKIM-signed, with SpamAssassin's local rules (no
 // network tests) and fails if any structural rule fires.
 func TestSpamAssassinStructural(t *testing.T) {
-	needProgram(t, "spamassassin", exec.Command("/usr/bin/spamassassin", "-V"))
+	testenv.Need(t, "spamassassin", "/usr/bin/spamassassin", "-V")
 	signers, _ := testSigners(t)
 	msgs := sendCorpus(t, postroom.Options{})
 	for _, m := range sendCorpus(t, postroom.Options{DKIM: signers}) {

@@ -158,13 +158,14 @@ func mayHoldHTTPS(src string) httpsChance {
 
 // recipientUnsubscribe checks a recipient's rendered List-Unsubscribe
 // value when the call's could not be checked as a whole: it returns the
-// recipient's outcome and false when the value holds no https URI.
-func (j *job) recipientUnsubscribe(w *worker) (outcome, bool) {
+// recipient's outcome when the value holds no https URI, else the zero
+// outcome.
+func (j *job) recipientUnsubscribe(w *worker) outcome {
 	if j.unsubscribe < 0 {
-		return outcome{}, true
+		return outcome{}
 	}
 	if r := checkOneClickURIs(w.rb.headerVals[j.unsubscribe]); r != "" {
-		return invalid(ReasonRenderError, r), false
+		return invalid(ReasonRenderError, r)
 	}
-	return outcome{}, true
+	return outcome{}
 }

@@ -4,10 +4,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"maps"
 	"mime"
 	"net/mail"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -201,87 +199,6 @@ func checkName(s string) string {
 	return ""
 }
 
-// cidRef is one static cid:X reference found in an html source.
-type cidRefs struct {
-	static  map[string]bool
-	dynamic bool // a cid: followed by a placeholder: its target is known per recipient only
-}
-
-// findCIDRefs lists the cid: references of an html template source. A
-// reference is the longest run of cid characters after "cid:" (matched case
-// insensitively, as URL schemes are); one that runs into "{{" is dynamic.
-func findCIDRefs(src string) cidRefs {
-	refs := cidRefs{static: map[string]bool{}}
-	rest := src
-	for {
-		i := indexFold(rest, "cid:")
-		if i < 0 {
-			return refs
-		}
-		rest = rest[i+4:]
-		n := 0
-		for n < len(rest) && isCIDChar(rest[n]) {
-			n++
-		}
-		if strings.HasPrefix(rest[n:], "{{") || (n > 0 && strings.HasPrefix(rest[:n], "{{")) {
-			refs.dynamic = true
-		} else if n > 0 {
-			refs.static[rest[:n]] = true
-		}
-		rest = rest[n:]
-	}
-}
-
-// indexFold is strings.Index for an ASCII lower-case needle, ignoring case.
-// A needle that ends in a character other than a letter (as "cid:" does)
-// is found by its last octet with strings.IndexByte, which skips text
-// without it many octets at a time.
-func indexFold(s, needle string) int {
-	if last := needle[len(needle)-1]; last < 'a' || last > 'z' {
-		for off := len(needle) - 1; off < len(s); {
-			j := strings.IndexByte(s[off:], last)
-			if j < 0 {
-				return -1
-			}
-			end := off + j + 1
-			if strings.EqualFold(s[end-len(needle):end], needle) {
-				return end - len(needle)
-			}
-			off = end
-		}
-		return -1
-	}
-	for i := 0; i+len(needle) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(needle)], needle) {
-			return i
-		}
-	}
-	return -1
-}
-
-// isCIDChar reports whether c may appear in a content id postroom accepts:
-// RFC 5322 atext except '{', '}' and '|' (so that a placeholder cannot hide in
-// one) and '\” (which ends an html attribute), plus '.' and '@'.
-func isCIDChar(c byte) bool {
-	return c == '.' || c == '@' || mimemsg.IsAtext(c) && c != '{' && c != '}' && c != '|' && c != '\''
-}
-
-// checkCID reports why cid cannot be a Content-ID, or "".
-func checkCID(cid string) string {
-	if cid == "" {
-		return "empty"
-	}
-	if len(cid) > 250 {
-		return "longer than 250 octets"
-	}
-	for i := 0; i < len(cid); i++ {
-		if !isCIDChar(cid[i]) {
-			return firstChar(cid, i) + " is not allowed in a content id (RFC 5322 atext, '.', '@')"
-		}
-	}
-	return ""
-}
-
 // maxContentType is the longest content_type accepted, in octets: far
 // above any real media type with its parameters, and short enough that
 // its header line, with the file name, stays within 998 octets.
@@ -372,34 +289,6 @@ func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimemsg.File
 	return images, attachments, errs
 }
 
-// checkCIDs checks that every static cid: reference of the html has an
-// image and that every image is referenced. An image whose cid is not
-// valid is left to decodeFiles, which reports it, and so is a reference
-// that is such a cid cut short at its first invalid character: one bad
-// cid gives one error.
-func checkCIDs(html templateSource, images []Image) []error {
-	refs := findCIDRefs(html.src)
-	have := make(map[string]bool, len(images))
-	var bad []string
-	var errs []error
-	for i, img := range images {
-		if checkCID(img.CID) != "" {
-			bad = append(bad, img.CID)
-			continue
-		}
-		have[img.CID] = true
-		if !refs.static[img.CID] && !refs.dynamic {
-			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.images[%d].cid", i), Reason: fmt.Sprintf("cid:%s is not referenced by the html", img.CID)})
-		}
-	}
-	for _, cid := range slices.Sorted(maps.Keys(refs.static)) {
-		if !have[cid] && !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, cid) }) {
-			errs = append(errs, &ValidationError{Field: html.field, Reason: fmt.Sprintf("cid:%s has no image in message.images", cid)})
-		}
-	}
-	return errs
-}
-
 // checkHeaders checks the custom headers: how many, their names, and that
 // their value templates hold no line break.
 func checkHeaders(headers []Header, max int) []error {
@@ -413,26 +302,6 @@ func checkHeaders(headers []Header, max int) []error {
 		}
 		if hasLineBreak(h.Value) {
 			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "contains CR, LF or NUL"})
-		}
-	}
-	return errs
-}
-
-// checkStaticValues checks that the custom header values that are the
-// same for every recipient can be written: an ASCII value with a run of
-// about 990 octets without white space cannot be folded within a line's
-// 998 octets (RFC 5322 §2.1.1). The values that vary are checked per
-// recipient (render-error).
-func checkStaticValues(headers []mimemsg.Header) []error {
-	var errs []error
-	var scratch []byte
-	for i, h := range headers {
-		if h.Dynamic {
-			continue
-		}
-		var err error
-		if scratch, err = mimemsg.AppendText(scratch[:0], len(h.Name)+1, h.Value); err != nil {
-			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "cannot be folded within 998-octet lines: a run without white space is too long"})
 		}
 	}
 	return errs
@@ -469,9 +338,58 @@ func parseBCC(s string, max int) ([]string, error) {
 	return out, nil
 }
 
+// checked is what validate found fit in a call, for the layout.
+type checked struct {
+	replyTo             string // message.replyto_email for SMTP use, or ""
+	images, attachments []mimemsg.File
+	// headers says the custom headers passed their checks (count, names,
+	// no line break), so that their values can be checked once compiled.
+	headers bool
+	// problems are the call's problems that leave its templates worth
+	// compiling (files, headers, bcc): they are reported together with
+	// the templates' own.
+	problems []error
+}
+
+// validate runs every check of a call that needs nothing but the call:
+// the recipient count, the message's structure, its files, custom headers
+// and bcc, and the recipients. It returns an error alone for a call that
+// cannot go further: no recipients or too many (ErrNoRecipients,
+// ErrTooManyRecipients), or a message whose structure is wrong (sender,
+// reply-to, subject, the bodies the operation takes, template engine).
+//
+// It sets j.from, j.fromDomain, j.bcc, and the recipients' part of the
+// job (j.results, j.normalized, see checkRecipients).
+func (j *job) validate() (*checked, error) {
+	opts := &j.m.opts
+	switch n := len(j.call.Recipients); {
+	case n == 0:
+		return nil, ErrNoRecipients
+	case n > opts.MaxRecipients:
+		return nil, fmt.Errorf("%w: %d, at most %d", ErrTooManyRecipients, n, opts.MaxRecipients)
+	}
+	msg := &j.call.Message
+	c := new(checked)
+	if err := j.checkStructure(c); err != nil {
+		return nil, err
+	}
+	var errs []error
+	c.images, c.attachments, errs = decodeFiles(msg, opts.MaxMessageBytes)
+	herrs := checkHeaders(msg.Headers, opts.MaxHeaders)
+	c.headers = len(herrs) == 0
+	c.problems = append(errs, herrs...)
+	var err error
+	if j.bcc, err = parseBCC(msg.BCC, opts.MaxBCC); err != nil {
+		c.problems = append(c.problems, err)
+	}
+	j.checkRecipients()
+	return c, nil
+}
+
 // checkStructure checks the message fields that need no template or file:
-// sender, reply-to, which bodies are given, template engine.
-func (j *job) checkStructure(msg *Message, stored bool) error {
+// sender, reply-to, subject, which bodies are given, template engine.
+func (j *job) checkStructure(c *checked) error {
+	msg := &j.call.Message
 	var errs []error
 	bad := func(field, reason string, err error) {
 		errs = append(errs, &ValidationError{Field: field, Reason: reason, Err: err})
@@ -487,9 +405,11 @@ func (j *job) checkStructure(msg *Message, stored bool) error {
 		bad("message.from_name", r, nil)
 	}
 	if msg.ReplyToEmail != "" {
-		if _, problem := parseAddress(trimAddress(msg.ReplyToEmail)); problem != "" {
+		replyTo, problem := parseAddress(trimAddress(msg.ReplyToEmail))
+		if problem != "" {
 			bad("message.replyto_email", problem, nil)
 		}
+		c.replyTo = replyTo
 	} else if msg.ReplyToName != "" {
 		bad("message.replyto_name", "given without replyto_email", nil)
 	}
@@ -499,7 +419,8 @@ func (j *job) checkStructure(msg *Message, stored bool) error {
 	if hasLineBreak(msg.Subject) {
 		bad("message.subject", "contains CR, LF or NUL", nil)
 	}
-	if stored {
+	switch j.op {
+	case OpSendTemplate:
 		if msg.HTMLTemplateID == "" && msg.TextTemplateID == "" {
 			bad("message.html_template_id", "message.send_template needs html_template_id or text_template_id", nil)
 		}
@@ -509,7 +430,7 @@ func (j *job) checkStructure(msg *Message, stored bool) error {
 		if msg.Text != "" {
 			bad("message.text", "message.send_template takes its text from text_template_id", nil)
 		}
-	} else {
+	case OpSend:
 		if msg.HTML == "" && msg.Text == "" {
 			bad("message.html", "message.send needs html or text", nil)
 		}
@@ -526,16 +447,17 @@ func (j *job) checkStructure(msg *Message, stored bool) error {
 	return errors.Join(errs...)
 }
 
-// checkRecipients is the first pass over the recipients, in order, as
-// duplicates depend on the recipients before: it fills in the results of
-// the recipients that are invalid whatever their params, and j.normalized.
-// Beyond that it keeps nothing per recipient but the index of addresses
-// seen, which the workers do not need.
-func (j *job) checkRecipients(results []Result) {
+// checkRecipients is the pass over the recipients, in order, as
+// duplicates depend on the recipients before: it allocates j.results and
+// fills in the Results of the recipients that are invalid whatever their
+// params, and j.normalized. Beyond that it keeps nothing per recipient
+// but the index of addresses seen, which the workers do not need.
+func (j *job) checkRecipients() {
 	rs := j.call.Recipients
+	j.results = make([]Result, len(rs))
 	first := make(map[string]int32, len(rs))
 	j.normalized = map[int]string{}
-	set := func(i int, o outcome) { results[i] = o.result(rs[i].Email, "") }
+	set := func(i int, o outcome) { j.results[i] = o.result(rs[i].Email, "") }
 	for i := range rs {
 		r := &rs[i]
 		trimmed := trimAddress(r.Email)

@@ -12,10 +12,6 @@ import (
 	"github.com/postroom/postroom/internal/mimemsg"
 )
 
-// DefaultVERPLocal is the local part of VERP addresses when VERP.Local is
-// empty.
-const DefaultVERPLocal = "bounces"
-
 // VERP makes the envelope sender (MAIL FROM, which becomes the delivered
 // message's Return-Path) of each message Local+"+"+send_id+"@"+Domain,
 // for example bounces+0f3c...@bounce.example.com. The zero VERP is off:
@@ -37,7 +33,7 @@ type VERP struct {
 // id it makes a 64-octet local part (RFC 5321 §4.5.3.1.1).
 const maxVERPLocal = 64 - 1 - 32
 
-// checkVERP checks Options.VERP and fills in its default.
+// checkVERP checks Options.VERP, its default filled in by setDefaults.
 func (o *Options) checkVERP() error {
 	v := &o.VERP
 	if v.Domain == "" {
@@ -48,9 +44,6 @@ func (o *Options) checkVERP() error {
 	}
 	if p := checkHostname(v.Domain); p != "" {
 		return fmt.Errorf("postroom: New: Options.VERP.Domain %q: %s", v.Domain, p)
-	}
-	if v.Local == "" {
-		v.Local = DefaultVERPLocal
 	}
 	if len(v.Local) > maxVERPLocal || !mimemsg.IsDotAtom(v.Local) || strings.Contains(v.Local, "+") {
 		return fmt.Errorf("postroom: New: Options.VERP.Local %q is not a dot-atom of at most %d octets without '+'", v.Local, maxVERPLocal)

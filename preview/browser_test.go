@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testenv"
 	"github.com/postroom/postroom/preview"
 )
 
@@ -30,10 +31,7 @@ const screenshotEnv = "POSTROOM_PREVIEW_SCREENSHOT"
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: apt-get install chromium", chromiumPath)
-		}
-		t.Skipf("%s is missing: apt-get install chromium", chromiumPath)
+		testenv.Missing(t, chromiumPath+" is missing", "apt-get install chromium")
 	}
 	actx, cancel := chromedp.NewExecAllocator(t.Context(),
 		chromedp.ExecPath(chromiumPath),

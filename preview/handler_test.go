@@ -220,12 +220,14 @@ func TestPreviewInvalidRecipient(t *testing.T) {
 func TestPreviewRefusals(t *testing.T) {
 	srv := newServer(t, postroom.Options{Auth: postroom.StaticKeys{"acct": {"secret"}}}, preview.Options{})
 	call := `{"key": "secret", "account_id": "acct", "message": {"from_email": "a@example.com", "subject": "Hi",
-		"html": "<p>one</p>\n<p>{{#if x}}two</p>", "text": "{{name"}, "recipients": [{"email": "b@example.com"}]}`
+		"html": "<p>one</p>\n<p>{{#if x}}two</p>", "text": "{{name",
+		"headers": [{"name": "X-A", "value": "a"}, {"name": "X-B", "value": "b {{#each x}}"}]}, "recipients": [{"email": "b@example.com"}]}`
 	_, page := post(t, srv.URL, url.Values{"body": {call}})
 	mustContain(t, page, `id="refusals"`,
 		`<td class="field"><code>message.html</code></td>`, `<td class="position">line 2`,
 		`<pre class="excerpt">&lt;p&gt;{{#if x}}two&lt;/p&gt;</pre>`,
-		`<td class="field"><code>message.text</code></td>`, `line 1, column`)
+		`<td class="field"><code>message.text</code></td>`, `line 1, column`,
+		`<td class="field"><code>message.headers[1].value</code></td>`, `<pre class="excerpt">b {{#each x}}</pre>`)
 	if strings.Contains(page, `<section class="recipient`) {
 		t.Error("a refused call shows recipients")
 	}

@@ -212,12 +212,16 @@ func (h *Handler) refusals(err error, call *postroom.Call, body string) []refusa
 		return []refusal{{Field: "(body)", Reason: "the JSON ends too early", Line: line, Column: col}}
 	}
 	var out []refusal
+	var sources map[string]string
 	for _, ve := range postroom.ValidationErrors(err) {
 		rf := refusal{Field: ve.Field, Reason: ve.Reason}
 		if pe := (*program.Error)(nil); errors.As(ve, &pe) {
 			rf.Line, rf.Column = pe.Line, pe.Column
 			if call != nil {
-				rf.Excerpt = lineOf(source(call, ve.Field), pe.Line)
+				if sources == nil {
+					sources = templateSources(call)
+				}
+				rf.Excerpt = lineOf(sources[ve.Field], pe.Line)
 			}
 		}
 		out = append(out, rf)
@@ -225,21 +229,21 @@ func (h *Handler) refusals(err error, call *postroom.Call, body string) []refusa
 	return out
 }
 
-// source is the template source a field names, when it is in the call.
-func source(call *postroom.Call, field string) string {
-	switch field {
-	case "message.subject":
-		return call.Message.Subject
-	case "message.html":
-		return call.Message.HTML
-	case "message.text":
-		return call.Message.Text
+// templateSources maps each template of the call, by the field a
+// ValidationError names it with, to its source: the subject, the bodies
+// of message.send and the header values. (The stored bodies of
+// message.send_template are not in the call.)
+func templateSources(call *postroom.Call) map[string]string {
+	msg := &call.Message
+	sources := map[string]string{
+		"message.subject": msg.Subject,
+		"message.html":    msg.HTML,
+		"message.text":    msg.Text,
 	}
-	var i int
-	if _, err := fmt.Sscanf(field, "message.headers[%d].value", &i); err == nil && i >= 0 && i < len(call.Message.Headers) {
-		return call.Message.Headers[i].Value
+	for i, hd := range msg.Headers {
+		sources[fmt.Sprintf("message.headers[%d].value", i)] = hd.Value
 	}
-	return ""
+	return sources
 }
 
 // position returns the 1-based line and column of byte offset off in s.

@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/postroom/postroom/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -62,11 +63,7 @@ func Start(tb testing.TB) *Renderer {
 		_, err = os.Stat(filepath.Join(dir(), "node_modules", "handlebars", "package.json"))
 	}
 	if err != nil {
-		msg := fmt.Sprintf("handlebars.js is not installed (%v): %s", err, InstallCommand)
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+		testenv.Missing(tb, fmt.Sprintf("handlebars.js is not installed (%v)", err), InstallCommand)
 	}
 	cmd := exec.Command(node, filepath.Join(dir(), "render.js"))
 	cmd.Stderr = io.Discard

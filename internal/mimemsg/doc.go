@@ -1,7 +1,9 @@
 // Package mimemsg writes postroom's messages: it turns already-rendered
-// strings and bytes into RFC 5322 / MIME messages. The root package's
-// message builder (mime.go) validates and renders, then hands this package
-// a Layout once per call and a Varying once per recipient.
+// strings and bytes into RFC 5322 / MIME messages. The root package
+// validates the call and renders each recipient's parts; its mime.go
+// turns them into what this package takes: a Layout once per call, from
+// which New lays out the Skeleton, and a Varying per recipient, which
+// Append writes.
 //
 // # What it owns
 //

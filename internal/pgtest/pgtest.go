@@ -12,6 +12,7 @@ import (
 
 	// The driver behind New's *sql.DB: registers "pgx" with database/sql.
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/postroom/postroom/internal/testenv"
 )
 
 // EnvURL is the environment variable naming a PostgreSQL server to use
@@ -123,12 +124,13 @@ func DSN(t testing.TB) string {
 	return dsn
 }
 
-// unavailable skips t when err says PostgreSQL is not installed, unless the
-// environment variable CI is "true"; it fails t otherwise.
+// unavailable ends t for err: a skip naming InstallHint when err says
+// PostgreSQL is not installed (a failure under CI=true, see
+// internal/testenv), a failure for any other error.
 func unavailable(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, errNotInstalled) && os.Getenv("CI") != "true" {
-		t.Skipf("%v: %s", err, InstallHint)
+	if errors.Is(err, errNotInstalled) {
+		testenv.Missing(t, err.Error(), InstallHint)
 		return
 	}
 	t.Fatal(err)
