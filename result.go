@@ -91,6 +91,12 @@ const (
 	ReasonCanceled         ReasonCode = "canceled"
 	ReasonConnectionLost   ReasonCode = "connection-lost-after-data"
 	ReasonNotSent          ReasonCode = "not-sent"
+
+	// ReasonTransportUnusable: the transport cannot deliver anything as
+	// configured (an error wrapping ErrTransportUnusable, such as a
+	// refused login or a relay without STARTTLS); its detail is the
+	// refusal's reply or what the transport found.
+	ReasonTransportUnusable ReasonCode = "transport-unusable"
 )
 
 // outcome is a recipient's outcome as decided: what its Result will say,
@@ -173,7 +179,7 @@ func classify(err error, queued bool) outcome {
 	reply := replyOf(err)
 	if errors.Is(err, ErrTransportUnusable) {
 		// Not this recipient's doing (a refused login, say): no bounce.
-		return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, hidden: true}
+		return outcome{status: StatusDeferred, code: ReasonTransportUnusable, detail: reply, err: err, hidden: true}
 	}
 	var de *DeliveryError
 	if errors.As(err, &de) {
@@ -200,7 +206,7 @@ func notAttempted(stop error) outcome {
 	if reply := replyOf(stop); reply != "" {
 		detail += ": " + reply
 	}
-	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: detail, err: stop}
+	return outcome{status: StatusDeferred, code: ReasonTransportUnusable, detail: detail, err: stop}
 }
 
 // contextCode is the reason code for an error caused by a context or a

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,16 @@ const (
 	// on localhost or a trusted network.
 	NoTLS
 )
+
+var tlsModeNames = [...]string{"StartTLSOpportunistic", "StartTLSRequired", "ImplicitTLS", "NoTLS"}
+
+// String is the mode's name, such as "StartTLSRequired".
+func (m TLSMode) String() string {
+	if m >= 0 && int(m) < len(tlsModeNames) {
+		return tlsModeNames[m]
+	}
+	return "TLSMode(" + strconv.Itoa(int(m)) + ")"
+}
 
 // AuthMechanism names an SMTP AUTH mechanism (RFC 4954).
 type AuthMechanism string
@@ -305,7 +316,7 @@ var (
 //	WARN   smtp auth failed   conn, mechanism, code, enhanced, error
 //	WARN   smtp retry         send_id, attempt (the next one), delay, code, error
 //	INFO   smtp redial        conn, reason (a pooled connection found dead)
-//	ERROR  smtp unusable      error, code, cool_down, until
+//	ERROR  smtp unusable      step, error, code, cool_down, until
 //	INFO   smtp usable again  addr (the first setup after a refusal)
 //	INFO   smtp pool wait     waited, max_conns (past PoolWaitLogThreshold)
 //	DEBUG  smtp send          send_id, recipients, bytes, outcome (as Stats counts it), code, elapsed
