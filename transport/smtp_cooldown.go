@@ -31,8 +31,8 @@ type gate struct {
 	mu      sync.Mutex
 	proven  bool          // a setup succeeded since the last refusal
 	probing chan struct{} // while a probe runs; closed when it ends
-	refused *SetupError // the refusal that started the cool-down
-	until   time.Time   // the cool-down's end
+	refused *SetupError   // the refusal that started the cool-down
+	until   time.Time     // the cool-down's end
 }
 
 // enter is called before a dial. It says whether the dial is the probe
