@@ -188,6 +188,9 @@ func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) (SetupStep, error) {
 		return StepStartTLS, injected()
 	}
 	if err := t.handshake(ctx, c, true); err != nil {
+		if errors.Is(err, ErrSTARTTLSInjection) {
+			return StepStartTLS, err // the reply's step, as when found before
+		}
 		return StepTLSHandshake, err
 	}
 	c.deadline(o.CommandTimeout)
