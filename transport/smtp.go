@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -346,86 +344,14 @@ type SMTP struct {
 	conns   atomic.Uint64 // connections dialed, for their ids
 }
 
-// NewSMTP validates opts and returns a transport. It dials nothing.
+// NewSMTP validates opts and returns a transport. It dials nothing. It
+// refuses, with an *OptionError naming the field, every option set that
+// can never work (see SMTPOptions' fields); SMTP.Check then tries what
+// only the server can tell.
 func NewSMTP(opts SMTPOptions) (*SMTP, error) {
-	host, port, err := net.SplitHostPort(opts.Addr)
-	if err != nil || host == "" || port == "" {
-		return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.Addr %q is not host:port", opts.Addr)
-	}
-	if opts.TLS < StartTLSOpportunistic || opts.TLS > NoTLS {
-		return nil, fmt.Errorf("transport: NewSMTP: unknown TLSMode %d", opts.TLS)
-	}
-	switch opts.Auth {
-	case "", AuthPlain, AuthLogin, AuthCRAMMD5, AuthXOAUTH2:
-	default:
-		return nil, fmt.Errorf("transport: NewSMTP: unknown AuthMechanism %q", opts.Auth)
-	}
-	if opts.Username == "" && opts.Password != "" {
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.Password without Username")
-	}
-	if opts.Username != "" && opts.TLS == NoTLS && !opts.AllowInsecureAuth {
-		return nil, fmt.Errorf("transport: NewSMTP: Username with NoTLS needs AllowInsecureAuth: %w", ErrInsecureAuth)
-	}
-	if opts.HELOName == "" {
-		opts.HELOName, err = os.Hostname()
-		if err != nil || opts.HELOName == "" {
-			opts.HELOName = "localhost"
-		}
-	}
-	if strings.ContainsAny(opts.HELOName, " \t\r\n") {
-		return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.HELOName %q has white space", opts.HELOName)
-	}
-	if strings.ContainsAny(opts.Username+opts.Password, "\r\n") {
-		return nil, errors.New("transport: NewSMTP: credentials hold CR or LF")
-	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"IdleTimeout", &opts.IdleTimeout, DefaultIdleTimeout},
-		{"ConnectTimeout", &opts.ConnectTimeout, DefaultConnectTimeout},
-		{"CommandTimeout", &opts.CommandTimeout, DefaultCommandTimeout},
-		{"DataTimeout", &opts.DataTimeout, DefaultDataTimeout},
-		{"EndOfDataTimeout", &opts.EndOfDataTimeout, DefaultEndOfDataTimeout},
-		{"Retry.Base", &opts.Retry.Base, DefaultRetryBase},
-		{"Retry.Cap", &opts.Retry.Cap, DefaultRetryCap},
-	} {
-		switch {
-		case *d.v < 0:
-			return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.%s is negative", d.name)
-		case *d.v == 0:
-			*d.v = d.def
-		}
-	}
-	if opts.SetupCoolDown == 0 {
-		opts.SetupCoolDown = DefaultSetupCoolDown
-	}
-	if opts.HealthCheckAfter == 0 {
-		opts.HealthCheckAfter = DefaultHealthCheckAfter
-	}
-	switch {
-	case opts.MaxConns < 0:
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.MaxConns is negative")
-	case opts.MaxConns == 0:
-		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.MaxMessagesPerConn == 0 {
-		opts.MaxMessagesPerConn = DefaultMaxMessagesPerConn
-	}
-	switch {
-	case opts.Retry.Attempts < 0:
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.Retry.Attempts is negative")
-	case opts.Retry.Attempts == 0:
-		opts.Retry.Attempts = DefaultRetryAttempts
-	}
-	if opts.RateLimit < 0 {
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.RateLimit is negative")
-	}
-	opts.checkLog()
-	if opts.Dial == nil {
-		var d net.Dialer
-		opts.Dial = d.DialContext
+	host, err := opts.validate()
+	if err != nil {
+		return nil, err
 	}
 	t := &SMTP{opts: opts, host: host}
 	if opts.TLSConfig != nil {
