@@ -20,6 +20,7 @@
 // This package does not queue, retry or sign messages; a Transport that
 // wraps another can add those.
 //
-// From the module it imports only postroom; the postroom package never
-// imports it, and knows a Transport only by its interface.
+// From the module it imports only postroom, and internal/replytext, the
+// rule for a reply's text that it shares with postroom; the postroom
+// package never imports it, and knows a Transport only by its interface.
 package transport

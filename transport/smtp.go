@@ -149,7 +149,8 @@ type SMTPOptions struct {
 	// without contacting the server, after a session setup was refused in
 	// a way no retry can fix: AUTH refused (535, any 5xx), a certificate
 	// that does not verify, a 5xx greeting or EHLO, STARTTLS or the AUTH
-	// mechanism not offered. Then the next Send tries once, alone, and
+	// mechanism not offered, plaintext injected after the 220 to STARTTLS.
+	// Then the next Send (or Check) tries once, alone, and
 	// decides. Until a setup has succeeded (at first, and after every such
 	// refusal) connections are dialed one at a time, so that a wrong
 	// password costs one AUTH, not MaxConns: relays lock accounts and
@@ -203,9 +204,11 @@ type RetryPolicy struct {
 	Cap time.Duration
 }
 
-// Errors of the SMTP transport. Send returns them wrapped together with
-// postroom.ErrTransportUnusable, so that a Mailer stops the call instead of
-// failing every recipient alike; branch on them with errors.Is.
+// Errors of the SMTP transport. Send and Check return them wrapped
+// together with postroom.ErrTransportUnusable (in a *SetupError, except
+// ErrClosed), so that a Mailer stops the call instead of failing every
+// recipient alike; branch on them with errors.Is. ErrSTARTTLSInjection
+// and ErrCoolingDown are among them too.
 var (
 	// ErrClosed: Send was called after Close.
 	ErrClosed = errors.New("transport: SMTP transport closed")
@@ -259,20 +262,27 @@ var (
 //     dot, without). RCPT 452 and 552 ("too many recipients") are temporary.
 //   - an error wrapping postroom.ErrTransportUnusable: no later message can
 //     do better. AUTH refused with 535 (or any 5xx), a 5xx greeting or
-//     EHLO, STARTTLS required but not offered, a TLS handshake that fails
-//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed, and
-//     ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
-//     refusals of session setup among these. When it
-//     carries a reply it is a DeliveryError of kind DeliveryTemporary: the
-//     recipient was not refused. A postroom.Mailer then
-//     stops the call: this recipient is deferred with reason
-//     connection-failed (the reply as detail), so are the recipients not yet
-//     handed over, and Mailer.Send returns the results together with the
-//     error.
+//     EHLO, STARTTLS required but not offered or refused, plaintext after
+//     the 220 to STARTTLS (ErrSTARTTLSInjection), a TLS handshake that
+//     fails verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed,
+//     and ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
+//     refusals of session setup among these. A refused set-up is a
+//     *SetupError naming the step; its DeliveryError, of kind
+//     DeliveryTemporary (the recipient was not refused), carries the reply,
+//     or a Text that says what the server lacks ("relay offers no
+//     STARTTLS"). A postroom.Mailer then stops the call: this recipient is
+//     deferred with reason transport-unusable (the reply or that Text as
+//     detail), so are the recipients not yet handed over, and Mailer.Send
+//     returns the results together with the error. SMTP.Check runs the
+//     same set-up at start.
+//
+// A set-up that fails in a way that may pass later (a connection
+// refused, a 4xx greeting) is a *SetupError too, without
+// ErrTransportUnusable.
 //
 // DeliveryError.Enhanced is set when the server advertises
 // ENHANCEDSTATUSCODES; Text is the reply text on one line, at most 512
-// bytes.
+// bytes (white space and control characters made single spaces).
 //
 // Bytes on the wire: CRLF line ends only (bare CR or LF in Envelope.Data
 // are made CRLF, and a last line without one gets it), dot-stuffed after
