@@ -38,14 +38,18 @@ func (p *pool) init(opts *SMTPOptions, dial func(context.Context) (*smtpConn, er
 	p.gate = gate{coolDown: opts.SetupCoolDown, now: time.Now, log: log}
 }
 
-var errClosed = fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)
+// closedError is the error of a Send or Check after Close; its Text is
+// what a Result's reason shows.
+func closedError() error {
+	return &postroom.DeliveryError{Text: "transport closed", Err: fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)}
+}
 
 // begin registers a Send, or fails after close.
 func (p *pool) begin() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return errClosed
+		return closedError()
 	}
 	p.busy.Add(1)
 	return nil
@@ -61,7 +65,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, errClosed
+			return nil, closedError()
 		}
 		var c *smtpConn
 		if n := len(p.idle); n > 0 {
@@ -130,7 +134,7 @@ func (p *pool) fresh(ctx context.Context) (*smtpConn, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, errClosed
+			return nil, closedError()
 		}
 		var c *smtpConn
 		if n := len(p.idle); n > 0 {

@@ -244,6 +244,11 @@ func TestSMTPCheckPool(t *testing.T) {
 		if err := tr.Check(t.Context()); !errors.Is(err, transport.ErrClosed) || !errors.Is(err, postroom.ErrTransportUnusable) {
 			t.Fatalf("Check after Close: %v, want ErrClosed", err)
 		}
+		results, err := sendThroughMailer(t, tr, mailerSend{Concurrency: 1, N: 2})
+		if !errors.Is(err, transport.ErrClosed) {
+			t.Fatalf("Mailer.Send after Close: %v, want ErrClosed", err)
+		}
+		checkResults(t, results, []want{{postroom.StatusDeferred, "transport-unusable: transport closed"}, {postroom.StatusDeferred, "transport-unusable: not attempted: transport closed"}})
 	})
 	t.Run("canceled", func(t *testing.T) {
 		// The server cancels the Check as it accepts the connection, and
