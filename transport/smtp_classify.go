@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/textproto"
 	"strings"
 
@@ -56,6 +57,7 @@ func tlsRefusal(err error) string {
 		he    x509.HostnameError
 		ci    x509.CertificateInvalidError
 		cve   *tls.CertificateVerificationError
+		oe    *net.OpError
 	)
 	switch {
 	case errors.As(err, &ua):
@@ -66,7 +68,9 @@ func tlsRefusal(err error) string {
 		return "relay's TLS certificate has expired or is not valid yet"
 	case errors.As(err, &ci), errors.As(err, &cve):
 		return "relay's TLS certificate does not verify"
-	case errors.As(err, &alert):
+	case errors.As(err, &alert), errors.As(err, &oe) && oe.Op == "remote error":
+		// crypto/tls reports an alert from the server as a net.OpError
+		// of Op "remote error" (AlertError is QUIC's).
 		return "relay refused the TLS handshake"
 	case errors.As(err, &rhe):
 		return "relay does not speak TLS"

@@ -303,3 +303,23 @@ func TestSMTPStartTLSInjectionLate(t *testing.T) {
 		t.Fatalf("Check: %v; want ErrSTARTTLSInjection at STARTTLS", err)
 	}
 }
+
+// TestSMTPTLSAlert: a server that ends the handshake with an alert (here
+// no TLS version in common) refuses the configuration, not the network:
+// the transport is unusable, at the handshake.
+func TestSMTPTLSAlert(t *testing.T) {
+	addr := scripted(t, func(c net.Conn, _ *bufio.Reader) {
+		_ = tls.Server(c, &tls.Config{MaxVersion: tls.VersionTLS12}).Handshake()
+	})
+	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: addr, TLS: transport.ImplicitTLS, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS13}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	err = tr.Check(t.Context())
+	var se *transport.SetupError
+	var de *postroom.DeliveryError
+	if !errors.Is(err, postroom.ErrTransportUnusable) || !errors.As(err, &se) || se.Step != transport.StepTLSHandshake || !errors.As(err, &de) || de.Text != "relay refused the TLS handshake" {
+		t.Fatalf("Check: %v; want the handshake refused, unusable", err)
+	}
+}
