@@ -130,7 +130,7 @@ func TestTransportUnusable(t *testing.T) {
 		t.Fatalf("the transport was called %d times after it said it was unusable", n.Load())
 	}
 	for i, r := range results {
-		if r.Status != postroom.StatusDeferred || r.Code != postroom.ReasonConnectionFailed || r.Err == nil {
+		if r.Status != postroom.StatusDeferred || r.Code != postroom.ReasonTransportUnusable || r.Err == nil {
 			t.Fatalf("result %d = %+v", i, r)
 		}
 	}

@@ -55,6 +55,7 @@
 //	rejected  hard-bounce: 550 5.1.1 ...    the next hop refused for good
 //	deferred  soft-bounce: 451 ...          refused for now; safe to retry
 //	deferred  connection-failed[: ...]      could not be handed over; safe to retry
+//	deferred  transport-unusable[: ...]     the transport cannot deliver as configured; fix it, then retry
 //	deferred  timeout                       a deadline passed first; safe to retry
 //	deferred  canceled                      the call's ctx was canceled first; safe to retry
 //	deferred  not-sent                      RunOptions.BeforeSend kept it back; safe to retry

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/postroom/postroom/internal/replytext"
 )
 
 // Sentinel errors. Call-level errors mean nothing was sent, except where a
@@ -30,9 +31,10 @@ var (
 	ErrTooManyRecipients = errors.New("postroom: too many recipients")
 	// ErrTransportUnusable is wrapped by a transport error that no later
 	// message of the call can overcome, such as SMTP AUTH refused with 535
-	// (a configuration error). The Mailer stops the call: recipients not yet
-	// handed over are deferred with reason connection-failed, and Send returns
-	// the results together with the error.
+	// (a configuration error). The Mailer stops the call: the recipient
+	// whose message met it and those not yet handed over are deferred with
+	// reason transport-unusable, and Send returns the results together with
+	// the error.
 	ErrTransportUnusable = errors.New("postroom: transport unusable")
 )
 
@@ -96,7 +98,11 @@ type DeliveryError struct {
 	Code int
 	// Enhanced is the RFC 3463 enhanced status code ("5.1.1"), when known.
 	Enhanced string
-	// Text is the reply text, one line, without CR or LF.
+	// Text is the reply text, one line, without CR or LF. Without a
+	// reply (Code 0) it may say, for people, what the transport found
+	// instead, such as "relay offers no STARTTLS"; never internal text
+	// such as a file path or an error chain, since a Result's reason
+	// repeats it.
 	Text string
 	// Err is the underlying error, if any (a network error, ctx's error).
 	Err error
@@ -125,11 +131,9 @@ func (e *DeliveryError) detail() string {
 	return ""
 }
 
-// maxReply is the most octets of a reply a Result's reason repeats.
-const maxReply = 512
-
-// reply is the next hop's reply, "code enhanced text", on one line and at
-// most maxReply octets, or "" when there was none.
+// reply is the next hop's reply, "code enhanced text", made one line of
+// at most replytext.Max octets by replytext.Line (whichever Transport
+// made e), or "" when there was none.
 func (e *DeliveryError) reply() string {
 	var parts []string
 	if e.Code != 0 {
@@ -141,15 +145,8 @@ func (e *DeliveryError) reply() string {
 	if e.Text != "" {
 		parts = append(parts, e.Text)
 	}
-	s := strings.Join(strings.FieldsFunc(strings.Join(parts, " "), isSpaceOrControl), " ")
-	if len(s) > maxReply {
-		s = strings.ToValidUTF8(s[:maxReply], "")
-	}
-	return s
+	return replytext.Line(strings.Join(parts, " "))
 }
-
-// isSpaceOrControl reports whether r separates the words of a reply.
-func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // Unwrap returns e.Err.
 func (e *DeliveryError) Unwrap() error { return e.Err }

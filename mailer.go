@@ -59,7 +59,7 @@ func New(t Transport, opts Options) (*Mailer, error) {
 // finished are deferred with reason canceled or timeout) together with
 // ctx's error. When the transport reports ErrTransportUnusable, Send stops
 // handing over messages and returns the full results (recipients not
-// handed over are deferred, connection-failed) together with that error.
+// handed over are deferred, transport-unusable) together with that error.
 func (m *Mailer) Send(ctx context.Context, call *Call) ([]Result, error) {
 	return m.Run(ctx, OpSend, call, RunOptions{})
 }

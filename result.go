@@ -91,6 +91,12 @@ const (
 	ReasonCanceled         ReasonCode = "canceled"
 	ReasonConnectionLost   ReasonCode = "connection-lost-after-data"
 	ReasonNotSent          ReasonCode = "not-sent"
+
+	// ReasonTransportUnusable: the transport cannot deliver anything as
+	// configured (an error wrapping ErrTransportUnusable, such as a
+	// refused login or a relay without STARTTLS); its detail is the
+	// refusal's reply or what the transport found.
+	ReasonTransportUnusable ReasonCode = "transport-unusable"
 )
 
 // outcome is a recipient's outcome as decided: what its Result will say,
@@ -179,7 +185,7 @@ func classify(err error, queued bool) outcome {
 	reply := replyOf(err)
 	if errors.Is(err, ErrTransportUnusable) {
 		// Not this recipient's doing (a refused login, say): no bounce.
-		return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, logErr: true}
+		return outcome{status: StatusDeferred, code: ReasonTransportUnusable, detail: reply, err: err, logErr: true}
 	}
 	var de *DeliveryError
 	if errors.As(err, &de) {
@@ -206,7 +212,7 @@ func notAttempted(stop error) outcome {
 	if reply := replyOf(stop); reply != "" {
 		detail += ": " + reply
 	}
-	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: detail, err: stop}
+	return outcome{status: StatusDeferred, code: ReasonTransportUnusable, detail: detail, err: stop}
 }
 
 // deferredBy is the outcome of a recipient whose message ctx's end kept

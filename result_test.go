@@ -153,9 +153,9 @@ func TestTransportUnusableReason(t *testing.T) {
 	if !errors.Is(err, postroom.ErrTransportUnusable) {
 		t.Fatalf("err %v, want ErrTransportUnusable", err)
 	}
-	want := []string{"connection-failed: 535 5.7.8 bad credentials", "connection-failed: not attempted: 535 5.7.8 bad credentials", "connection-failed: not attempted: 535 5.7.8 bad credentials"}
+	want := []string{"transport-unusable: 535 5.7.8 bad credentials", "transport-unusable: not attempted: 535 5.7.8 bad credentials", "transport-unusable: not attempted: 535 5.7.8 bad credentials"}
 	for i, r := range results {
-		if r.Status != postroom.StatusDeferred || r.Code != postroom.ReasonConnectionFailed || r.Reason != want[i] || !errors.Is(r.Err, postroom.ErrTransportUnusable) {
+		if r.Status != postroom.StatusDeferred || r.Code != postroom.ReasonTransportUnusable || r.Reason != want[i] || !errors.Is(r.Err, postroom.ErrTransportUnusable) {
 			t.Errorf("result %d = %+v, want deferred %q", i, r, want[i])
 		}
 	}

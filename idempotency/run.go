@@ -59,7 +59,7 @@ func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
 //
 // Results that say the message was never handed over stay open, not
 // recorded: deferred with reason canceled or timeout (ctx ended before the
-// recipient's turn), connection-failed without a send id (the transport
+// recipient's turn), transport-unusable without a send id (the transport
 // became unusable first) and not-sent. A retry with the same key sends to
 // them, so a client whose call timed out can retry it as is. Every other
 // result is final: a retry returns it as recorded, deferred ones included;
@@ -215,7 +215,7 @@ func open(r postroom.Result) bool {
 	switch r.Code {
 	case postroom.ReasonNotSent:
 		return true
-	case postroom.ReasonCanceled, postroom.ReasonTimeout, postroom.ReasonConnectionFailed:
+	case postroom.ReasonCanceled, postroom.ReasonTimeout, postroom.ReasonConnectionFailed, postroom.ReasonTransportUnusable:
 		return r.SendID == ""
 	}
 	return false

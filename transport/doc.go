@@ -3,7 +3,9 @@
 // message over for delivery.
 //
 //   - SMTP (NewSMTP) delivers to a mail server: a relay, a smarthost or a
-//     local MTA.
+//     local MTA. Its Check runs one session set-up, so that an
+//     application finds a wrong password or a relay without STARTTLS at
+//     start.
 //   - Dir writes each message as <send_id>.eml into a folder, for previews,
 //     development and tests, with no server at all.
 //   - Memory records the envelopes it is given, for tests and previews; it
@@ -20,6 +22,7 @@
 // This package does not queue, retry or sign messages; a Transport that
 // wraps another can add those.
 //
-// From the module it imports only postroom; the postroom package never
-// imports it, and knows a Transport only by its interface.
+// From the module it imports only postroom, and internal/replytext, the
+// rule for a reply's text that it shares with postroom; the postroom
+// package never imports it, and knows a Transport only by its interface.
 package transport

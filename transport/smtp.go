@@ -8,8 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
-	"strings"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +36,16 @@ const (
 	// on localhost or a trusted network.
 	NoTLS
 )
+
+var tlsModeNames = [...]string{"StartTLSOpportunistic", "StartTLSRequired", "ImplicitTLS", "NoTLS"}
+
+// String is the mode's name, such as "StartTLSRequired".
+func (m TLSMode) String() string {
+	if m >= 0 && int(m) < len(tlsModeNames) {
+		return tlsModeNames[m]
+	}
+	return "TLSMode(" + strconv.Itoa(int(m)) + ")"
+}
 
 // AuthMechanism names an SMTP AUTH mechanism (RFC 4954).
 type AuthMechanism string
@@ -140,7 +149,8 @@ type SMTPOptions struct {
 	// without contacting the server, after a session setup was refused in
 	// a way no retry can fix: AUTH refused (535, any 5xx), a certificate
 	// that does not verify, a 5xx greeting or EHLO, STARTTLS or the AUTH
-	// mechanism not offered. Then the next Send tries once, alone, and
+	// mechanism not offered, plaintext injected after the 220 to STARTTLS.
+	// Then the next Send (or Check) tries once, alone, and
 	// decides. Until a setup has succeeded (at first, and after every such
 	// refusal) connections are dialed one at a time, so that a wrong
 	// password costs one AUTH, not MaxConns: relays lock accounts and
@@ -194,9 +204,11 @@ type RetryPolicy struct {
 	Cap time.Duration
 }
 
-// Errors of the SMTP transport. Send returns them wrapped together with
-// postroom.ErrTransportUnusable, so that a Mailer stops the call instead of
-// failing every recipient alike; branch on them with errors.Is.
+// Errors of the SMTP transport. Send and Check return them wrapped
+// together with postroom.ErrTransportUnusable (in a *SetupError, except
+// ErrClosed), so that a Mailer stops the call instead of failing every
+// recipient alike; branch on them with errors.Is. ErrSTARTTLSInjection
+// and ErrCoolingDown are among them too.
 var (
 	// ErrClosed: Send was called after Close.
 	ErrClosed = errors.New("transport: SMTP transport closed")
@@ -250,20 +262,27 @@ var (
 //     dot, without). RCPT 452 and 552 ("too many recipients") are temporary.
 //   - an error wrapping postroom.ErrTransportUnusable: no later message can
 //     do better. AUTH refused with 535 (or any 5xx), a 5xx greeting or
-//     EHLO, STARTTLS required but not offered, a TLS handshake that fails
-//     verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed, and
-//     ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
-//     refusals of session setup among these. When it
-//     carries a reply it is a DeliveryError of kind DeliveryTemporary: the
-//     recipient was not refused. A postroom.Mailer then
-//     stops the call: this recipient is deferred with reason
-//     connection-failed (the reply as detail), so are the recipients not yet
-//     handed over, and Mailer.Send returns the results together with the
-//     error.
+//     EHLO, STARTTLS required but not offered or refused, plaintext after
+//     the 220 to STARTTLS (ErrSTARTTLSInjection), a TLS handshake that
+//     fails verification, ErrInsecureAuth, ErrAuthUnavailable, ErrClosed,
+//     and ErrCoolingDown during SMTPOptions.SetupCoolDown after one of the
+//     refusals of session setup among these. A refused set-up is a
+//     *SetupError naming the step; its DeliveryError, of kind
+//     DeliveryTemporary (the recipient was not refused), carries the reply,
+//     or a Text that says what the server lacks ("relay offers no
+//     STARTTLS"). A postroom.Mailer then stops the call: this recipient is
+//     deferred with reason transport-unusable (the reply or that Text as
+//     detail), so are the recipients not yet handed over, and Mailer.Send
+//     returns the results together with the error. SMTP.Check runs the
+//     same set-up at start.
+//
+// A set-up that fails in a way that may pass later (a connection
+// refused, a 4xx greeting) is a *SetupError too, without
+// ErrTransportUnusable.
 //
 // DeliveryError.Enhanced is set when the server advertises
 // ENHANCEDSTATUSCODES; Text is the reply text on one line, at most 512
-// bytes.
+// bytes (white space and control characters made single spaces).
 //
 // Bytes on the wire: CRLF line ends only (bare CR or LF in Envelope.Data
 // are made CRLF, and a last line without one gets it), dot-stuffed after
@@ -305,7 +324,7 @@ var (
 //	WARN   smtp auth failed   conn, mechanism, code, enhanced, error
 //	WARN   smtp retry         send_id, attempt (the next one), delay, code, error
 //	INFO   smtp redial        conn, reason (a pooled connection found dead)
-//	ERROR  smtp unusable      error, code, cool_down, until
+//	ERROR  smtp unusable      step, error, code, cool_down, until
 //	INFO   smtp usable again  addr (the first setup after a refusal)
 //	INFO   smtp pool wait     waited, max_conns (past PoolWaitLogThreshold)
 //	DEBUG  smtp send          send_id, recipients, bytes, outcome (as Stats counts it), code, elapsed
@@ -335,86 +354,14 @@ type SMTP struct {
 	conns   atomic.Uint64 // connections dialed, for their ids
 }
 
-// NewSMTP validates opts and returns a transport. It dials nothing.
+// NewSMTP validates opts and returns a transport. It dials nothing. It
+// refuses, with an *OptionError naming the field, every option set that
+// can never work (see SMTPOptions' fields); SMTP.Check then tries what
+// only the server can tell.
 func NewSMTP(opts SMTPOptions) (*SMTP, error) {
-	host, port, err := net.SplitHostPort(opts.Addr)
-	if err != nil || host == "" || port == "" {
-		return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.Addr %q is not host:port", opts.Addr)
-	}
-	if opts.TLS < StartTLSOpportunistic || opts.TLS > NoTLS {
-		return nil, fmt.Errorf("transport: NewSMTP: unknown TLSMode %d", opts.TLS)
-	}
-	switch opts.Auth {
-	case "", AuthPlain, AuthLogin, AuthCRAMMD5, AuthXOAUTH2:
-	default:
-		return nil, fmt.Errorf("transport: NewSMTP: unknown AuthMechanism %q", opts.Auth)
-	}
-	if opts.Username == "" && opts.Password != "" {
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.Password without Username")
-	}
-	if opts.Username != "" && opts.TLS == NoTLS && !opts.AllowInsecureAuth {
-		return nil, fmt.Errorf("transport: NewSMTP: Username with NoTLS needs AllowInsecureAuth: %w", ErrInsecureAuth)
-	}
-	if opts.HELOName == "" {
-		opts.HELOName, err = os.Hostname()
-		if err != nil || opts.HELOName == "" {
-			opts.HELOName = "localhost"
-		}
-	}
-	if strings.ContainsAny(opts.HELOName, " \t\r\n") {
-		return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.HELOName %q has white space", opts.HELOName)
-	}
-	if strings.ContainsAny(opts.Username+opts.Password, "\r\n") {
-		return nil, errors.New("transport: NewSMTP: credentials hold CR or LF")
-	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"IdleTimeout", &opts.IdleTimeout, DefaultIdleTimeout},
-		{"ConnectTimeout", &opts.ConnectTimeout, DefaultConnectTimeout},
-		{"CommandTimeout", &opts.CommandTimeout, DefaultCommandTimeout},
-		{"DataTimeout", &opts.DataTimeout, DefaultDataTimeout},
-		{"EndOfDataTimeout", &opts.EndOfDataTimeout, DefaultEndOfDataTimeout},
-		{"Retry.Base", &opts.Retry.Base, DefaultRetryBase},
-		{"Retry.Cap", &opts.Retry.Cap, DefaultRetryCap},
-	} {
-		switch {
-		case *d.v < 0:
-			return nil, fmt.Errorf("transport: NewSMTP: SMTPOptions.%s is negative", d.name)
-		case *d.v == 0:
-			*d.v = d.def
-		}
-	}
-	if opts.SetupCoolDown == 0 {
-		opts.SetupCoolDown = DefaultSetupCoolDown
-	}
-	if opts.HealthCheckAfter == 0 {
-		opts.HealthCheckAfter = DefaultHealthCheckAfter
-	}
-	switch {
-	case opts.MaxConns < 0:
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.MaxConns is negative")
-	case opts.MaxConns == 0:
-		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.MaxMessagesPerConn == 0 {
-		opts.MaxMessagesPerConn = DefaultMaxMessagesPerConn
-	}
-	switch {
-	case opts.Retry.Attempts < 0:
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.Retry.Attempts is negative")
-	case opts.Retry.Attempts == 0:
-		opts.Retry.Attempts = DefaultRetryAttempts
-	}
-	if opts.RateLimit < 0 {
-		return nil, errors.New("transport: NewSMTP: SMTPOptions.RateLimit is negative")
-	}
-	opts.checkLog()
-	if opts.Dial == nil {
-		var d net.Dialer
-		opts.Dial = d.DialContext
+	host, err := opts.validate()
+	if err != nil {
+		return nil, err
 	}
 	t := &SMTP{opts: opts, host: host}
 	if opts.TLSConfig != nil {

@@ -6,47 +6,91 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/textproto"
 	"strings"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/replytext"
 )
 
-// setupRefused classifies a reply that refuses a step of session setup:
+// setupRefused classifies a reply that refuses a step of session set-up:
 // 4xx is temporary; 5xx makes the transport unusable, since the same
-// session setup would fail for every message and the recipient was not
-// refused.
-func setupRefused(stage string, code int, msg string) error {
+// set-up would fail for every message and the recipient was not refused.
+func setupRefused(code int, msg string) error {
 	de := replyError(postroom.DeliveryTemporary, code, msg, true)
 	if code/100 == 5 {
-		de.Err = fmt.Errorf("%s refused: %w", stage, postroom.ErrTransportUnusable)
-	} else {
-		de.Err = fmt.Errorf("%s refused", stage)
+		de.Err = postroom.ErrTransportUnusable
 	}
 	return de
 }
 
+// injected is the error of plaintext found after the 220 reply to
+// STARTTLS.
+func injected() error {
+	return unusable("relay sent plaintext after its 220 reply to STARTTLS (STARTTLS injection)", ErrSTARTTLSInjection)
+}
+
 // tlsError classifies a failed TLS handshake: a certificate that does not
-// verify, or a TLS alert, is a configuration error; a lost connection is
-// temporary.
-func tlsError(ctx context.Context, err error) error {
-	if isTLSError(err) {
-		return &postroom.DeliveryError{Err: fmt.Errorf("TLS handshake: %w: %w", err, postroom.ErrTransportUnusable)}
+// verify, or a TLS alert, is a configuration error, with Text saying
+// which; a lost connection is temporary. Plaintext SMTP reply lines where
+// the server's first TLS record should be, after STARTTLS, are the
+// STARTTLS injection arriving a little late.
+func tlsError(ctx context.Context, err error, afterSTARTTLS bool) error {
+	var rhe tls.RecordHeaderError
+	if afterSTARTTLS && errors.As(err, &rhe) && looksLikeReply(rhe.RecordHeader[:]) {
+		return injected()
+	}
+	if why := tlsRefusal(err); why != "" {
+		return &postroom.DeliveryError{Text: why, Err: fmt.Errorf("TLS handshake: %w: %w", err, postroom.ErrTransportUnusable)}
 	}
 	return ctxError(ctx, fmt.Errorf("TLS handshake: %w", err))
 }
 
-func isTLSError(err error) bool {
+// tlsRefusal says for people why a handshake failed in a way no retry can
+// fix, or "" for a failure that may pass next time (a lost connection).
+func tlsRefusal(err error) string {
 	var (
-		cve   *tls.CertificateVerificationError
 		alert tls.AlertError
 		rhe   tls.RecordHeaderError
 		ua    x509.UnknownAuthorityError
 		he    x509.HostnameError
 		ci    x509.CertificateInvalidError
+		cve   *tls.CertificateVerificationError
+		oe    *net.OpError
 	)
-	return errors.As(err, &cve) || errors.As(err, &alert) || errors.As(err, &rhe) ||
-		errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+	switch {
+	case errors.As(err, &ua):
+		return "relay's TLS certificate is not signed by a trusted authority"
+	case errors.As(err, &he):
+		return "relay's TLS certificate is not valid for " + replytext.Line(he.Host)
+	case errors.As(err, &ci) && ci.Reason == x509.Expired:
+		return "relay's TLS certificate has expired or is not valid yet"
+	case errors.As(err, &ci), errors.As(err, &cve):
+		return "relay's TLS certificate does not verify"
+	case errors.As(err, &alert), errors.As(err, &oe) && oe.Op == "remote error":
+		// crypto/tls reports an alert from the server as a net.OpError
+		// of Op "remote error" (AlertError is QUIC's).
+		return "relay refused the TLS handshake"
+	case errors.As(err, &rhe):
+		return "relay does not speak TLS"
+	}
+	return ""
+}
+
+// looksLikeReply reports whether b, the first bytes of what should be a
+// TLS record, is the start of an SMTP reply line: three digits, then a
+// space, a hyphen or the line's end.
+func looksLikeReply(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	for _, d := range b[:3] {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return b[3] == ' ' || b[3] == '-' || b[3] == '\r'
 }
 
 // replyKind is the kind of a refusal by reply code alone: permanent for
@@ -72,7 +116,7 @@ func replyError(kind postroom.DeliveryKind, code int, msg string, enhanced bool)
 			de.Enhanced, text = text, ""
 		}
 	}
-	de.Text = oneLine(text)
+	de.Text = replytext.Line(text)
 	return de
 }
 
@@ -96,41 +140,13 @@ func isEnhanced(s string, code int) bool {
 	return true
 }
 
-// maxReplyText caps DeliveryError.Text.
-const maxReplyText = 512
-
-// oneLine makes a reply text one line (a multi-line reply's lines joined
-// with spaces, CR and LF removed) of at most maxReplyText bytes of valid
-// UTF-8.
-func oneLine(s string) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), " ")
-	if len(s) > maxReplyText {
-		s = s[:maxReplyText]
-	}
-	return strings.ToValidUTF8(s, "")
-}
-
-// endOfData is the outcome of the reply after the final dot or to BDAT
-// LAST.
-func endOfData(code int, msg string, enhanced bool, refused []postroom.RefusedRecipient) outcome {
-	switch code / 100 {
-	case 2:
-		if len(refused) > 0 {
-			return outcome{keep: true, err: &postroom.PartialError{Refused: refused}}
-		}
-		return outcome{keep: true}
-	case 4, 5:
-		return outcome{keep: code != 421, err: replyError(replyKind(code), code, msg, enhanced)}
-	}
-	return outcome{err: replyError(postroom.DeliveryUncertain, code, msg, enhanced)}
-}
-
-// dataError is the outcome of a refused DATA command.
-func dataError(code int, msg string, enhanced bool) outcome {
+// dataRefused is how a transaction ends when the server answers DATA
+// with anything but 354.
+func dataRefused(code int, msg string, enhanced bool) txEnd {
 	if code/100 != 4 && code/100 != 5 {
-		return outcome{err: replyError(postroom.DeliveryTemporary, code, msg, enhanced)}
+		return txEnd{err: replyError(postroom.DeliveryTemporary, code, msg, enhanced)}
 	}
-	return outcome{keep: code != 421, err: replyError(replyKind(code), code, msg, enhanced)}
+	return txEnd{keep: code != 421, err: replyError(replyKind(code), code, msg, enhanced)}
 }
 
 func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {

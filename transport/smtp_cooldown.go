@@ -31,8 +31,8 @@ type gate struct {
 	mu      sync.Mutex
 	proven  bool          // a setup succeeded since the last refusal
 	probing chan struct{} // while a probe runs; closed when it ends
-	refused *postroom.DeliveryError
-	until   time.Time // the cool-down's end
+	refused *SetupError   // the refusal that started the cool-down
+	until   time.Time     // the cool-down's end
 }
 
 // enter is called before a dial. It says whether the dial is the probe
@@ -41,10 +41,9 @@ func (g *gate) enter(ctx context.Context) (probe bool, err error) {
 	for {
 		g.mu.Lock()
 		if g.refused != nil && g.coolDown >= 0 && g.now().Before(g.until) {
-			de := g.refused
+			se, until := g.refused, g.until
 			g.mu.Unlock()
-			return false, &postroom.DeliveryError{Code: de.Code, Enhanced: de.Enhanced, Text: de.Text,
-				Err: fmt.Errorf("%w until %s: %w", ErrCoolingDown, g.until.Format(time.RFC3339), de.Err)}
+			return false, se.coolingDown(until)
 		}
 		if g.proven {
 			g.mu.Unlock()
@@ -69,20 +68,29 @@ func (g *gate) enter(ctx context.Context) (probe bool, err error) {
 func (g *gate) leave(probe bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var de *postroom.DeliveryError
+	var se *SetupError
 	switch {
 	case err == nil:
 		if g.refused != nil {
 			g.log.usable(context.Background())
 		}
 		g.proven, g.refused = true, nil
-	case errors.Is(err, postroom.ErrTransportUnusable) && errors.As(err, &de):
-		g.proven, g.refused = false, de
+	case errors.Is(err, postroom.ErrTransportUnusable) && errors.As(err, &se):
+		g.proven, g.refused = false, se
 		g.until = g.now().Add(g.coolDown)
-		g.log.unusable(context.Background(), de, g.coolDown, g.until)
+		g.log.unusable(context.Background(), se, g.coolDown, g.until)
 	}
 	if probe {
 		close(g.probing)
 		g.probing = nil
 	}
+}
+
+// coolingDown is the error of a dial refused until until because of e:
+// e's step and reply, wrapping ErrCoolingDown and e's cause.
+func (e *SetupError) coolingDown(until time.Time) *SetupError {
+	var de *postroom.DeliveryError
+	errors.As(e.Err, &de) // always: see SetupError.Err
+	return &SetupError{Addr: e.Addr, Step: e.Step, Err: &postroom.DeliveryError{Code: de.Code, Enhanced: de.Enhanced, Text: de.Text,
+		Err: fmt.Errorf("%w until %s: %w", ErrCoolingDown, until.Format(time.RFC3339), de.Err)}}
 }

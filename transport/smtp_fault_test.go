@@ -76,7 +76,7 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			name:    "greeting 554 stops the call",
 			srv:     smtptest.Options{Faults: smtptest.At(smtptest.When{Stage: smtptest.Greeting}, smtptest.Fault{Code: 554, Text: "no service"})},
 			n:       3,
-			wants:   []want{{postroom.StatusDeferred, ""}},
+			wants:   []want{{postroom.StatusDeferred, "transport-unusable: 554 5.0.0 no service"}},
 			wantErr: postroom.ErrTransportUnusable,
 		},
 		{
@@ -84,14 +84,14 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			srv:     smtptest.Options{TLS: smtptest.TLSStartTLS},
 			tr:      transport.SMTPOptions{TLS: transport.StartTLSRequired, TLSConfig: &tls.Config{}},
 			n:       3,
-			wants:   []want{{postroom.StatusDeferred, "connection-failed"}},
+			wants:   []want{{postroom.StatusDeferred, "transport-unusable: relay's TLS certificate is not signed by a trusted authority"}},
 			wantErr: postroom.ErrTransportUnusable,
 		},
 		{
 			name:    "STARTTLS required but not offered",
 			tr:      transport.SMTPOptions{TLS: transport.StartTLSRequired},
 			n:       3,
-			wants:   []want{{postroom.StatusDeferred, "connection-failed"}},
+			wants:   []want{{postroom.StatusDeferred, "transport-unusable: relay offers no STARTTLS"}},
 			wantErr: transport.ErrTLSUnavailable,
 		},
 		{
@@ -99,7 +99,7 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			srv:     smtptest.Options{Users: map[string]string{"u": "right"}},
 			tr:      transport.SMTPOptions{Username: "u", Password: "wrong", AllowInsecureAuth: true},
 			n:       20,
-			wants:   []want{{postroom.StatusDeferred, ""}},
+			wants:   []want{{postroom.StatusDeferred, "transport-unusable: "}}, // the reply, or "not attempted: " and the reply
 			wantErr: postroom.ErrTransportUnusable,
 		},
 		{
@@ -114,7 +114,7 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			srv:     smtptest.Options{Users: map[string]string{"u": "p"}},
 			tr:      transport.SMTPOptions{Username: "u", Password: "p"},
 			n:       2,
-			wants:   []want{{postroom.StatusDeferred, "connection-failed"}},
+			wants:   []want{{postroom.StatusDeferred, "transport-unusable: relay offers no STARTTLS, and credentials are only sent under TLS"}},
 			wantErr: transport.ErrInsecureAuth,
 		},
 		{

@@ -130,11 +130,11 @@ func (l *smtpLog) redial(ctx context.Context, c *smtpConn, reason error) {
 
 // unusable records a session setup refused in a way no retry can fix,
 // and the cool-down it starts (none when coolDown is negative).
-func (l *smtpLog) unusable(ctx context.Context, de *postroom.DeliveryError, coolDown time.Duration, until time.Time) {
+func (l *smtpLog) unusable(ctx context.Context, se *SetupError, coolDown time.Duration, until time.Time) {
 	if !l.on(ctx, slog.LevelError) {
 		return
 	}
-	attrs := []slog.Attr{slog.String("error", de.Error()), slog.Int("code", de.Code)}
+	attrs := []slog.Attr{slog.String("step", se.Step.String()), slog.String("error", se.Error()), slog.Int("code", errCode(se))}
 	if coolDown >= 0 {
 		attrs = append(attrs, slog.Duration("cool_down", coolDown), slog.Time("until", until))
 	}

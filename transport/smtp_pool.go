@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,14 +38,18 @@ func (p *pool) init(opts *SMTPOptions, dial func(context.Context) (*smtpConn, er
 	p.gate = gate{coolDown: opts.SetupCoolDown, now: time.Now, log: log}
 }
 
-var errClosed = fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)
+// closedError is the error of a Send or Check after Close; its Text is
+// what a Result's reason shows.
+func closedError() error {
+	return &postroom.DeliveryError{Text: "transport closed", Err: fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)}
+}
 
 // begin registers a Send, or fails after close.
 func (p *pool) begin() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return errClosed
+		return closedError()
 	}
 	p.busy.Add(1)
 	return nil
@@ -60,7 +65,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, errClosed
+			return nil, closedError()
 		}
 		var c *smtpConn
 		if n := len(p.idle); n > 0 {
@@ -87,19 +92,64 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		}
 		select {
 		case p.slots <- struct{}{}:
-			probe, err := p.gate.enter(ctx)
-			p.waited(ctx, time.Since(start))
-			if err != nil {
-				<-p.slots
-				return nil, err
-			}
-			c, err := p.dial(ctx)
-			p.gate.leave(probe, err)
-			if err != nil {
-				<-p.slots
-				return nil, err
-			}
-			return c, nil
+			return p.open(ctx, start)
+		case <-p.wake:
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, &postroom.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
+		}
+	}
+}
+
+// open dials a connection in the slot the caller took, through the
+// gate; it frees the slot when that fails. start is when the caller began
+// to wait, for the pool wait's record.
+func (p *pool) open(ctx context.Context, start time.Time) (*smtpConn, error) {
+	probe, err := p.gate.enter(ctx)
+	p.waited(ctx, time.Since(start))
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	c, err := p.dial(ctx)
+	p.gate.leave(probe, err)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	return c, nil
+}
+
+// fresh returns a newly dialed connection, never an idle one, for Check.
+// When all MaxConns are taken it closes an idle connection to free a
+// slot, or waits for a connection to become idle or a slot free.
+func (p *pool) fresh(ctx context.Context) (*smtpConn, error) {
+	start := time.Now()
+	for {
+		select {
+		case p.slots <- struct{}{}:
+			return p.open(ctx, start)
+		default:
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, closedError()
+		}
+		var c *smtpConn
+		if n := len(p.idle); n > 0 {
+			c = p.idle[0] // the least recently used
+			p.idle = slices.Delete(p.idle, 0, 1)
+		}
+		p.mu.Unlock()
+		if c != nil {
+			c.idleTimer.Stop()
+			p.discard(c, true)
+			continue
+		}
+		select {
+		case p.slots <- struct{}{}:
+			return p.open(ctx, start)
 		case <-p.wake:
 		case <-p.done:
 		case <-ctx.Done():

@@ -240,29 +240,3 @@ func TestSMTPUTF8(t *testing.T) {
 		})
 	}
 }
-
-func TestNewSMTPValidates(t *testing.T) {
-	tests := []struct {
-		name string
-		opts transport.SMTPOptions
-		want error
-	}{
-		{"no port", transport.SMTPOptions{Addr: "localhost"}, nil},
-		{"negative MaxConns", transport.SMTPOptions{Addr: "localhost:25", MaxConns: -1}, nil},
-		{"negative timeout", transport.SMTPOptions{Addr: "localhost:25", CommandTimeout: -time.Second}, nil},
-		{"bad HELO", transport.SMTPOptions{Addr: "localhost:25", HELOName: "a b"}, nil},
-		{"unknown mechanism", transport.SMTPOptions{Addr: "localhost:25", Username: "u", Auth: "NTLM"}, nil},
-		{"plaintext AUTH not allowed", transport.SMTPOptions{Addr: "localhost:25", TLS: transport.NoTLS, Username: "u"}, transport.ErrInsecureAuth},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tr, err := transport.NewSMTP(tt.opts)
-			if err == nil || tr != nil {
-				t.Fatalf("NewSMTP = %v, %v; want an error", tr, err)
-			}
-			if tt.want != nil && !errors.Is(err, tt.want) {
-				t.Fatalf("NewSMTP: %v, want %v", err, tt.want)
-			}
-		})
-	}
-}

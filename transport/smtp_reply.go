@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/textproto"
 	"strings"
+
+	"github.com/postroom/postroom/internal/replytext"
 )
 
 // The bounds of one server reply. RFC 5321 §4.5.3.1.5 allows 512 octets a
@@ -78,7 +80,7 @@ func readReplyLines(r *bufio.Reader, each func(text []byte)) (code int, msg stri
 		}
 		c, more, ok := parseReplyLine(line)
 		if !ok || n > 1 && c != code {
-			return 0, "", textproto.ProtocolError("malformed reply: " + oneLine(string(line)))
+			return 0, "", textproto.ProtocolError("malformed reply: " + replytext.Line(string(line)))
 		}
 		code = c
 		if len(line) > 4 {

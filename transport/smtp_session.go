@@ -13,6 +13,7 @@ import (
 	gomail "github.com/wneessen/go-mail/smtp"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/replytext"
 )
 
 // extensions is what the server's EHLO reply offers.
@@ -54,8 +55,8 @@ func (e *extensions) parse(line []byte) {
 }
 
 // dial opens and sets up a session: TCP, TLS, greeting, EHLO, STARTTLS,
-// AUTH. Its errors are DeliveryErrors, wrapping ErrTransportUnusable when no
-// later attempt can do better.
+// AUTH. Its errors are *SetupErrors, wrapping ErrTransportUnusable when
+// no later attempt can do better.
 func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 	o := &t.opts
 	dctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
@@ -63,62 +64,64 @@ func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 	raw, err := o.Dial(dctx, "tcp", o.Addr)
 	cancel()
 	if err != nil {
-		err = ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err))
-		t.dialFailed(ctx, err, start)
-		return nil, err
+		se := t.setupFailed(StepDial, ctxError(ctx, fmt.Errorf("dial %s: %w", o.Addr, err)))
+		t.dialFailed(ctx, se, start)
+		return nil, se
 	}
 	c := t.newConn(ctx, raw, start)
 	stop := context.AfterFunc(ctx, c.abortFn)
-	err = t.setup(ctx, c)
+	step, err := t.setup(ctx, c)
 	if !stop() && err == nil {
-		err = ctxError(ctx, errors.New("session setup"))
+		// ctx ended as the set-up's last step did.
+		step, err = StepHello, ctxError(ctx, errors.New("session setup"))
+		if o.Username != "" {
+			step = StepAuth
+		}
 	}
 	if err != nil {
 		c.close()
-		t.dialFailed(ctx, err, start)
-		return nil, err
+		se := t.setupFailed(step, err)
+		t.dialFailed(ctx, se, start)
+		return nil, se
 	}
 	c.deadline(o.CommandTimeout)
 	return c, nil
 }
 
-func (t *SMTP) setup(ctx context.Context, c *smtpConn) error {
+// setup runs the session's set-up on c; on failure it says the step and
+// its *postroom.DeliveryError.
+func (t *SMTP) setup(ctx context.Context, c *smtpConn) (SetupStep, error) {
 	o := &t.opts
 	c.deadline(o.ConnectTimeout)
 	if o.TLS == ImplicitTLS {
-		tc := tls.Client(c.raw, t.tlsConf)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return tlsError(ctx, err)
+		if err := t.handshake(ctx, c, false); err != nil {
+			return StepTLSHandshake, err
 		}
-		c.br.Reset(c.wire.reader(tc))
-		c.bw.Reset(c.wire.writer(tc))
-		c.tls = true
-		t.log.tls(ctx, c, tc.ConnectionState())
 	}
 	code, msg, err := readReply(c.br)
 	if err != nil {
-		return ctxError(ctx, fmt.Errorf("greeting: %w", err))
+		return StepGreeting, ctxError(ctx, fmt.Errorf("greeting: %w", err))
 	}
 	if code != 220 {
-		return setupRefused("greeting", code, msg)
+		return StepGreeting, setupRefused(code, msg)
 	}
 	c.deadline(o.CommandTimeout)
 	if err := t.hello(ctx, c); err != nil {
-		return err
+		return StepHello, err
 	}
 	if o.TLS == StartTLSOpportunistic || o.TLS == StartTLSRequired {
-		if err := t.startTLS(ctx, c); err != nil {
-			return err
+		if step, err := t.startTLS(ctx, c); err != nil {
+			return step, err
 		}
 	}
 	c.deadline(o.CommandTimeout)
 	if o.Username != "" {
 		if err := t.auth(ctx, c); err != nil {
-			return err
+			return StepAuth, err
 		}
 	}
 	c.chunking = c.ext.chunking && !o.DisableChunking
-	return nil
+	return 0, nil
 }
 
 // hello says EHLO, or HELO to a server that refuses EHLO (RFC 5321
@@ -144,7 +147,7 @@ func (t *SMTP) hello(ctx context.Context, c *smtpConn) error {
 	case code == 250:
 		return nil
 	case code/100 != 5:
-		return setupRefused("EHLO", code, msg)
+		return setupRefused(code, msg)
 	}
 	c.ext = extensions{}
 	code, msg, err = c.cmd("HELO " + t.opts.HELOName)
@@ -152,46 +155,63 @@ func (t *SMTP) hello(ctx context.Context, c *smtpConn) error {
 	case err != nil:
 		return ctxError(ctx, fmt.Errorf("HELO: %w", err))
 	case code != 250:
-		return setupRefused("HELO", code, msg)
+		return setupRefused(code, msg)
 	}
 	return nil
 }
 
 // startTLS upgrades the session with STARTTLS when offered. A server that
 // refuses the command leaves the session in plaintext, which opportunistic
-// TLS accepts (RFC 3207 §4); a failed handshake is never downgraded.
-func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
+// TLS accepts (RFC 3207 §4); a failed handshake is never downgraded. On
+// failure it says the step: STARTTLS, the handshake, or the EHLO after it.
+func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) (SetupStep, error) {
 	o := &t.opts
 	if !c.ext.startTLS {
 		if o.TLS == StartTLSRequired {
-			return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrTLSUnavailable, postroom.ErrTransportUnusable)}
+			return StepStartTLS, unusable("relay offers no STARTTLS", ErrTLSUnavailable)
 		}
-		return nil
+		return 0, nil
 	}
 	c.deadline(o.ConnectTimeout)
 	code, msg, err := c.cmd("STARTTLS")
 	switch {
 	case err != nil:
-		return ctxError(ctx, fmt.Errorf("STARTTLS: %w", err))
+		return StepStartTLS, ctxError(ctx, fmt.Errorf("STARTTLS: %w", err))
 	case code != 220 && o.TLS == StartTLSOpportunistic:
-		return nil
+		return 0, nil
 	case code != 220:
-		return setupRefused("STARTTLS", code, msg)
+		return StepStartTLS, setupRefused(code, msg)
 	case c.unsolicited():
-		// Bytes sent before the handshake would be read as if they came
-		// under TLS (the STARTTLS injection of CVE-2011-0411).
-		return &postroom.DeliveryError{Err: fmt.Errorf("STARTTLS: %w: bytes before the TLS handshake", ErrUnexpectedReply)}
+		// Bytes after the 220 would be read as if they came under TLS.
+		// (Those that arrive only once the handshake has begun fail it:
+		// see handshake.)
+		return StepStartTLS, injected()
 	}
+	if err := t.handshake(ctx, c, true); err != nil {
+		if errors.Is(err, ErrSTARTTLSInjection) {
+			return StepStartTLS, err // the reply's step, as when found before
+		}
+		return StepTLSHandshake, err
+	}
+	c.deadline(o.CommandTimeout)
+	if err := t.hello(ctx, c); err != nil {
+		return StepHello, err
+	}
+	return 0, nil
+}
+
+// handshake runs the TLS handshake on c's connection, after STARTTLS or
+// (with ImplicitTLS) first, and makes c read and write through TLS.
+func (t *SMTP) handshake(ctx context.Context, c *smtpConn, afterSTARTTLS bool) error {
 	tc := tls.Client(c.raw, t.tlsConf)
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return tlsError(ctx, err)
+		return tlsError(ctx, err, afterSTARTTLS)
 	}
 	c.br.Reset(c.wire.reader(tc))
 	c.bw.Reset(c.wire.writer(tc))
 	c.tls = true
 	t.log.tls(ctx, c, tc.ConnectionState())
-	c.deadline(o.CommandTimeout)
-	return t.hello(ctx, c)
+	return nil
 }
 
 // auth runs AUTH with go-mail's mechanisms (their Start and Next steps)
@@ -200,7 +220,11 @@ func (t *SMTP) startTLS(ctx context.Context, c *smtpConn) error {
 func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 	o := &t.opts
 	if !c.tls && !o.AllowInsecureAuth {
-		return &postroom.DeliveryError{Err: fmt.Errorf("%w: %w", ErrInsecureAuth, postroom.ErrTransportUnusable)}
+		why := "relay offers no STARTTLS, and credentials are only sent under TLS"
+		if c.ext.startTLS {
+			why = "relay refused STARTTLS, and credentials are only sent under TLS"
+		}
+		return unusable(why, ErrInsecureAuth)
 	}
 	mechs := c.ext.auth
 	mech := o.Auth
@@ -213,7 +237,7 @@ func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 		}
 	}
 	if mech == "" || !containsFold(mechs, string(mech)) {
-		return &postroom.DeliveryError{Err: fmt.Errorf("%w (%s; offered: %q): %w", ErrAuthUnavailable, mech, strings.Join(mechs, " "), postroom.ErrTransportUnusable)}
+		return unusable(authLacking(o.Auth, mechs), ErrAuthUnavailable)
 	}
 	c.wire.trace.auth(true)
 	defer func() { c.wire.trace.auth(false); t.log.auth(ctx, c, mech, err) }()
@@ -252,7 +276,7 @@ func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 				err = fmt.Errorf("AUTH: challenge: %w", err)
 			}
 		default:
-			return setupRefused("AUTH", code, msg)
+			return setupRefused(code, msg)
 		}
 		if err == nil {
 			resp, err = a.Next(challenge, code == 334)
@@ -273,6 +297,20 @@ func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 // maxAuthRounds bounds an AUTH exchange: the mechanisms here take at most
 // two challenges.
 const maxAuthRounds = 8
+
+// authLacking says for people what a server that offers mechs lacks for
+// AUTH with the mechanism want ("" for the first of PLAIN, LOGIN and
+// CRAM-MD5).
+func authLacking(want AuthMechanism, mechs []string) string {
+	offered := replytext.Line(strings.Join(mechs, " "))
+	switch {
+	case len(mechs) == 0:
+		return "relay offers no AUTH"
+	case want == "":
+		return "relay offers none of AUTH PLAIN, LOGIN and CRAM-MD5 (it offers " + offered + ")"
+	}
+	return "relay does not offer AUTH " + string(want) + " (it offers " + offered + ")"
+}
 
 func containsFold(list []string, s string) bool {
 	for _, v := range list {

@@ -8,8 +8,9 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// outcome is how a transaction, or a step of it, ended.
-type outcome struct {
+// txEnd is how a mail transaction ended, or a step of it that ended it:
+// what Send returns for it, and what becomes of the connection.
+type txEnd struct {
 	// keep says whether the connection may serve another transaction.
 	keep bool
 	// stale says the connection failed before the server answered anything
@@ -20,7 +21,7 @@ type outcome struct {
 }
 
 // transact runs one mail transaction on c.
-func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *message) (out outcome) {
+func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *message) (out txEnd) {
 	stop := context.AfterFunc(ctx, c.abortFn)
 	defer func() {
 		if !stop() {
@@ -42,25 +43,25 @@ func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *mess
 
 // check refuses, before anything is sent, a transaction that c cannot
 // carry as it is.
-func (c *smtpConn) check(env *postroom.Envelope, m *message) (outcome, bool) {
+func (c *smtpConn) check(env *postroom.Envelope, m *message) (txEnd, bool) {
 	if c.dirty && c.unsolicited() {
 		// Whatever the server sent since the last transaction would be
 		// taken for the replies to this one's commands.
-		return outcome{stale: true, err: &postroom.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}}, false
+		return txEnd{stale: true, err: &postroom.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}}, false
 	}
 	if m.eightBit && !c.ext.eightBitMIME {
-		return outcome{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 554, Enhanced: "5.6.3",
+		return txEnd{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 554, Enhanced: "5.6.3",
 			Text: "message has 8-bit bytes and the server does not offer 8BITMIME"}}, false
 	}
 	if c.ext.maxSize > 0 && int64(len(m.data)) > c.ext.maxSize {
-		return outcome{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 552, Enhanced: "5.3.4",
+		return txEnd{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 552, Enhanced: "5.3.4",
 			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(m.data), c.ext.maxSize)}}, false
 	}
 	if needUTF8(env) && !c.ext.utf8 {
-		return outcome{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 553, Enhanced: "5.6.7",
+		return txEnd{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 553, Enhanced: "5.6.7",
 			Text: "non-ASCII address and the server does not offer SMTPUTF8"}}, false
 	}
-	return outcome{}, true
+	return txEnd{}, true
 }
 
 func needUTF8(env *postroom.Envelope) bool {
@@ -92,19 +93,19 @@ func (x *tx) read() (int, string, error) {
 
 // netFail is the outcome of a connection lost or garbled before the end
 // of data.
-func (x *tx) netFail(err error) outcome {
+func (x *tx) netFail(err error) txEnd {
 	if e := firstErr(x.mailErr, x.first); e != nil {
 		// An earlier reply in the pipeline (such as 421, after which the
 		// server closed) says more than the lost connection.
-		return outcome{err: e}
+		return txEnd{err: e}
 	}
-	return outcome{stale: !x.replied && !isProtocolError(err), err: &postroom.DeliveryError{Err: err}}
+	return txEnd{stale: !x.replied && !isProtocolError(err), err: &postroom.DeliveryError{Err: err}}
 }
 
 // envelope sends RSET (on a reused connection), MAIL and RCPT, and DATA
 // when it goes in the same pipeline, and reads their replies. It says
 // false with the transaction's outcome when the transaction ends there.
-func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
+func (x *tx) envelope(env *postroom.Envelope, m *message) (txEnd, bool) {
 	c := x.c
 	c.uses++
 	w := c.bw
@@ -157,7 +158,7 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
 		}
 		if code/100 != 2 {
 			// A server that refuses RSET is in no state to go on with.
-			return outcome{err: replyError(postroom.DeliveryTemporary, code, msg, c.ext.enhanced)}, false
+			return txEnd{err: replyError(postroom.DeliveryTemporary, code, msg, c.ext.enhanced)}, false
 		}
 	}
 	code, msg, err := x.read()
@@ -167,7 +168,7 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
 	if code/100 != 2 {
 		x.mailErr = replyError(replyKind(code), code, msg, c.ext.enhanced)
 		if !pipelining {
-			return outcome{keep: code != 421 && code/100 != 1 && code/100 != 3, err: x.mailErr}, false
+			return txEnd{keep: code != 421 && code/100 != 1 && code/100 != 3, err: x.mailErr}, false
 		}
 	}
 	for i, a := range env.To {
@@ -210,21 +211,21 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (outcome, bool) {
 			if x.mailErr != nil || x.first != nil {
 				// The server wants the message although MAIL or the only
 				// RCPT failed: cut the connection before any of it.
-				return outcome{err: firstErr(x.mailErr, x.first)}, false
+				return txEnd{err: firstErr(x.mailErr, x.first)}, false
 			}
 		} else if x.mailErr == nil && x.first == nil {
-			return dataError(code, msg, c.ext.enhanced), false
+			return dataRefused(code, msg, c.ext.enhanced), false
 		}
 	}
 	if e := firstErr(x.mailErr, x.first); e != nil {
-		return outcome{keep: e.Code != 421, err: e}, false
+		return txEnd{keep: e.Code != 421, err: e}, false
 	}
-	return outcome{}, true
+	return txEnd{}, true
 }
 
 // body sends the message, with BDAT or after DATA, and reads the
 // end-of-data reply.
-func (x *tx) body(data []byte) outcome {
+func (x *tx) body(data []byte) txEnd {
 	c := x.c
 	if c.chunking {
 		return c.bdat(data, x.refused)
@@ -241,7 +242,7 @@ func (x *tx) body(data []byte) outcome {
 			return x.netFail(err)
 		}
 		if code != 354 {
-			return dataError(code, msg, c.ext.enhanced)
+			return dataRefused(code, msg, c.ext.enhanced)
 		}
 	}
 	c.deadline(c.opts.DataTimeout)
@@ -252,46 +253,57 @@ func (x *tx) body(data []byte) outcome {
 	}
 	c.wire.trace.endContent()
 	if err != nil {
-		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
+		return txEnd{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The final dot is on its way: from here on, no reply means the server
 	// may have the message.
 	c.deadline(c.opts.EndOfDataTimeout)
 	code, msg, err := x.read()
 	if err != nil {
-		return outcome{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
+		return txEnd{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
 	}
-	return c.endOfData(code, msg, x.refused)
+	return c.endOfDataReply(code, msg, x.refused)
 }
 
 // bdat sends data as one BDAT LAST chunk (RFC 3030) and reads the
 // end-of-data reply. RFC 3030 puts no limit on a chunk's size, and one
 // chunk is one round trip.
-func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) outcome {
+func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) txEnd {
 	c.deadline(c.opts.DataTimeout)
 	c.wire.trace.beginContent(1) // the BDAT command line, not the chunk
 	writeBDAT(c.bw, c.num[:0], data)
 	err := c.flush()
 	c.wire.trace.endContent()
 	if err != nil {
-		return outcome{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
+		return txEnd{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The whole chunk is written: from here on, no reply means the server
 	// may have the message.
 	c.deadline(c.opts.EndOfDataTimeout)
 	code, msg, err := readReply(c.br)
 	if err != nil {
-		return outcome{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
+		return txEnd{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
 	}
-	return c.endOfData(code, msg, refused)
+	return c.endOfDataReply(code, msg, refused)
 }
 
-// endOfData is the outcome of the reply after the final dot or to BDAT
-// LAST. A server that has sent more than that reply is out of step: the
-// reply may not have been this message's, so the outcome is Uncertain.
-func (c *smtpConn) endOfData(code int, msg string, refused []postroom.RefusedRecipient) outcome {
+// endOfDataReply is how the transaction ends on the reply after the
+// final dot or to BDAT LAST: 2xx delivered (to all, or with the bcc
+// refusals in refused), 4xx and 5xx refused, anything else Uncertain. A
+// server that has sent more than that reply is out of step: the reply may
+// not have been this message's, so the outcome is Uncertain too.
+func (c *smtpConn) endOfDataReply(code int, msg string, refused []postroom.RefusedRecipient) txEnd {
 	if c.br.Buffered() > 0 {
-		return outcome{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
+		return txEnd{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
 	}
-	return endOfData(code, msg, c.ext.enhanced, refused)
+	switch code / 100 {
+	case 2:
+		if len(refused) > 0 {
+			return txEnd{keep: true, err: &postroom.PartialError{Refused: refused}}
+		}
+		return txEnd{keep: true}
+	case 4, 5:
+		return txEnd{keep: code != 421, err: replyError(replyKind(code), code, msg, c.ext.enhanced)}
+	}
+	return txEnd{err: replyError(postroom.DeliveryUncertain, code, msg, c.ext.enhanced)}
 }

@@ -167,6 +167,18 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		if err != nil {
 			return nil, nil, err
 		}
+		// One session set-up now, so that a relay that can never work (a
+		// wrong password, no STARTTLS, a certificate that does not verify)
+		// stops the server at start instead of deferring every recipient.
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = s.Check(cctx)
+		cancel()
+		if errors.Is(err, postroom.ErrTransportUnusable) {
+			_ = s.Close()
+			return nil, nil, fmt.Errorf("-smtp %s: %w", cfg.SMTP, err)
+		} else if err != nil {
+			logger.Warn("SMTP relay not reachable at start; calls will retry it", "error", err)
+		}
 		t, cleanup = s, s.Close
 		if cfg.SMTPTLS == "none" && cfg.SMTPUser != "" {
 			logger.Warn("-smtp-tls none: the SMTP password is sent without TLS")

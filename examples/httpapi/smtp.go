@@ -18,8 +18,7 @@ var smtpTLSModes = map[string]transport.TLSMode{
 
 // newSMTP builds the -smtp transport, logging to logger (dials, TLS, AUTH,
 // retries, redials: never the password or a message's text). It dials
-// nothing: a wrong address or password shows on the first call, as
-// deferred results and a logged error.
+// nothing; newServer checks the relay once with Check.
 func newSMTP(cfg config, logger *slog.Logger) (*transport.SMTP, error) {
 	mode, ok := smtpTLSModes[cfg.SMTPTLS]
 	if !ok {

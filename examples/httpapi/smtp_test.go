@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/transport"
 )
 
 // TestSMTP sends both operations through real HTTP and the SMTP transport
@@ -81,34 +84,31 @@ func TestSMTP(t *testing.T) {
 	}
 }
 
-// TestSMTPLoginRefused: a wrong SMTP password is a configuration error; the
-// call is answered with every recipient deferred, nothing delivered, and
-// the cause logged as an error.
+// TestSMTPLoginRefused: a relay that refuses the login stops the server at
+// start (newServer runs the transport's Check), with an error that says
+// so and never shows the password; the relay gets no message.
 func TestSMTPLoginRefused(t *testing.T) {
 	srv := smtptest.NewServer(t, smtptest.Options{TLS: smtptest.TLSStartTLS, Users: map[string]string{"app": "right"}})
-	url, log := startConfig(t, config{
+	h, cleanup, err := newServer(config{
 		SMTP: srv.Addr(), SMTPTLS: "starttls", SMTPTLSConfig: srv.ClientTLSConfig(),
 		SMTPUser: "app", SMTPPassword: "pw-Zq81x-wrong",
 		NoAuth: true,
-	})
-	r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(4)))
-	if r.Status != http.StatusOK || len(r.Results) != 4 {
-		t.Fatalf("got %d %s; want 200 with 4 results", r.Status, r.Body)
+	}, slog.New(slog.DiscardHandler))
+	if err == nil {
+		_ = cleanup()
+		t.Fatalf("newServer = %v, nil; want an error: the relay refuses the login", h)
 	}
-	for i, res := range r.Results {
-		if res.Status != postroom.StatusDeferred {
-			t.Errorf("result %d = %+v; want deferred", i, res)
-		}
+	if !errors.Is(err, postroom.ErrTransportUnusable) {
+		t.Errorf("newServer error %v; want one wrapping postroom.ErrTransportUnusable", err)
+	}
+	var se *transport.SetupError
+	if !errors.As(err, &se) || se.Step != transport.StepAuth {
+		t.Errorf("newServer error %#v; want a *transport.SetupError at AUTH", err)
+	}
+	if strings.Contains(err.Error(), "pw-Zq81x") {
+		t.Errorf("the error shows the password: %v", err)
 	}
 	if n := len(srv.Messages()); n != 0 {
 		t.Errorf("the SMTP server got %d messages; want none", n)
-	}
-	if logged := log.String(); !strings.Contains(logged, "level=ERROR") || strings.Contains(logged, "pw-Zq81x") {
-		t.Errorf("want the refused login logged as an error, without the password:\n%s", logged)
-	}
-	// The transport's own records say what was refused.
-	records := log.WaitFor(t, "the transport's records", func([]map[string]string) bool { return true })
-	if af := byMsg(records, "smtp auth failed"); len(af) != 1 || af[0]["code"] != "535" {
-		t.Errorf("smtp auth failed records %v; want one, 535", af)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -20,7 +21,7 @@ const (
 
 // conn sits between the TCP connection and go-smtp (below TLS). In
 // plaintext it reads the client's command lines one at a time so that it
-// can apply the faults go-smtp has no hook for (Data, Reset): it hands a
+// can apply the faults go-smtp has no hook for (Data, Reset, StartTLS): it hands a
 // faulted command to go-smtp as NOOP and sends the scripted reply instead
 // of NOOP's. It passes a BDAT chunk's bytes through in bulk, and takes
 // CHUNKING out of the EHLO reply unless Options.Chunking. Under TLS it only
@@ -46,6 +47,7 @@ type conn struct {
 	expect354  bool
 	expectTLS  bool
 	replace    []byte // sent instead of the next reply
+	inject     string // sent after the 220 to STARTTLS (Fault.Inject)
 	closeAfter bool   // close after the next reply
 	delay      time.Duration
 	rcpts      []string // the transaction's accepted recipients, kept by the session
@@ -144,7 +146,7 @@ func (c *conn) Read(p []byte) (int, error) {
 }
 
 // command looks at one whole line the client sent and applies the faults
-// of the Data and Reset stages.
+// of the Data, Reset and StartTLS stages.
 func (c *conn) command(line []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,8 +166,7 @@ func (c *conn) command(line []byte) error {
 	case bytes.EqualFold(cmd, []byte("RSET")):
 		stage = Reset
 	case bytes.EqualFold(cmd, []byte("STARTTLS")):
-		c.expectTLS = true
-		return nil
+		stage = StartTLS
 	default:
 		if chunk = bdatSize(cmd); chunk < 0 {
 			return nil
@@ -180,6 +181,9 @@ func (c *conn) command(line []byte) error {
 	f := c.srv.fault(stage, addr, c.num)
 	c.delay = f.Delay
 	switch {
+	case stage == StartTLS && !f.Drop && f.Raw == "" && f.Code == 0:
+		c.expectTLS = true
+		c.inject = f.Inject
 	case f.Drop:
 		c.mu.Unlock()
 		c.sleep(f.Delay)
@@ -249,6 +253,10 @@ func (c *conn) Write(p []byte) (int, error) {
 	if c.expectTLS {
 		c.expectTLS = false
 		toTLS = bytes.HasPrefix(p, []byte("220"))
+		if toTLS && c.inject != "" {
+			out = append(slices.Clip(p), c.inject...)
+		}
+		c.inject = ""
 	}
 	d, closeAfter := c.delay, c.closeAfter
 	c.delay, c.closeAfter = 0, false

@@ -44,9 +44,14 @@ const (
 	EndOfData
 	// Reset is the reply to RSET. Faults here need a plaintext connection.
 	Reset
+	// StartTLS is the reply to STARTTLS (with Options.TLS TLSStartTLS).
+	// A Code or Raw reply replaces go-smtp's 220, after which the session
+	// goes on in plaintext (Raw closes it); Fault.Inject adds plaintext
+	// after the 220, before the handshake.
+	StartTLS
 )
 
-var stageNames = [...]string{"", "greeting", "hello", "auth", "mail", "rcpt", "data", "body", "end-of-data", "reset"}
+var stageNames = [...]string{"", "greeting", "hello", "auth", "mail", "rcpt", "data", "body", "end-of-data", "reset", "starttls"}
 
 // String returns the stage's lower-case name.
 func (s Stage) String() string {
@@ -100,6 +105,12 @@ type Fault struct {
 	// Delay is how long the server waits before answering (for Body: before
 	// reading the message text).
 	Delay time.Duration
+	// Inject, at StartTLS only, is sent as is right after the 220 reply,
+	// in the same write and before the TLS handshake: the plaintext a man
+	// in the middle adds so that the client reads it as if it came under
+	// TLS (the STARTTLS injection of CVE-2011-0411, here on the reply
+	// side). It must end in CRLF to look like reply lines.
+	Inject string
 }
 
 // smtpError is f's reply as a go-smtp error.

@@ -1,7 +1,8 @@
 // Package smtptest runs an in-process SMTP server for tests: go-smtp on
 // 127.0.0.1:0, a ledger of the messages it accepted, and faults scripted per
 // command in the manner of Postfix's smtp-sink (a chosen reply, a delay, a
-// dropped connection, 421 then disconnect, a malformed reply), chosen by a
+// dropped connection, 421 then disconnect, a malformed reply, plaintext
+// injected after the 220 to STARTTLS), chosen by a
 // function of the command, its address and the attempt number so that a
 // load test can inject a mix deterministically.
 //

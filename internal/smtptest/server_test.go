@@ -2,6 +2,7 @@ package smtptest
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -420,6 +421,68 @@ func TestBDATSize(t *testing.T) {
 		t.Run(tt.cmd, func(t *testing.T) {
 			if got := bdatSize([]byte(tt.cmd)); got != tt.want {
 				t.Errorf("bdatSize(%q) = %d, want %d", tt.cmd, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServerStartTLSFaults: at the StartTLS stage a scripted reply
+// replaces the 220 and the session stays in plaintext, and Inject sends
+// plaintext lines right after the 220, before the handshake.
+func TestServerStartTLSFaults(t *testing.T) {
+	const injected = "250-injected\r\n250 AUTH PLAIN\r\n"
+	tests := []struct {
+		name      string
+		fault     Fault
+		wantReply string // the bytes after EHLO's reply, up to the injected lines' end
+		wantTLS   bool   // the server then expects a handshake
+	}{
+		{"normal", Fault{}, "220 2.0.0 Ready to start TLS\r\n", true},
+		{"inject", Fault{Inject: injected}, "220 2.0.0 Ready to start TLS\r\n" + injected, true},
+		{"454 instead", Fault{Code: 454, Enhanced: "4.7.0", Text: "TLS not available"}, "454 4.7.0 TLS not available\r\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewServer(t, Options{TLS: TLSStartTLS, Faults: At(When{Stage: StartTLS}, tt.fault)})
+			nc, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = nc.Close() })
+			tp := textproto.NewConn(nc)
+			if _, _, err := tp.ReadResponse(220); err != nil {
+				t.Fatalf("greeting: %v", err)
+			}
+			if _, err := tp.Cmd("EHLO localhost"); err != nil {
+				t.Fatal(err)
+			}
+			if _, msg, err := tp.ReadResponse(250); err != nil || !strings.Contains(msg, "STARTTLS") {
+				t.Fatalf("EHLO: %q, %v", msg, err)
+			}
+			if _, err := io.WriteString(nc, "STARTTLS\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(tt.wantReply))
+			if _, err := io.ReadFull(tp.R, got); err != nil || string(got) != tt.wantReply {
+				t.Fatalf("reply to STARTTLS %q, %v; want %q", got, err, tt.wantReply)
+			}
+			if tp.R.Buffered() != 0 {
+				t.Fatalf("%d more bytes after the reply", tp.R.Buffered())
+			}
+			if tt.wantTLS {
+				conf := s.ClientTLSConfig()
+				conf.ServerName = "localhost"
+				tc := tls.Client(nc, conf)
+				if err := tc.HandshakeContext(t.Context()); err != nil {
+					t.Fatalf("handshake after the reply: %v", err)
+				}
+				return
+			}
+			if _, err := tp.Cmd("NOOP"); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := tp.ReadResponse(250); err != nil {
+				t.Fatalf("NOOP in plaintext after the refused STARTTLS: %v", err)
 			}
 		})
 	}

@@ -1,0 +1,184 @@
+package transport
+
+import (
+	"crypto/tls"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OptionError is NewSMTP's refusal of an SMTPOptions that can never work:
+// Field names the option ("Addr", "TLSConfig.MaxVersion",
+// "Retry.Attempts"), Reason says what is wrong with it, and Err is a
+// sentinel behind it, if any (ErrInsecureAuth).
+type OptionError struct {
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *OptionError) Error() string {
+	s := "transport: NewSMTP: SMTPOptions." + e.Field + " " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns e.Err.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+func optionError(field, reason string) error { return &OptionError{Field: field, Reason: reason} }
+
+// validate refuses the option sets that can never work, field by field in
+// SMTPOptions' order, and sets the defaults of the zero fields. It
+// returns Addr's host.
+func (o *SMTPOptions) validate() (string, error) {
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil || host == "" || port == "" {
+		return "", optionError("Addr", strconv.Quote(o.Addr)+" is not host:port")
+	}
+	if hasSpaceOrControl(host) {
+		return "", optionError("Addr", strconv.Quote(o.Addr)+" has white space or a control character in its host")
+	}
+	if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) || err != nil && hasSpaceOrControl(port) {
+		return "", optionError("Addr", strconv.Quote(o.Addr)+" has no valid port (1 to 65535, or a service name such as smtp)")
+	}
+	if o.TLS < StartTLSOpportunistic || o.TLS > NoTLS {
+		return "", optionError("TLS", "is an unknown TLSMode "+strconv.Itoa(int(o.TLS)))
+	}
+	if err := checkTLSConfig(o.TLSConfig); err != nil {
+		return "", err
+	}
+	if err := o.checkAuth(); err != nil {
+		return "", err
+	}
+	if o.HELOName == "" {
+		o.HELOName, err = os.Hostname()
+		if err != nil || o.HELOName == "" || hasSpaceOrControl(o.HELOName) || !isASCII(o.HELOName) {
+			o.HELOName = "localhost"
+		}
+	}
+	if hasSpaceOrControl(o.HELOName) || !isASCII(o.HELOName) {
+		return "", optionError("HELOName", strconv.Quote(o.HELOName)+" is not a domain or address literal: it has white space, a control character or a non-ASCII byte (use the A-label)")
+	}
+	if err := o.defaults(); err != nil {
+		return "", err
+	}
+	return host, nil
+}
+
+// checkTLSConfig refuses a TLS configuration under which no handshake can
+// succeed: crypto/tls speaks TLS 1.0 to 1.3.
+func checkTLSConfig(c *tls.Config) error {
+	if c == nil {
+		return nil
+	}
+	switch {
+	case c.MinVersion > tls.VersionTLS13:
+		return optionError("TLSConfig.MinVersion", "is above TLS 1.3, the highest version crypto/tls speaks")
+	case c.MaxVersion != 0 && c.MaxVersion < tls.VersionTLS10:
+		return optionError("TLSConfig.MaxVersion", "is below TLS 1.0, the lowest version crypto/tls speaks")
+	case c.MaxVersion != 0 && c.MinVersion > c.MaxVersion:
+		return optionError("TLSConfig.MinVersion", "is above TLSConfig.MaxVersion")
+	}
+	return nil
+}
+
+// checkAuth refuses credentials that no server can accept, and AUTH that
+// would send them in plaintext without AllowInsecureAuth.
+func (o *SMTPOptions) checkAuth() error {
+	switch o.Auth {
+	case "", AuthPlain, AuthLogin, AuthCRAMMD5, AuthXOAUTH2:
+	default:
+		return optionError("Auth", "is an unknown AuthMechanism "+strconv.Quote(string(o.Auth)))
+	}
+	switch {
+	case o.Username == "" && o.Password != "":
+		return optionError("Password", "is set without Username")
+	case o.Username == "" && o.Auth != "":
+		return optionError("Auth", "is set without Username: AUTH runs only with a Username")
+	case o.Username == "":
+		return nil
+	case strings.ContainsAny(o.Username+o.Password, "\r\n"):
+		return optionError("Username", "or Password holds CR or LF")
+	case o.Auth == AuthPlain && strings.ContainsRune(o.Username+o.Password, 0):
+		return optionError("Username", "or Password holds NUL, which separates PLAIN's fields")
+	case o.Auth == AuthXOAUTH2 && o.Password == "":
+		return optionError("Password", "is empty: AuthXOAUTH2 needs the OAuth 2 access token")
+	case o.Auth == AuthXOAUTH2 && strings.ContainsRune(o.Username+o.Password, 1):
+		return optionError("Username", "or Password holds 0x01, which separates XOAUTH2's fields")
+	case o.TLS == NoTLS && !o.AllowInsecureAuth:
+		return &OptionError{Field: "Username", Reason: "is set with NoTLS and without AllowInsecureAuth", Err: ErrInsecureAuth}
+	}
+	return nil
+}
+
+// defaults refuses negative values where they mean nothing and sets the
+// defaults of zero fields.
+func (o *SMTPOptions) defaults() error {
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"IdleTimeout", &o.IdleTimeout, DefaultIdleTimeout},
+		{"ConnectTimeout", &o.ConnectTimeout, DefaultConnectTimeout},
+		{"CommandTimeout", &o.CommandTimeout, DefaultCommandTimeout},
+		{"DataTimeout", &o.DataTimeout, DefaultDataTimeout},
+		{"EndOfDataTimeout", &o.EndOfDataTimeout, DefaultEndOfDataTimeout},
+		{"Retry.Base", &o.Retry.Base, DefaultRetryBase},
+		{"Retry.Cap", &o.Retry.Cap, DefaultRetryCap},
+	} {
+		switch {
+		case *d.v < 0:
+			return optionError(d.name, "is negative")
+		case *d.v == 0:
+			*d.v = d.def
+		}
+	}
+	if o.SetupCoolDown == 0 {
+		o.SetupCoolDown = DefaultSetupCoolDown
+	}
+	if o.HealthCheckAfter == 0 {
+		o.HealthCheckAfter = DefaultHealthCheckAfter
+	}
+	switch {
+	case o.MaxConns < 0:
+		return optionError("MaxConns", "is negative")
+	case o.MaxConns == 0:
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxMessagesPerConn == 0 {
+		o.MaxMessagesPerConn = DefaultMaxMessagesPerConn
+	}
+	switch {
+	case o.Retry.Attempts < 0:
+		return optionError("Retry.Attempts", "is negative")
+	case o.Retry.Attempts == 0:
+		o.Retry.Attempts = DefaultRetryAttempts
+	}
+	if o.RateLimit < 0 || math.IsNaN(o.RateLimit) {
+		return optionError("RateLimit", "is negative or NaN")
+	}
+	o.checkLog()
+	if o.Dial == nil {
+		var d net.Dialer
+		o.Dial = d.DialContext
+	}
+	return nil
+}
+
+// hasSpaceOrControl reports whether s has a byte that is white space or
+// a control character in ASCII.
+func hasSpaceOrControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
