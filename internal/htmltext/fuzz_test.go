@@ -8,8 +8,9 @@ import (
 	"github.com/postroom/postroom/internal/htmltext"
 )
 
-// FuzzAppend checks invariants of the text of any html: it is valid UTF-8
-// when the html is, ends with one line break unless empty, never holds
+// FuzzAppend checks that the text of any html is the reference's
+// (reference_test.go), byte for byte, and invariants of it: it is valid
+// UTF-8 when the html is, ends with one line break unless empty, never holds
 // two empty lines in a row, wraps every line that has room to break
 // within Width characters, and shows nothing of script or style content
 // (of a script and a style element at the start, which no input can turn
@@ -22,9 +23,16 @@ func FuzzAppend(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	for _, s := range hostile {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, src string) {
-		const secret = "SECRETXYZ"
 		var c htmltext.Converter
+		var ref referenceConverter
+		if got, want := c.Append(nil, []byte(src)), ref.Append(nil, []byte(src)); string(got) != string(want) {
+			t.Fatalf("the text differs from the reference's\nhtml %q\ngot  %q\nwant %q", src, got, want)
+		}
+		const secret = "SECRETXYZ"
 		head := "<script>" + secret + "</script><style>" + secret + "</style>" // read as such whatever follows
 		src = head + src
 		out := string(c.Append(nil, []byte(src)))
