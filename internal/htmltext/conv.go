@@ -6,6 +6,7 @@ package htmltext
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -237,21 +238,73 @@ func bareURL(u []byte) []byte {
 func (c *conv) text(t []byte) {
 	i := 0
 	for i < len(t) {
-		if isSpace(t[i]) || t[i] == 0xc2 && i+1 < len(t) && t[i+1] == 0xa0 {
+		switch textClass[t[i]] {
+		case classSpace:
 			c.space = true
-			if t[i] == 0xc2 {
-				i++
-			}
 			i++
 			continue
+		case classNBSP:
+			if i+1 < len(t) && t[i+1] == 0xa0 {
+				c.space = true
+				i += 2
+				continue
+			}
 		}
+		ascii := t[i] < utf8.RuneSelf
 		j := i + 1
-		for j < len(t) && !isSpace(t[j]) && (t[j] != 0xc2 || j+1 == len(t) || t[j+1] != 0xa0) {
-			j++
+		for ; j < len(t); j++ {
+			k := textClass[t[j]]
+			if k == 0 {
+				continue
+			}
+			if k == classSpace || k == classNBSP && j+1 < len(t) && t[j+1] == 0xa0 {
+				break
+			}
+			ascii = false
 		}
-		c.wordBytes(t[i:j])
+		n := j - i
+		if !ascii {
+			n = utf8.RuneCount(t[i:j])
+		}
+		c.wordN(t[i:j], n)
 		i = j
 	}
+}
+
+// The classes of bytes in text: white space, the first byte of a
+// no-break space (0xC2 0xA0), and the others of 0x80 and above.
+const (
+	classSpace = 1 + iota
+	classNBSP
+	classHigh
+)
+
+// textClass is the class of each byte in text, 0 for ASCII but white
+// space.
+var textClass = func() (t [256]uint8) {
+	for b := 0x80; b < 0x100; b++ {
+		t[b] = classHigh
+	}
+	t[' '], t['\t'], t['\n'], t['\r'], t['\f'] = classSpace, classSpace, classSpace, classSpace, classSpace
+	t[0xc2] = classNBSP
+	return t
+}()
+
+// skipSpace returns the index of the first byte of t that is not white
+// space, or len(t).
+func skipSpace(t []byte) int {
+	i := 0
+	for i < len(t) {
+		if i+8 <= len(t) && binary.LittleEndian.Uint64(t[i:]) == 0x2020202020202020 {
+			i += 8
+			continue
+		}
+		if textClass[t[i]] != classSpace {
+			break
+		}
+		i++
+	}
+	return i
 }
 
 // preText writes a text token inside pre, its lines as they are.
@@ -295,14 +348,16 @@ func (c *conv) word(w string) {
 }
 
 // wordBytes is word for a word in a buffer.
-func (c *conv) wordBytes(w []byte) {
+func (c *conv) wordBytes(w []byte) { c.wordN(w, utf8.RuneCount(w)) }
+
+// wordN is wordBytes for a word of n characters.
+func (c *conv) wordN(w []byte, n int) {
 	if c.inLink {
 		if c.space && len(c.link) > 0 {
 			c.link = append(c.link, ' ')
 		}
 		c.link = append(c.link, w...)
 	}
-	n := utf8.RuneCount(w)
 	if len(c.out) > c.start {
 		for c.trail < c.breaks {
 			c.newline()
@@ -316,6 +371,9 @@ func (c *conv) wordBytes(w []byte) {
 			case gap == "":
 			case c.col+len(gap)+n > Width:
 				c.newline() // wrap at the gap
+			case len(gap) == 1:
+				c.out = append(c.out, ' ')
+				c.col++
 			default:
 				c.out = append(c.out, gap...)
 				c.col += len(gap)

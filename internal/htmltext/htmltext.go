@@ -27,6 +27,8 @@
 package htmltext
 
 import (
+	"bytes"
+
 	"golang.org/x/net/html/atom"
 )
 
@@ -67,9 +69,17 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 		if pos >= n {
 			break
 		}
-		k := markup(src, pos)
-		if k > pos {
-			cv.text(src[pos:k], decodeText)
+		// Between tags, e-mail html mostly has white space.
+		k := pos + skipSpace(src[pos:])
+		if k+1 < n && src[k] == '<' && startsMarkup(src[k+1]) {
+			if k > pos {
+				cv.space(src[pos:k])
+			}
+		} else {
+			k = markup(src, k)
+			if k > pos {
+				cv.text(src[pos:k], decodeText)
+			}
 		}
 		if k >= n {
 			break
@@ -77,10 +87,7 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 		end := -1
 		switch c := src[k+1]; {
 		case isLetter(c):
-			var nameEnd int
-			if end, nameEnd = cv.startTag(src, k); end > 0 {
-				raw = rawKindOf(src[k+1 : nameEnd])
-			}
+			end, raw = cv.startTag(src, k)
 		case c == '/':
 			switch {
 			case k+2 >= n: // "</" at the end is text
@@ -111,11 +118,37 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 	return c.finish()
 }
 
+// space converts a text token of white space.
+func (cv *Converter) space(t []byte) {
+	switch c := &cv.c; {
+	case c.skip > 0:
+	case c.pre > 0:
+		c.preText(cv.decode(&cv.textBuf, t, decodeText))
+	default:
+		c.space = true
+	}
+}
+
 // text converts a text token.
 func (cv *Converter) text(t []byte, kind decodeKind) {
 	c := &cv.c
 	if c.skip > 0 {
 		return
+	}
+	if kind == decodeText && c.pre == 0 {
+		// White space is white space decoded, and so is a CR: outside
+		// pre, only a character reference changes what text writes.
+		i := skipSpace(t)
+		if i > 0 {
+			c.space = true
+		}
+		if t = t[i:]; len(t) == 0 {
+			return
+		}
+		if bytes.IndexByte(t, '&') < 0 {
+			c.text(t)
+			return
+		}
 	}
 	t = cv.decode(&cv.textBuf, t, kind)
 	if c.pre > 0 {
@@ -126,7 +159,48 @@ func (cv *Converter) text(t []byte, kind decodeKind) {
 }
 
 // lookup returns the atom of a tag name, 0 for a name that has none.
+// The names e-mail html uses most are found without hashing.
 func (cv *Converter) lookup(name []byte) atom.Atom {
+	switch string(name) {
+	case "a":
+		return atom.A
+	case "b":
+		return atom.B
+	case "p":
+		return atom.P
+	case "br":
+		return atom.Br
+	case "td":
+		return atom.Td
+	case "tr":
+		return atom.Tr
+	case "th":
+		return atom.Th
+	case "li":
+		return atom.Li
+	case "h1":
+		return atom.H1
+	case "h2":
+		return atom.H2
+	case "h3":
+		return atom.H3
+	case "div":
+		return atom.Div
+	case "img":
+		return atom.Img
+	case "span":
+		return atom.Span
+	case "font":
+		return atom.Font
+	case "table":
+		return atom.Table
+	case "tbody":
+		return atom.Tbody
+	case "strong":
+		return atom.Strong
+	case "center":
+		return atom.Center
+	}
 	if len(name) > 25 { // longer than any atom
 		return 0
 	}
@@ -134,27 +208,30 @@ func (cv *Converter) lookup(name []byte) atom.Atom {
 }
 
 // startTag converts the start tag at k and returns the index after it
-// and the end of its name, or -1 when the html ends in it.
-func (cv *Converter) startTag(src []byte, k int) (end, nameEnd int) {
+// and the kind of raw text that follows it, or -1 when the html ends in
+// it.
+func (cv *Converter) startTag(src []byte, k int) (int, rawKind) {
 	nameEnd, end, ok := cv.tag(src, k+1, true)
 	if !ok {
-		return -1, 0
+		return -1, rawNone
 	}
 	c := &cv.c
 	a := cv.lookup(src[k+1 : nameEnd])
+	raw := rawKindOf(a)
 	selfClosing := cv.selfClosing(src, end)
 	if c.skip > 0 {
 		if a == c.skipTag && !selfClosing {
 			c.skip++
 		}
-		return end, nameEnd
+		return end, raw
 	}
 	var href, alt []byte
 	hidden := false
 	if len(cv.attrs) > 0 {
 		// The first attribute of each key counts, in their order.
 		var seenHref, seenAlt, seenStyle, seenHidden bool
-		for _, at := range cv.attrs {
+		for i := range cv.attrs {
+			at := &cv.attrs[i]
 			key := src[at.key0:at.key1]
 			switch len(key) {
 			case 3:
@@ -168,12 +245,12 @@ func (cv *Converter) startTag(src []byte, k int) (end, nameEnd int) {
 					href = cv.decode(&cv.hrefBuf, src[at.val0:at.val1], decodeAttribute)
 				}
 			case 5:
-				if !seenStyle && equalLower(key, []byte("style")) {
+				if key[0]|0x20 == 's' && !seenStyle && equalLower(key, []byte("style")) {
 					seenStyle = true
 					hidden = cv.displayNone(src[at.val0:at.val1])
 				}
 			case 6:
-				if !seenHidden && equalLower(key, []byte("hidden")) {
+				if key[0]|0x20 == 'h' && !seenHidden && equalLower(key, []byte("hidden")) {
 					seenHidden = true
 					hidden = true
 				}
@@ -187,10 +264,10 @@ func (cv *Converter) startTag(src []byte, k int) (end, nameEnd int) {
 	}
 	if hidden && !selfClosing && !isVoid(a) {
 		c.skip, c.skipTag = 1, a
-		return end, nameEnd
+		return end, raw
 	}
 	c.open(a, selfClosing, href, alt)
-	return end, nameEnd
+	return end, raw
 }
 
 // endTag converts the end tag at k and returns the index after it, or -1

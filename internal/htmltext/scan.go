@@ -5,7 +5,11 @@ package htmltext
 // no copy. Each function names the Tokenizer method it follows; the
 // differential tests and FuzzAppend compare the two.
 
-import "bytes"
+import (
+	"bytes"
+
+	"golang.org/x/net/html/atom"
+)
 
 // attr is an attribute of a start tag: the spans of its key and value in
 // the html.
@@ -14,6 +18,12 @@ type attr struct {
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// startsMarkup reports whether a '<' followed by c starts a tag, an end
+// tag, a comment or a declaration.
+func startsMarkup(c byte) bool {
+	return isLetter(c) || c == '/' || c == '!' || c == '?'
+}
 
 // markup returns the index of the next '<' from i that starts a tag, an
 // end tag, a comment or a declaration (one followed by a letter, '/', '!'
@@ -28,7 +38,7 @@ func markup(src []byte, i int) int {
 		if k+1 >= len(src) {
 			return len(src)
 		}
-		if c := src[k+1]; isLetter(c) || c == '/' || c == '!' || c == '?' {
+		if startsMarkup(src[k+1]) {
 			return k
 		}
 		i = k + 1
@@ -83,6 +93,20 @@ func commentEnd(src []byte, i int) int {
 	return -1
 }
 
+// The classes of bytes in a tag, as bits.
+const (
+	tagSpace = 1 << iota // white space
+	tagSlash             // '/'
+	tagGT                // '>'
+	tagEq                // '='
+)
+
+// tagClass is the class of each byte in a tag, 0 for most.
+var tagClass = [256]uint8{
+	' ': tagSpace, '\t': tagSpace, '\n': tagSpace, '\r': tagSpace, '\f': tagSpace,
+	'/': tagSlash, '>': tagGT, '=': tagEq,
+}
+
 // tag reads the tag whose name starts at p, one after its '<' (or "</"),
 // and returns the end of its name and the index after its '>', or ok
 // false when the html ends first. With save, it keeps in cv.attrs the
@@ -93,17 +117,15 @@ func (cv *Converter) tag(src []byte, p int, save bool) (nameEnd, end int, ok boo
 		cv.attrs = cv.attrs[:0]
 	}
 	i := p + 1
-	for ; ; i++ {
-		if i >= n {
-			return 0, 0, false
-		}
-		if c := src[i]; isSpace(c) || c == '/' || c == '>' {
-			break
-		}
+	for i < n && tagClass[src[i]]&(tagSpace|tagSlash|tagGT) == 0 {
+		i++
+	}
+	if i >= n {
+		return 0, 0, false
 	}
 	nameEnd = i
 	for {
-		for i < n && isSpace(src[i]) {
+		for i < n && tagClass[src[i]] == tagSpace {
 			i++
 		}
 		if i >= n {
@@ -115,10 +137,7 @@ func (cv *Converter) tag(src []byte, p int, save bool) (nameEnd, end int, ok boo
 		// The key (Tokenizer.readTagAttrKey): a first '=' belongs to it.
 		k0 := i
 		if src[i] != '/' {
-			for i++; i < n; i++ {
-				if c := src[i]; c == '=' || isSpace(c) || c == '/' || c == '>' {
-					break
-				}
+			for i++; i < n && tagClass[src[i]] == 0; i++ {
 			}
 			if i >= n {
 				return 0, 0, false
@@ -127,7 +146,7 @@ func (cv *Converter) tag(src []byte, p int, save bool) (nameEnd, end int, ok boo
 		k1 := i
 		// The value (Tokenizer.readTagAttrVal).
 		v0, v1 := i, i
-		for i < n && isSpace(src[i]) {
+		for i < n && tagClass[src[i]] == tagSpace {
 			i++
 		}
 		if i >= n {
@@ -137,7 +156,7 @@ func (cv *Converter) tag(src []byte, p int, save bool) (nameEnd, end int, ok boo
 		case '/':
 			i++
 		case '=':
-			for i++; i < n && isSpace(src[i]); i++ {
+			for i++; i < n && tagClass[src[i]] == tagSpace; i++ {
 			}
 			if i >= n {
 				return 0, 0, false
@@ -153,7 +172,7 @@ func (cv *Converter) tag(src []byte, p int, save bool) (nameEnd, end int, ok boo
 				i = v1 + 1
 			default:
 				v0 = i
-				for i++; i < n && !isSpace(src[i]) && src[i] != '>'; i++ {
+				for i++; i < n && tagClass[src[i]]&(tagSpace|tagGT) == 0; i++ {
 				}
 				if i >= n {
 					return 0, 0, false
@@ -273,15 +292,29 @@ var rawNames = [...]string{
 }
 
 // rawKindOf returns the kind of text that follows a start tag of the name
-// (Tokenizer.readStartTag).
-func rawKindOf(name []byte) rawKind {
-	if len(name) < 3 || len(name) > 9 {
-		return rawNone
-	}
-	for k := rawScript; k <= rawXmp; k++ {
-		if equalLower(name, []byte(rawNames[k])) {
-			return k
-		}
+// a (Tokenizer.readStartTag: the name is one of these, in any case).
+func rawKindOf(a atom.Atom) rawKind {
+	switch a {
+	case atom.Script:
+		return rawScript
+	case atom.Style:
+		return rawStyle
+	case atom.Textarea:
+		return rawTextarea
+	case atom.Title:
+		return rawTitle
+	case atom.Iframe:
+		return rawIframe
+	case atom.Noembed:
+		return rawNoembed
+	case atom.Noframes:
+		return rawNoframes
+	case atom.Noscript:
+		return rawNoscript
+	case atom.Plaintext:
+		return rawPlaintext
+	case atom.Xmp:
+		return rawXmp
 	}
 	return rawNone
 }
