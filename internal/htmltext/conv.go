@@ -291,18 +291,15 @@ var textClass = func() (t [256]uint8) {
 }()
 
 // skipSpace returns the index of the first byte of t that is not white
-// space, or len(t).
+// space, or len(t). Runs of spaces, the indentation of html, go 8 bytes
+// at a time.
 func skipSpace(t []byte) int {
 	i := 0
-	for i < len(t) {
-		if i+8 <= len(t) && binary.LittleEndian.Uint64(t[i:]) == 0x2020202020202020 {
-			i += 8
-			continue
-		}
-		if textClass[t[i]] != classSpace {
-			break
-		}
+	for i < len(t) && textClass[t[i]] == classSpace {
 		i++
+		for i+8 <= len(t) && binary.LittleEndian.Uint64(t[i:]) == 0x2020202020202020 {
+			i += 8
+		}
 	}
 	return i
 }

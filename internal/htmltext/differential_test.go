@@ -87,7 +87,6 @@ var hostile = []string{
 // invariants it breaks.
 var splitWord = "<p>" + strings.Repeat("a ", 38) + "b<!---->cd</p>"
 
-
 // TestReference compares the Converter with the reference on every html
 // of the module's test corpora: the workload as rendered for its sample
 // recipients (and cut at every byte), every string in the JSON corpora
