@@ -7,6 +7,7 @@ package htmltext
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -295,11 +296,19 @@ var textClass = func() (t [256]uint8) {
 // at a time.
 func skipSpace(t []byte) int {
 	i := 0
-	for i < len(t) && textClass[t[i]] == classSpace {
-		i++
-		for i+8 <= len(t) && binary.LittleEndian.Uint64(t[i:]) == 0x2020202020202020 {
-			i += 8
+	for i < len(t) {
+		if i+8 <= len(t) {
+			x := binary.LittleEndian.Uint64(t[i:]) ^ 0x2020202020202020
+			if x == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(x) / 8
 		}
+		if textClass[t[i]] != classSpace {
+			break
+		}
+		i++
 	}
 	return i
 }
@@ -349,6 +358,21 @@ func (c *conv) wordBytes(w []byte) { c.wordN(w, utf8.RuneCount(w)) }
 
 // wordN is wordBytes for a word of n characters.
 func (c *conv) wordN(w []byte, n int) {
+	if c.col > 0 && c.trail == 0 && c.breaks == 0 && c.sep == "" && !c.inLink {
+		// The common case: a word on the line, after a space or not.
+		if !c.space {
+			c.out = append(c.out, w...)
+			c.col += n
+			c.cellStart = false
+			return
+		}
+		if c.col+1+n <= Width {
+			c.out = append(append(c.out, ' '), w...)
+			c.col += 1 + n
+			c.space, c.cellStart = false, false
+			return
+		}
+	}
 	if c.inLink {
 		if c.space && len(c.link) > 0 {
 			c.link = append(c.link, ' ')

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -109,6 +110,13 @@ func TestReference(t *testing.T) {
 			}
 		}
 	}
+	// More distinct tags than a Converter remembers, twice.
+	var many strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&many, "<p class=c%d>%d <a href='https://x.example/%d'>l</a></p>\n", i, i, i%700)
+	}
+	d.check("many tags", []byte(many.String()))
+	d.check("many tags", []byte(many.String()))
 	for _, s := range append(hostile, splitWord) {
 		for j := range len(s) + 1 {
 			d.check("hostile", []byte(s[:j]))

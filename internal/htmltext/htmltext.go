@@ -26,11 +26,7 @@
 // It imports nothing from the module.
 package htmltext
 
-import (
-	"bytes"
-
-	"golang.org/x/net/html/atom"
-)
+import "bytes"
 
 // Width is the longest line Append writes when the words allow it, in
 // characters (RFC 5322 §2.1.1 recommends 78).
@@ -46,6 +42,9 @@ type Converter struct {
 	textBuf, hrefBuf, altBuf, attrBuf, lowBuf []byte
 	seen                                      map[string]bool   // attribute keys, for a tag with many
 	entities                                  map[string]string // named references read so far (named)
+	memo                                      memo              // the tags read so far
+	tok                                       token             // the token scan read
+	href, alt                                 []byte            // its href and alt values, decoded
 }
 
 // Append appends the text of src, an html document or fragment, to dst
@@ -69,51 +68,37 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 		if pos >= n {
 			break
 		}
-		// Between tags, e-mail html mostly has white space.
-		k := pos + skipSpace(src[pos:])
-		if k+1 < n && src[k] == '<' && startsMarkup(src[k+1]) {
-			if k > pos {
-				cv.space(src[pos:k])
-			}
-		} else {
-			k = markup(src, k)
-			if k > pos {
-				cv.text(src[pos:k], decodeText)
+		var tk *token
+		var href, alt []byte
+		if src[pos] == '<' && pos+2 < n && (isLetter(src[pos+1]) || src[pos+1] == '/' && isLetter(src[pos+2])) {
+			// A tag: one read before, when its bytes up to the first '>'
+			// are those of one (memo.go).
+			if e := bytes.IndexByte(src[pos:], '>'); e >= 0 {
+				t := src[pos : pos+e+1]
+				if e := cv.memo.find(t); e != nil {
+					tk, href, alt = &e.tok, cv.memo.store[e.href[0]:e.href[1]], cv.memo.store[e.alt[0]:e.alt[1]]
+				} else {
+					var ok bool
+					if tk, ok = cv.scan(src, pos); !ok {
+						break // the html ends in the tag, which says nothing
+					}
+					href, alt = cv.href, cv.alt
+					if int(tk.len) == len(t) {
+						cv.memo.add(t, tk, href, alt)
+					}
+				}
 			}
 		}
-		if k >= n {
-			break
-		}
-		end := -1
-		switch c := src[k+1]; {
-		case isLetter(c):
-			end, raw = cv.startTag(src, k)
-		case c == '/':
-			switch {
-			case k+2 >= n: // "</" at the end is text
-				cv.text(src[k:], decodeText)
-			case src[k+2] == '>':
-				end = k + 3
-			case isLetter(src[k+2]):
-				end = cv.endTag(src, k)
-			default: // a bogus comment
-				end = closeAngle(src, k+2)
+		if tk == nil {
+			var ok bool
+			if tk, ok = cv.scan(src, pos); !ok {
+				break // the html ends in a token, which says nothing
 			}
-		case c == '!':
-			switch {
-			case k+3 >= n:
-			case src[k+2] == '-' && src[k+3] == '-':
-				end = commentEnd(src, k+4)
-			default: // a doctype, CDATA section or bogus comment
-				end = closeAngle(src, k+2)
-			}
-		default: // '?', a bogus comment
-			end = closeAngle(src, k+2)
+			href, alt = cv.href, cv.alt
 		}
-		if end < 0 {
-			break // the html ends in the token, which says nothing
-		}
-		pos = end
+		cv.apply(tk, src[pos:pos+int(tk.len)], href, alt)
+		pos += int(tk.len)
+		raw = tk.raw
 	}
 	return c.finish()
 }
@@ -156,145 +141,4 @@ func (cv *Converter) text(t []byte, kind decodeKind) {
 	} else {
 		c.text(t)
 	}
-}
-
-// lookup returns the atom of a tag name, 0 for a name that has none.
-// The names e-mail html uses most are found without hashing.
-func (cv *Converter) lookup(name []byte) atom.Atom {
-	switch string(name) {
-	case "a":
-		return atom.A
-	case "b":
-		return atom.B
-	case "p":
-		return atom.P
-	case "br":
-		return atom.Br
-	case "td":
-		return atom.Td
-	case "tr":
-		return atom.Tr
-	case "th":
-		return atom.Th
-	case "li":
-		return atom.Li
-	case "h1":
-		return atom.H1
-	case "h2":
-		return atom.H2
-	case "h3":
-		return atom.H3
-	case "div":
-		return atom.Div
-	case "img":
-		return atom.Img
-	case "span":
-		return atom.Span
-	case "font":
-		return atom.Font
-	case "table":
-		return atom.Table
-	case "tbody":
-		return atom.Tbody
-	case "strong":
-		return atom.Strong
-	case "center":
-		return atom.Center
-	}
-	if len(name) > 25 { // longer than any atom
-		return 0
-	}
-	return atom.Lookup(cv.lower(name))
-}
-
-// startTag converts the start tag at k and returns the index after it
-// and the kind of raw text that follows it, or -1 when the html ends in
-// it.
-func (cv *Converter) startTag(src []byte, k int) (int, rawKind) {
-	nameEnd, end, ok := cv.tag(src, k+1, true)
-	if !ok {
-		return -1, rawNone
-	}
-	c := &cv.c
-	a := cv.lookup(src[k+1 : nameEnd])
-	raw := rawKindOf(a)
-	selfClosing := cv.selfClosing(src, end)
-	if c.skip > 0 {
-		if a == c.skipTag && !selfClosing {
-			c.skip++
-		}
-		return end, raw
-	}
-	var href, alt []byte
-	hidden := false
-	if len(cv.attrs) > 0 {
-		// The first attribute of each key counts, in their order.
-		var seenHref, seenAlt, seenStyle, seenHidden bool
-		for i := range cv.attrs {
-			at := &cv.attrs[i]
-			key := src[at.key0:at.key1]
-			switch len(key) {
-			case 3:
-				if a == atom.Img && !seenAlt && equalLower(key, []byte("alt")) {
-					seenAlt = true
-					alt = cv.decode(&cv.altBuf, src[at.val0:at.val1], decodeAttribute)
-				}
-			case 4:
-				if a == atom.A && !seenHref && equalLower(key, []byte("href")) {
-					seenHref = true
-					href = cv.decode(&cv.hrefBuf, src[at.val0:at.val1], decodeAttribute)
-				}
-			case 5:
-				if key[0]|0x20 == 's' && !seenStyle && equalLower(key, []byte("style")) {
-					seenStyle = true
-					hidden = cv.displayNone(src[at.val0:at.val1])
-				}
-			case 6:
-				if key[0]|0x20 == 'h' && !seenHidden && equalLower(key, []byte("hidden")) {
-					seenHidden = true
-					hidden = true
-				}
-			}
-		}
-		// The reference reads the attributes of a tag other than a and
-		// img only when the tag may hide its element.
-		if hidden && a != atom.A && a != atom.Img && !mayHide(src[k:end]) {
-			hidden = false
-		}
-	}
-	if hidden && !selfClosing && !isVoid(a) {
-		c.skip, c.skipTag = 1, a
-		return end, raw
-	}
-	c.open(a, selfClosing, href, alt)
-	return end, raw
-}
-
-// endTag converts the end tag at k and returns the index after it, or -1
-// when the html ends in it.
-func (cv *Converter) endTag(src []byte, k int) int {
-	nameEnd, end, ok := cv.tag(src, k+2, false)
-	if !ok {
-		return -1
-	}
-	c := &cv.c
-	a := cv.lookup(src[k+2 : nameEnd])
-	if c.skip > 0 {
-		if a == c.skipTag {
-			c.skip--
-		}
-		return end
-	}
-	c.close(a)
-	return end
-}
-
-// isVoid reports whether elements named a have no end tag.
-func isVoid(a atom.Atom) bool {
-	switch a {
-	case atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img, atom.Input,
-		atom.Link, atom.Meta, atom.Source, atom.Track, atom.Wbr:
-		return true
-	}
-	return false
 }
