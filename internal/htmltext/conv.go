@@ -327,10 +327,6 @@ func (c *conv) preText(t []byte) {
 	}
 }
 
-func isSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f'
-}
-
 // lineBreak ends the current line (br), at most one empty line in a row.
 func (c *conv) lineBreak() {
 	if len(c.out) == c.start || c.trail >= 2 {

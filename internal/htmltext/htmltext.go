@@ -10,15 +10,23 @@
 //
 // It reads html as golang.org/x/net/html's tokenizer does, not as its
 // parser: no tree is built, and malformed html is read as a browser's
-// tokenizer reads it (raw text elements, comments, bogus comments,
-// unterminated tags and attribute quoting included). It does so with its
-// own scanner, one pass over the bytes of the html that copies only the
-// text it writes and, once a Converter has converted a document, does not
-// allocate for the next ones like it. The package's tests keep the
-// tokenizer-based converter it replaced as a reference: on every html of
-// the module's test corpora, and on any input in FuzzAppend, both give
-// the same text, byte for byte. The named character references are
-// x/net/html's table (read through html.UnescapeString).
+// tokenizer reads it (raw text elements and script's escapes, comments,
+// bogus comments, unterminated tags, attribute quoting, a repeated
+// attribute, character references with and without their semicolon, in
+// text and in attribute values). It does so with its own scanner: one
+// pass over the bytes of the html (scan.go, script.go), which copies only
+// what it writes and allocates nothing once a Converter has converted a
+// document like it. A Converter also remembers the tags it has read, and
+// does not read again a tag whose bytes it has seen (memo.go): e-mail
+// html, converted recipient after recipient, is mostly the same tags.
+// The named character references are x/net/html's table, read through
+// html.UnescapeString.
+//
+// The package's tests keep the tokenizer-based converter this scanner
+// replaced as the reference (reference_test.go, with x/net/html's
+// Tokenizer): on every html of the module's test corpora (TestReference)
+// and on any input (FuzzAppend), the two give the same text, byte for
+// byte. There is no class of input where they may differ.
 //
 // It does not lay out CSS, tables or columns: it aims at the text a
 // reader of a plain-text mail client wants, not at a rendering.
