@@ -83,8 +83,8 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 			// are those of one (memo.go).
 			if e := bytes.IndexByte(src[pos:], '>'); e >= 0 {
 				t := src[pos : pos+e+1]
-				if e := cv.memo.find(t); e != nil {
-					tk, href, alt = &e.tok, cv.memo.store[e.href[0]:e.href[1]], cv.memo.store[e.alt[0]:e.alt[1]]
+				if read := cv.memo.find(t); read != nil {
+					tk, href, alt = &read.tok, cv.memo.values(read.href), cv.memo.values(read.alt)
 				} else {
 					var ok bool
 					if tk, ok = cv.scan(src, pos); !ok {

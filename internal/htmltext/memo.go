@@ -71,6 +71,9 @@ func (m *memo) find(t []byte) *memoTag {
 	return nil
 }
 
+// values returns the bytes of a span of store.
+func (m *memo) values(span [2]int32) []byte { return m.store[span[0]:span[1]] }
+
 // add remembers the tag tk, whose bytes are t and values href and alt.
 func (m *memo) add(t []byte, tk *token, href, alt []byte) {
 	if len(t) > maxMemoTag {
