@@ -91,7 +91,7 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 						break // the html ends in the tag, which says nothing
 					}
 					href, alt = cv.href, cv.alt
-					if int(tk.len) == len(t) {
+					if tk.len == len(t) {
 						cv.memo.add(t, tk, href, alt)
 					}
 				}
@@ -104,8 +104,8 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 			}
 			href, alt = cv.href, cv.alt
 		}
-		cv.apply(tk, src[pos:pos+int(tk.len)], href, alt)
-		pos += int(tk.len)
+		cv.apply(tk, src[pos:pos+tk.len], href, alt)
+		pos += tk.len
 		raw = tk.raw
 	}
 	return c.finish()

@@ -19,7 +19,7 @@ const (
 
 // token is a token of the html and what its bytes say.
 type token struct {
-	len  int32
+	len  int
 	kind tokenKind
 	raw  rawKind // the raw text due after a start tag
 	a    atom.Atom
@@ -32,7 +32,7 @@ type token struct {
 func (cv *Converter) scan(src []byte, pos int) (*token, bool) {
 	n := len(src)
 	tk := &cv.tok
-	*tk = token{}
+	*tk, cv.href, cv.alt = token{}, nil, nil
 	if !(src[pos] == '<' && pos+1 < n && startsMarkup(src[pos+1])) {
 		// Text, up to the next markup. Between tags, e-mail html mostly
 		// has white space.
@@ -42,7 +42,7 @@ func (cv *Converter) scan(src []byte, pos int) (*token, bool) {
 			k = markup(src, k)
 			tk.kind = tokenText
 		}
-		tk.len = int32(k - pos)
+		tk.len = k - pos
 		return tk, true
 	}
 	end := -1
@@ -52,7 +52,7 @@ func (cv *Converter) scan(src []byte, pos int) (*token, bool) {
 	case c == '/':
 		switch {
 		case pos+2 >= n: // "</" at the end is text
-			tk.kind, tk.len = tokenText, int32(n-pos)
+			tk.kind, tk.len = tokenText, n-pos
 			return tk, true
 		case src[pos+2] == '>':
 			end = pos + 3
@@ -62,7 +62,7 @@ func (cv *Converter) scan(src []byte, pos int) (*token, bool) {
 				return nil, false
 			}
 			tk.kind, tk.a = tokenEnd, cv.lookup(src[pos+2:nameEnd])
-			tk.len = int32(e - pos)
+			tk.len = e - pos
 			return tk, true
 		default: // a bogus comment
 			end = closeAngle(src, pos+2)
@@ -81,7 +81,7 @@ func (cv *Converter) scan(src []byte, pos int) (*token, bool) {
 	if end < 0 {
 		return nil, false
 	}
-	tk.kind, tk.len = tokenNothing, int32(end-pos)
+	tk.kind, tk.len = tokenNothing, end-pos
 	return tk, true
 }
 
@@ -92,10 +92,9 @@ func (cv *Converter) scanStart(src []byte, k int) (*token, bool) {
 		return nil, false
 	}
 	tk := &cv.tok
-	tk.kind, tk.len = tokenStart, int32(end-k)
+	tk.kind, tk.len = tokenStart, end-k
 	a := cv.lookup(src[k+1 : nameEnd])
 	tk.a, tk.raw, tk.selfClosing = a, rawKindOf(a), cv.selfClosing(src, end)
-	cv.href, cv.alt = nil, nil
 	if len(cv.attrs) == 0 {
 		return tk, true
 	}
