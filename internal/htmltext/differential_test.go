@@ -17,6 +17,7 @@ import (
 
 	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/htmltext"
+	"github.com/postroom/postroom/internal/program"
 	"github.com/postroom/postroom/internal/workload"
 )
 
@@ -84,9 +85,12 @@ var hostile = []string{
 // TestReference compares the Converter with the reference on every html
 // of the module's test corpora: the workload as rendered for its sample
 // recipients (and cut at every byte), every string in the JSON corpora
-// and fuzz corpora under testdata, every string literal of the module's
-// Go files (the examples of the tests among them), and the hostile inputs
-// above, cut at every byte.
+// and fuzz corpora under testdata, the handlebars corpora's templates as
+// internal/program renders them with their data, every string literal of
+// the module's Go files (the examples of the tests among them), a
+// document of more distinct tags than a Converter remembers, and the
+// hostile inputs above, cut at every byte. One pair of Converters
+// converts them all, one after the other, as an engine's worker does.
 func TestReference(t *testing.T) {
 	d := &differ{t: t}
 	w := fixture.Shared(t)
@@ -144,7 +148,41 @@ func TestReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	renderCorpus(t, filepath.Join(root, "internal", "program", "testdata", "hbsjs"), d)
 	t.Logf("%d documents compared", d.n)
+}
+
+// renderCorpus compares the html that internal/program renders from each
+// template of the handlebars corpora in dir (email.json, raymond.json)
+// with its data. A template it refuses, or one that needs partials, is
+// left out: its strings are compared as they are.
+func renderCorpus(t *testing.T, dir string, d *differ) {
+	t.Helper()
+	for _, name := range []string{"email.json", "raymond.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []struct {
+			Name, Template string
+			Data           any
+		}
+		if err := json.Unmarshal(b, &cases); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			params, _ := c.Data.(map[string]any)
+			p, err := program.Compile(t.Context(), c.Template, program.Options{Mode: program.HTML})
+			if err != nil {
+				continue
+			}
+			out, err := p.Append(t.Context(), nil, &program.Data{Params: params})
+			if err != nil {
+				continue
+			}
+			d.check(name+" rendered: "+c.Name, out)
+		}
+	}
 }
 
 // goStrings calls f with each string literal of the Go file at path.
