@@ -108,7 +108,32 @@ func (cv *Converter) Append(dst, src []byte) []byte {
 		pos += tk.len
 		raw = tk.raw
 	}
-	return c.finish()
+	out := c.finish()
+	cv.release()
+	return out
+}
+
+// maxKept bounds the buffers a Converter keeps from one Append to the
+// next: a document that grew one past it (a huge text with a reference,
+// a tag of a hundred thousand attributes) does not leave it behind.
+const maxKept = 64 << 10
+
+// release drops the buffers that grew past maxKept.
+func (cv *Converter) release() {
+	for _, b := range [...]*[]byte{&cv.textBuf, &cv.hrefBuf, &cv.altBuf, &cv.attrBuf, &cv.lowBuf, &cv.c.link, &cv.c.href, &cv.c.tmp, &cv.c.marker} {
+		if cap(*b) > maxKept {
+			*b = nil
+		}
+	}
+	if cap(cv.attrs) > maxKept/32 { // 32 bytes an attribute
+		cv.attrs = nil
+	}
+	if cap(cv.c.lists) > maxKept/32 {
+		cv.c.lists = nil
+	}
+	if len(cv.seen) > maxKept/64 {
+		cv.seen = nil
+	}
 }
 
 // space converts a text token of white space.
