@@ -3,6 +3,7 @@ package program
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aymerick/raymond/ast"
@@ -51,6 +52,10 @@ const (
 	exField                  // a literal in helper-name position: a field of the current context
 	exHelper                 // call helper with args
 	exCustom                 // call custom with args (custom.go)
+	// exPartialBlock is @partial-block as a value: the current partial
+	// block rendered as handlebars.js's partialBlockWrapper renders when
+	// called as a function (partialBlockValue).
+	exPartialBlock
 )
 
 // expr is a compiled expression, subexpression or helper argument.
@@ -323,11 +328,7 @@ func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 	}
 	switch x := n.Path.(type) {
 	case *ast.PathExpression:
-		path, err := c.compilePath(x)
-		if err != nil {
-			return nil, err
-		}
-		return &expr{kind: exPath, path: path, orig: x.Original}, nil
+		return c.pathExpr(x)
 	default:
 		lit, _ := ast.LiteralStr(x)
 		return &expr{kind: exField, field: lit, orig: lit}, nil
@@ -368,7 +369,37 @@ func (c *compiler) callArgs(e *expr, n *ast.Expression) (*expr, error) {
 			e.hashKeys = append(e.hashKeys, pair.Key)
 		}
 	}
+	if e.kind == exHelper && (e.helper == hIf || e.helper == hUnless || e.helper == hWith || e.helper == hEach) {
+		return e, nil
+	}
+	for _, a := range slices.Concat(e.args, e.hash) {
+		if a.kind == exPartialBlock {
+			return nil, c.errAt(n.Path, "%s", errPartialBlockValue)
+		}
+	}
 	return e, nil
+}
+
+// errPartialBlockValue is why @partial-block is refused as an argument:
+// it is a function in handlebars.js, which helpers other than if, unless,
+// with and each receive uncalled.
+const errPartialBlockValue = "@partial-block as a value is only printed ({{@partial-block}}), tested ({{#if @partial-block}}, unless, with, each) or rendered ({{> @partial-block}}): handlebars.js passes it to other helpers as a function"
+
+// pathExpr compiles a path used as a value: @partial-block, else a lookup.
+func (c *compiler) pathExpr(x *ast.PathExpression) (*expr, error) {
+	path, err := c.compilePath(x)
+	if err != nil {
+		return nil, err
+	}
+	if path.data && path.parts[0] == "partial-block" {
+		if len(path.parts) > 1 || path.depth > 0 {
+			// a property of a function, or the partial block of a data
+			// frame further up.
+			return nil, c.errAt(x, "%q: only @partial-block itself is supported", x.Original)
+		}
+		return &expr{kind: exPartialBlock, orig: x.Original}, nil
+	}
+	return &expr{kind: exPath, path: path, orig: x.Original}, nil
 }
 
 // param compiles a helper argument or hash value.
@@ -378,11 +409,7 @@ func (c *compiler) param(n ast.Node) (*expr, error) {
 	}
 	switch x := n.(type) {
 	case *ast.PathExpression:
-		path, err := c.compilePath(x)
-		if err != nil {
-			return nil, err
-		}
-		return &expr{kind: exPath, path: path, orig: x.Original}, nil
+		return c.pathExpr(x)
 	case *ast.SubExpression:
 		return c.expression(x.Expression, posSub)
 	case *ast.StringLiteral:

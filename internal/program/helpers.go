@@ -84,7 +84,7 @@ var helperTable = [...]helperSpec{
 	hWith:   {name: "with", min: 1, max: 1, blockOnly: true, js: true},
 	hEqual:  {name: "equal", min: 2, max: 2, blockOnly: true},
 	hLookup: {name: "lookup", min: 2, max: 2, noBlock: true, fn: Lookup, js: true},
-	hLog:    {name: "log", min: 1, max: -1, noBlock: true, js: true},
+	hLog:    {name: "log", min: 0, max: -1, noBlock: true, js: true},
 
 	hUpper:     {name: "upper", min: 1, max: 1, fn: Upper},
 	hLower:     {name: "lower", min: 1, max: 1, fn: Lower},

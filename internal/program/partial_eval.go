@@ -293,6 +293,28 @@ func (s *state) runPartialBlock(pc *partialOp) error {
 	return nil
 }
 
+// partialBlockValue is @partial-block used as a value: nil when no
+// partial block is being rendered, else the current one rendered as a
+// string, as handlebars.js's if, unless, with and each helpers and its
+// mustaches call the partialBlockWrapper function: with no context (the
+// contexts and block parameters of where the block was written stay
+// reachable through ../ and their names) and an empty data frame (no
+// @root, @index or @key). Its absent paths do not count as missing.
+func (s *state) partialBlockValue() (any, error) {
+	if s.part.cur == 0 {
+		return nil, nil
+	}
+	start, frames := len(s.out), s.frames
+	s.frames = s.frames[len(s.frames):]
+	s.quiet++
+	err := s.runBlockContent(s.part.cur, nil)
+	s.quiet--
+	s.frames = frames
+	v := string(s.out[start:])
+	s.out = s.out[:start]
+	return v, err
+}
+
 // runBlockContent renders partial block i (1-based) with context c: with
 // the context stack and block parameters of where the block was written,
 // c pushed onto them unless it is == their top (JavaScript's loose
