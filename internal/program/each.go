@@ -31,9 +31,11 @@ func (s *state) iter(p *prog, ctx any, f frame) error {
 
 // each is handlebars.js's each helper over c, an array or an object, and
 // returns the number of iterations: the elements of an array in order, the
-// keys of a map with the integer-like ones first in numeric order (as
-// JavaScript's Object.keys) and the others in sorted order (JSON objects
-// lose their order in Go maps), the fields of a struct in their order.
+// keys of an *Object (a decoded JSON object) in JavaScript's property
+// order (the integer-like ones first, in numeric order, then the others as
+// written), the keys of a Go map with the integer-like ones first, then
+// the others sorted (a Go map has no order), the fields of a struct in
+// their order.
 func (s *state) each(p *prog, c any) (int, error) {
 	switch v := c.(type) {
 	case []any:
@@ -43,6 +45,38 @@ func (s *state) each(p *prog, c any) (int, error) {
 			}
 		}
 		return len(v), nil
+	case *Object:
+		if !v.intKeys {
+			for i, k := range v.keys {
+				if err := s.iter(p, v.vals[i], frame{iter: true, index: i, length: len(v.keys), key: k}); err != nil {
+					return i, err
+				}
+			}
+			return len(v.keys), nil
+		}
+		// JavaScript's property order: array indexes first, in numeric
+		// order, then the other keys as written.
+		base := len(s.keys)
+		for _, k := range v.keys {
+			if _, ok := arrayIndex(k); ok {
+				s.keys = append(s.keys, k)
+			}
+		}
+		slices.SortFunc(s.keys[base:], compareJSKeys)
+		for _, k := range v.keys {
+			if _, ok := arrayIndex(k); !ok {
+				s.keys = append(s.keys, k)
+			}
+		}
+		defer func() { s.keys = s.keys[:base] }()
+		for i := range v.keys {
+			k := s.keys[base+i]
+			x, _ := v.Get(k)
+			if err := s.iter(p, x, frame{iter: true, index: i, length: len(v.keys), key: k}); err != nil {
+				return i, err
+			}
+		}
+		return len(v.keys), nil
 	case map[string]any:
 		base := len(s.keys)
 		for k := range v {

@@ -470,6 +470,8 @@ func (s *state) chargeArgs(args ...any) error {
 			s.steps -= len(x)
 		case map[string]any:
 			s.steps -= len(x)
+		case *Object:
+			s.steps -= x.Len()
 		default:
 			switch rv := reflect.ValueOf(v); rv.Kind() {
 			case reflect.String:

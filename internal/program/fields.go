@@ -20,6 +20,8 @@ func fieldOf(c any, name string, d *Data) (any, bool) {
 	case map[string]any:
 		v, ok := x[name]
 		return v, ok
+	case *Object:
+		return x.Get(name)
 	case rootT:
 		if d == nil {
 			return nil, false

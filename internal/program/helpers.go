@@ -240,6 +240,8 @@ func Length(args []any) (any, error) {
 		return len(v), nil
 	case map[string]any:
 		return len(v), nil
+	case *Object:
+		return v.Len(), nil
 	case nil, json.Number:
 		return 0, nil
 	}

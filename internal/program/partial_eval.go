@@ -181,7 +181,11 @@ func (s *state) resolve(name string) (body *prog, base int, ok bool) {
 
 // partialContext is the context a partial renders with: the context
 // argument, or the current context, extended with the hash when there is
-// one (handlebars.js: Utils.extend({}, context, options.hash)).
+// one (handlebars.js: Utils.extend({}, context, options.hash)): an
+// *Object of the context's members in their order (an *Object's, a
+// struct's fields under their encoding/json names), then the hash's, or,
+// when the context is a Go map (the root included), a map: a Go map has
+// no order to keep.
 func (s *state) partialContext(pc *partialOp) (any, error) {
 	c := s.cur
 	if pc.ctx != nil {
@@ -195,53 +199,61 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 		return c, nil
 	}
 	base := s.valueOf(c)
-	n := len(pc.hash)
-	if x, ok := base.(map[string]any); ok {
-		n += len(x)
+	var set func(k string, v any)
+	var ext any
+	rv := reflect.ValueOf(base)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type() != objectType {
+		rv = rv.Elem()
 	}
-	m := make(map[string]any, n)
-	switch x := base.(type) {
-	case map[string]any:
-		s.steps -= len(x)
-		for k, v := range x {
-			m[k] = v
-		}
-	default:
-		// A Go map with string keys: its entries; a struct: its fields by
-		// their encoding/json names, as it would be as a JSON object.
-		// Other values contribute nothing, as a JavaScript primitive would.
-		rv := reflect.ValueOf(x)
-		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
-			rv = rv.Elem()
-		}
-		switch {
-		case rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String:
+	if rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
+		m := make(map[string]any, rv.Len()+len(pc.hash))
+		set, ext = func(k string, v any) { m[k] = v }, m
+		if x, ok := base.(map[string]any); ok {
+			s.steps -= len(x)
+			for k, v := range x {
+				m[k] = v
+			}
+		} else {
 			s.steps -= rv.Len()
 			for it := rv.MapRange(); it.Next(); {
 				if v := it.Value(); v.CanInterface() {
 					m[it.Key().String()] = v.Interface()
 				}
 			}
-		case rv.Kind() == reflect.Struct:
+		}
+	} else {
+		o := &Object{}
+		set, ext = o.set, o
+		switch {
+		case !rv.IsValid():
+		case rv.Type() == objectType:
+			x := base.(*Object)
+			s.steps -= x.Len()
+			for i, k := range x.keys {
+				o.set(k, x.vals[i])
+			}
+		case rv.Kind() == reflect.Struct && rv.Type() != timeType:
 			for _, f := range jsonFields(rv.Type()) {
 				s.steps--
 				if fv, err := rv.FieldByIndexErr(f.index); err == nil && fv.CanInterface() {
-					m[f.name] = fv.Interface()
+					o.set(f.name, fv.Interface())
 				}
 			}
 		}
+		// Other values contribute nothing, as a JavaScript primitive
+		// would.
 	}
 	for i, h := range pc.hash {
 		v, err := s.eval(h)
 		if err != nil {
 			return nil, err
 		}
-		m[pc.hashKeys[i]] = s.valueOf(v)
+		set(pc.hashKeys[i], s.valueOf(v))
 	}
 	if err := s.step(); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return ext, nil
 }
 
 // stackRoom is the room made on the context and block parameter stacks

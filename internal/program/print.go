@@ -162,7 +162,7 @@ func appendStr(dst []byte, v any, esc bool, depth int, steps *int) ([]byte, erro
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case json.Number:
 		return appendNumber(dst, x), nil
-	case map[string]any, rootT, nullCtxT:
+	case map[string]any, rootT, nullCtxT, *Object:
 		return append(dst, objectString...), nil
 	case []any:
 		if depth >= maxPrintDepth {

@@ -39,6 +39,8 @@ func Truthy(v any) bool {
 		return err != nil || f != 0
 	case map[string]any, rootT:
 		return true
+	case *Object:
+		return x != nil
 	case []any:
 		return len(x) > 0
 	}
@@ -86,7 +88,7 @@ func isArray(v any) bool {
 	switch v.(type) {
 	case []any:
 		return true
-	case nil, string, float64, bool, int, map[string]any, rootT, json.Number:
+	case nil, string, float64, bool, int, map[string]any, rootT, json.Number, *Object:
 		return false
 	}
 	k := reflect.ValueOf(v).Kind()
@@ -99,6 +101,8 @@ func isObject(v any) bool {
 	switch v.(type) {
 	case []any, map[string]any, rootT:
 		return true
+	case *Object:
+		return v.(*Object) != nil
 	case nil, string, float64, bool, int, json.Number:
 		return false
 	}
@@ -117,7 +121,6 @@ func isObject(v any) bool {
 	}
 	return false
 }
-
 
 // isNull reports whether v is JavaScript's null once encoded: nil, or a
 // nil pointer, map, slice or interface.

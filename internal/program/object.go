@@ -1,0 +1,439 @@
+package program
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"iter"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Object is a JSON object that keeps its members in the order they were
+// written, as JSON.parse does: what Params.UnmarshalJSON (in the postroom
+// package) and DecodeValue make of a JSON object, so that {{#each}} visits
+// its keys in handlebars.js's order. The zero value is an empty object. An
+// Object never changes after decoding and is safe for concurrent use; its
+// methods do not modify it.
+type Object struct {
+	keys []string
+	vals []any
+	// index maps a key to its position, for objects of more than
+	// indexFrom members (below that a scan is faster); nil otherwise.
+	index map[string]int
+	// intKeys: some key is an array index, which JavaScript's property
+	// order puts first.
+	intKeys bool
+}
+
+var objectType = reflect.TypeFor[*Object]()
+
+// indexFrom is the number of members from which an Object has an index.
+const indexFrom = 8
+
+// Len returns the number of members.
+func (o *Object) Len() int { return len(o.keys) }
+
+// Get returns the value of key and whether o has it.
+func (o *Object) Get(key string) (any, bool) {
+	if o.index != nil {
+		i, ok := o.index[key]
+		if !ok {
+			return nil, false
+		}
+		return o.vals[i], true
+	}
+	for i, k := range o.keys {
+		if k == key {
+			return o.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// All yields the members in the order they were first written (a key
+// written twice keeps its first place and its last value, as in
+// JSON.parse). {{#each}} visits them in JavaScript's property order
+// instead: array indexes (0, 1, ... in their canonical form) first, in
+// numeric order, then the other keys in this order.
+func (o *Object) All() iter.Seq2[string, any] {
+	return func(yield func(string, any) bool) {
+		for i, k := range o.keys {
+			if !yield(k, o.vals[i]) {
+				return
+			}
+		}
+	}
+}
+
+// MarshalJSON writes the members in their order.
+func (o *Object) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, k := range o.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		vb, err := json.Marshal(o.vals[i])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, kb...), ':'), vb...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON decodes a JSON object into o as DecodeValue does; null
+// leaves o as it is.
+func (o *Object) UnmarshalJSON(b []byte) error {
+	d := decoder{b: b}
+	d.space()
+	if d.literal("null") {
+		return d.end()
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return d.syntax("expected an object")
+	}
+	obj, err := d.object(0)
+	if err != nil {
+		return err
+	}
+	if err := d.end(); err != nil {
+		return err
+	}
+	*o = *obj
+	return nil
+}
+
+// set adds a member, or replaces the value of a key already there in its
+// place.
+func (o *Object) set(k string, v any) {
+	if o.index != nil {
+		if i, ok := o.index[k]; ok {
+			o.vals[i] = v
+			return
+		}
+		o.index[k] = len(o.keys)
+	} else {
+		if i := slices.Index(o.keys, k); i >= 0 {
+			o.vals[i] = v
+			return
+		}
+		if len(o.keys) == indexFrom {
+			o.index = make(map[string]int, 2*indexFrom)
+			for i, k := range o.keys {
+				o.index[k] = i
+			}
+			o.index[k] = len(o.keys)
+		}
+	}
+	if _, ok := arrayIndex(k); ok {
+		o.intKeys = true
+	}
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+}
+
+// NumberRangeError is DecodeValue's error for a number beyond float64's
+// range: a number is accepted when its value, rounded to a float64, is
+// finite (|x| <= math.MaxFloat64), where JSON.parse gives a finite number
+// too (beyond it JavaScript has Infinity). Integers within the range keep
+// every digit; an integer of 309 digits or more is beyond it unless it is
+// below 1.7976931348623157e308. Path is where the number is, from the
+// decoded value ("a.b[1]", "" for the value itself).
+type NumberRangeError struct {
+	Path   string
+	Number string
+}
+
+// Error names the number and its path.
+func (e *NumberRangeError) Error() string {
+	n := e.Number
+	if len(n) > 40 {
+		n = n[:20] + "..." + n[len(n)-10:] + " (" + strconv.Itoa(len(n)) + " characters)"
+	}
+	if e.Path == "" {
+		return "program: number " + n + " is beyond float64's range"
+	}
+	return "program: " + e.Path + ": number " + n + " is beyond float64's range"
+}
+
+// DecodeValue decodes one JSON value: an object as an *Object, an array
+// as []any, a number as a json.Number (as written), a string, true,
+// false or null as string, bool and nil. A number beyond float64's range
+// is a *NumberRangeError; malformed JSON a *json.SyntaxError.
+func DecodeValue(b []byte) (any, error) {
+	d := decoder{b: b}
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	return v, d.end()
+}
+
+// maxDecodeDepth bounds the nesting of arrays and objects, as
+// encoding/json does.
+const maxDecodeDepth = 10000
+
+// decoder reads JSON from b at i. encoding/json calls UnmarshalJSON with a
+// value it has checked; the decoder checks the grammar again for other
+// callers, at little cost.
+type decoder struct {
+	b []byte
+	i int
+}
+
+// syntax is the error of malformed JSON at the current offset; what
+// tells what is wrong, for the reader of the code.
+func (d *decoder) syntax(what string) error {
+	return &json.SyntaxError{Offset: int64(d.i)}
+}
+
+func (d *decoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) end() error {
+	d.space()
+	if d.i != len(d.b) {
+		return d.syntax("data after the value")
+	}
+	return nil
+}
+
+func (d *decoder) literal(s string) bool {
+	if bytes.HasPrefix(d.b[d.i:], []byte(s)) {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (d *decoder) value(depth int) (any, error) {
+	d.space()
+	if d.i >= len(d.b) {
+		return nil, d.syntax("unexpected end")
+	}
+	switch c := d.b[d.i]; {
+	case c == '{':
+		return d.object(depth)
+	case c == '[':
+		return d.array(depth)
+	case c == '"':
+		return d.str()
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	case d.literal("true"):
+		return true, nil
+	case d.literal("false"):
+		return false, nil
+	case d.literal("null"):
+		return nil, nil
+	}
+	return nil, d.syntax("unexpected character")
+}
+
+func (d *decoder) object(depth int) (*Object, error) {
+	if depth >= maxDecodeDepth {
+		return nil, d.syntax("nested too deep")
+	}
+	d.i++ // {
+	o := &Object{}
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		return o, nil
+	}
+	for {
+		d.space()
+		if d.i >= len(d.b) || d.b[d.i] != '"' {
+			return nil, d.syntax("expected a key")
+		}
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		d.space()
+		if d.i >= len(d.b) || d.b[d.i] != ':' {
+			return nil, d.syntax("expected a colon")
+		}
+		d.i++
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, prefixPath(err, keyPath(k))
+		}
+		o.set(k, v)
+		d.space()
+		if d.i >= len(d.b) {
+			return nil, d.syntax("unexpected end")
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return o, nil
+		default:
+			return nil, d.syntax("expected a comma or }")
+		}
+	}
+}
+
+func (d *decoder) array(depth int) ([]any, error) {
+	if depth >= maxDecodeDepth {
+		return nil, d.syntax("nested too deep")
+	}
+	d.i++ // [
+	a := []any{}
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		return a, nil
+	}
+	for {
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, prefixPath(err, "["+strconv.Itoa(len(a))+"]")
+		}
+		a = append(a, v)
+		d.space()
+		if d.i >= len(d.b) {
+			return nil, d.syntax("unexpected end")
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return a, nil
+		default:
+			return nil, d.syntax("expected a comma or ]")
+		}
+	}
+}
+
+// str reads a string. One with no escape and valid UTF-8 is its bytes;
+// any other is decoded by encoding/json (which replaces invalid UTF-8
+// with U+FFFD).
+func (d *decoder) str() (string, error) {
+	start := d.i
+	d.i++ // "
+	escaped, ascii := false, true
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			raw := d.b[start+1 : d.i-1]
+			if !escaped && (ascii || utf8.Valid(raw)) {
+				return string(raw), nil
+			}
+			var s string
+			if err := json.Unmarshal(d.b[start:d.i], &s); err != nil {
+				return "", d.syntax("bad escape")
+			}
+			return s, nil
+		case c == '\\':
+			escaped = true
+			d.i += 2
+			continue
+		case c < 0x20:
+			return "", d.syntax("control character in a string")
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+		d.i++
+	}
+	d.i = len(d.b)
+	return "", d.syntax("unterminated string")
+}
+
+// number reads a number, checks its grammar and its range.
+func (d *decoder) number() (json.Number, error) {
+	start := d.i
+	if d.b[d.i] == '-' {
+		d.i++
+	}
+	digits := func() int {
+		n := 0
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	intStart := d.i
+	n := digits()
+	if n == 0 || n > 1 && d.b[intStart] == '0' {
+		return "", d.syntax("bad number")
+	}
+	simple := true // no exponent
+	if d.i < len(d.b) && d.b[d.i] == '.' {
+		d.i++
+		if digits() == 0 {
+			return "", d.syntax("bad number")
+		}
+	}
+	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		simple = false
+		d.i++
+		if d.i < len(d.b) && (d.b[d.i] == '+' || d.b[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return "", d.syntax("bad number")
+		}
+	}
+	num := json.Number(d.b[start:d.i])
+	if !simple || n > 308 {
+		// 308 digits before the point are below 1e308, within range.
+		if f, err := strconv.ParseFloat(string(num), 64); err != nil && math.IsInf(f, 0) {
+			return "", &NumberRangeError{Number: string(num)}
+		}
+	}
+	return num, nil
+}
+
+// keyPath is how a key extends a path: "a", or "[weird key]" when it is
+// not a plain name.
+func keyPath(k string) string {
+	for i := 0; i < len(k); i++ {
+		if !isWordByte(k[i]) {
+			return "[" + k + "]"
+		}
+	}
+	if k == "" {
+		return "[]"
+	}
+	return k
+}
+
+// prefixPath puts seg in front of the path of a *NumberRangeError.
+func prefixPath(err error, seg string) error {
+	var re *NumberRangeError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch {
+	case re.Path == "":
+		re.Path = seg
+	case re.Path[0] == '[':
+		re.Path = seg + re.Path
+	default:
+		re.Path = seg + "." + re.Path
+	}
+	return re
+}
