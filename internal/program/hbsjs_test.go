@@ -24,9 +24,11 @@ type corpusCase struct {
 // loadCorpus reads testdata/hbsjs: raymond.json (the handlebars.js spec
 // cases raymond ports, written by genraymond.go), mustache/*.json
 // (mustache's spec, sections interpolation, sections, inverted and
-// comments), email.json (templates as mail authors write them) and
-// partials.json (partials, partial blocks and inline partials). Case
-// names are prefixed with their file's name.
+// comments), email.json (templates as mail authors write them),
+// partials.json (partials, partial blocks and inline partials) and
+// compat.json (the edges where this package once differed: key order,
+// @partial-block as a value, {{log}}, numbers). Case names are prefixed
+// with their file's name.
 func loadCorpus(t testing.TB) []corpusCase {
 	t.Helper()
 	var all []corpusCase
@@ -39,7 +41,7 @@ func loadCorpus(t testing.TB) []corpusCase {
 			t.Fatalf("%s: %v", file, err)
 		}
 	}
-	for _, file := range []string{"raymond.json", "email.json", "partials.json"} {
+	for _, file := range []string{"raymond.json", "email.json", "partials.json", "compat.json"} {
 		var cases []corpusCase
 		read(file, &cases)
 		for _, c := range cases {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"iter"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -28,8 +27,6 @@ type Object struct {
 	// order puts first.
 	intKeys bool
 }
-
-var objectType = reflect.TypeFor[*Object]()
 
 // indexFrom is the number of members from which an Object has an index.
 const indexFrom = 8

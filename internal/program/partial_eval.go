@@ -3,6 +3,7 @@ package program
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 )
@@ -182,10 +183,9 @@ func (s *state) resolve(name string) (body *prog, base int, ok bool) {
 // partialContext is the context a partial renders with: the context
 // argument, or the current context, extended with the hash when there is
 // one (handlebars.js: Utils.extend({}, context, options.hash)): an
-// *Object of the context's members in their order (an *Object's, a
-// struct's fields under their encoding/json names), then the hash's, or,
-// when the context is a Go map (the root included), a map: a Go map has
-// no order to keep.
+// *Object of the context's members in the order {{#each}} visits them (a
+// Go map's, the root's included, sorted), then the hash's new keys, last
+// to first, as handlebars.js builds its hash object.
 func (s *state) partialContext(pc *partialOp) (any, error) {
 	c := s.cur
 	if pc.ctx != nil {
@@ -198,39 +198,36 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 	if len(pc.hash) == 0 {
 		return c, nil
 	}
-	base := s.valueOf(c)
-	var set func(k string, v any)
-	var ext any
-	rv := reflect.ValueOf(base)
-	for rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type() != objectType {
-		rv = rv.Elem()
-	}
-	if rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
-		m := make(map[string]any, rv.Len()+len(pc.hash))
-		set, ext = func(k string, v any) { m[k] = v }, m
-		if x, ok := base.(map[string]any); ok {
-			s.steps -= len(x)
-			for k, v := range x {
-				m[k] = v
-			}
-		} else {
-			s.steps -= rv.Len()
-			for it := rv.MapRange(); it.Next(); {
-				if v := it.Value(); v.CanInterface() {
-					m[it.Key().String()] = v.Interface()
-				}
-			}
+	o := &Object{}
+	switch x := s.valueOf(c).(type) {
+	case *Object:
+		s.steps -= x.Len()
+		for i, k := range x.keys {
+			o.set(k, x.vals[i])
 		}
-	} else {
-		o := &Object{}
-		set, ext = o.set, o
+	case map[string]any:
+		s.steps -= len(x)
+		for _, k := range slices.SortedFunc(maps.Keys(x), compareJSKeys) {
+			o.set(k, x[k])
+		}
+	default:
+		// A Go map with string keys: its entries, sorted; a struct: its
+		// fields by their encoding/json names, as it would be as a JSON
+		// object. Other values contribute nothing, as a JavaScript
+		// primitive would.
+		rv := reflect.ValueOf(x)
+		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv = rv.Elem()
+		}
 		switch {
-		case !rv.IsValid():
-		case rv.Type() == objectType:
-			x := base.(*Object)
-			s.steps -= x.Len()
-			for i, k := range x.keys {
-				o.set(k, x.vals[i])
+		case rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String:
+			s.steps -= rv.Len()
+			keys := rv.MapKeys()
+			slices.SortFunc(keys, func(a, b reflect.Value) int { return compareJSKeys(a.String(), b.String()) })
+			for _, k := range keys {
+				if v := rv.MapIndex(k); v.CanInterface() {
+					o.set(k.String(), v.Interface())
+				}
 			}
 		case rv.Kind() == reflect.Struct && rv.Type() != timeType:
 			for _, f := range jsonFields(rv.Type()) {
@@ -240,20 +237,26 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 				}
 			}
 		}
-		// Other values contribute nothing, as a JavaScript primitive
-		// would.
 	}
-	for i, h := range pc.hash {
+	// handlebars.js builds the hash with its pairs in reverse order: the
+	// extended context has the new keys last to first, and of a key given
+	// twice the first value.
+	base0 := len(s.args)
+	defer func() { clear(s.args[base0:]); s.args = s.args[:base0] }()
+	for _, h := range pc.hash {
 		v, err := s.eval(h)
 		if err != nil {
 			return nil, err
 		}
-		set(pc.hashKeys[i], s.valueOf(v))
+		s.args = append(s.args, s.valueOf(v))
+	}
+	for i := len(pc.hash) - 1; i >= 0; i-- {
+		o.set(pc.hashKeys[i], s.args[base0+i])
 	}
 	if err := s.step(); err != nil {
 		return nil, err
 	}
-	return ext, nil
+	return o, nil
 }
 
 // stackRoom is the room made on the context and block parameter stacks
