@@ -15,7 +15,7 @@ type Call struct {
 	Recipients []Recipient `json:"recipients"`
 	// GlobalParams are template parameters for every recipient; a recipient's
 	// own Params override them key by key.
-	GlobalParams map[string]any `json:"global_params"`
+	GlobalParams Params `json:"global_params"`
 }
 
 // Message is the message definition of a Call.
@@ -71,5 +71,5 @@ type Attachment struct {
 type Recipient struct {
 	Email  string         `json:"email"`
 	Name   string         `json:"name"`
-	Params map[string]any `json:"params"`
+	Params Params `json:"params"`
 }

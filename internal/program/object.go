@@ -147,6 +147,7 @@ func (o *Object) set(k string, v any) {
 type NumberRangeError struct {
 	Path   string
 	Number string
+	index  bool // Path starts with an array index
 }
 
 // Error names the number and its path.
@@ -270,7 +271,7 @@ func (d *decoder) object(depth int) (*Object, error) {
 		d.i++
 		v, err := d.value(depth + 1)
 		if err != nil {
-			return nil, prefixPath(err, keyPath(k))
+			return nil, prefixPath(err, keyPath(k), false)
 		}
 		o.set(k, v)
 		d.space()
@@ -303,7 +304,7 @@ func (d *decoder) array(depth int) ([]any, error) {
 	for {
 		v, err := d.value(depth + 1)
 		if err != nil {
-			return nil, prefixPath(err, "["+strconv.Itoa(len(a))+"]")
+			return nil, prefixPath(err, "["+strconv.Itoa(len(a))+"]", true)
 		}
 		a = append(a, v)
 		d.space()
@@ -404,8 +405,8 @@ func (d *decoder) number() (json.Number, error) {
 	return num, nil
 }
 
-// keyPath is how a key extends a path: "a", or "[weird key]" when it is
-// not a plain name.
+// keyPath is how a key reads in a path: "a", or "[a b]" when it is not
+// a plain name.
 func keyPath(k string) string {
 	for i := 0; i < len(k); i++ {
 		if !isWordByte(k[i]) {
@@ -418,8 +419,9 @@ func keyPath(k string) string {
 	return k
 }
 
-// prefixPath puts seg in front of the path of a *NumberRangeError.
-func prefixPath(err error, seg string) error {
+// prefixPath puts a segment in front of the path of a *NumberRangeError:
+// a key (joined with a dot) or an array index ("[2]").
+func prefixPath(err error, seg string, index bool) error {
 	var re *NumberRangeError
 	if !errors.As(err, &re) {
 		return err
@@ -427,10 +429,11 @@ func prefixPath(err error, seg string) error {
 	switch {
 	case re.Path == "":
 		re.Path = seg
-	case re.Path[0] == '[':
+	case re.Path[0] == '[' && re.index:
 		re.Path = seg + re.Path
 	default:
 		re.Path = seg + "." + re.Path
 	}
+	re.index = index
 	return re
 }
