@@ -69,7 +69,7 @@ type Attachment struct {
 
 // Recipient is one addressee of a Call.
 type Recipient struct {
-	Email  string         `json:"email"`
-	Name   string         `json:"name"`
+	Email  string `json:"email"`
+	Name   string `json:"name"`
 	Params Params `json:"params"`
 }
