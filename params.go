@@ -35,22 +35,17 @@ type Object = program.Object
 // "items[2].price") and wraps ErrInvalidJSON; malformed JSON a
 // *json.SyntaxError.
 func (p *Params) UnmarshalJSON(b []byte) error {
-	var o program.Object
-	if err := o.UnmarshalJSON(b); err != nil {
+	m, err := program.DecodeMap(b)
+	if err != nil {
 		var re *program.NumberRangeError
 		if errors.As(err, &re) {
 			return &ValidationError{Field: re.Path, Reason: numberReason(re), Err: ErrInvalidJSON}
 		}
 		return err
 	}
-	if o.Len() == 0 && isNull(b) {
-		return nil
+	if m != nil {
+		*p = m
 	}
-	m := make(Params, o.Len())
-	for k, v := range o.All() {
-		m[k] = v
-	}
-	*p = m
 	return nil
 }
 
@@ -61,12 +56,4 @@ func numberReason(re *program.NumberRangeError) string {
 		n = n[:20] + "..."
 	}
 	return "number " + n + " is beyond float64's range"
-}
-
-// isNull reports whether b is the JSON literal null, with white space.
-func isNull(b []byte) bool {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return len(b) >= 4 && string(b[:4]) == "null"
 }

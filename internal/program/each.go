@@ -46,37 +46,39 @@ func (s *state) each(p *prog, c any) (int, error) {
 		}
 		return len(v), nil
 	case *Object:
+		n := len(v.members)
 		if !v.intKeys {
-			for i, k := range v.keys {
-				if err := s.iter(p, v.vals[i], frame{iter: true, index: i, length: len(v.keys), key: k}); err != nil {
+			for i := range v.members {
+				m := &v.members[i]
+				if err := s.iter(p, m.val, frame{iter: true, index: i, length: n, key: m.key}); err != nil {
 					return i, err
 				}
 			}
-			return len(v.keys), nil
+			return n, nil
 		}
 		// JavaScript's property order: array indexes first, in numeric
 		// order, then the other keys as written.
 		base := len(s.keys)
-		for _, k := range v.keys {
-			if _, ok := arrayIndex(k); ok {
-				s.keys = append(s.keys, k)
+		for _, m := range v.members {
+			if _, ok := arrayIndex(m.key); ok {
+				s.keys = append(s.keys, m.key)
 			}
 		}
 		slices.SortFunc(s.keys[base:], compareJSKeys)
-		for _, k := range v.keys {
-			if _, ok := arrayIndex(k); !ok {
-				s.keys = append(s.keys, k)
+		for _, m := range v.members {
+			if _, ok := arrayIndex(m.key); !ok {
+				s.keys = append(s.keys, m.key)
 			}
 		}
 		defer func() { s.keys = s.keys[:base] }()
-		for i := range v.keys {
+		for i := range n {
 			k := s.keys[base+i]
 			x, _ := v.Get(k)
-			if err := s.iter(p, x, frame{iter: true, index: i, length: len(v.keys), key: k}); err != nil {
+			if err := s.iter(p, x, frame{iter: true, index: i, length: n, key: k}); err != nil {
 				return i, err
 			}
 		}
-		return len(v.keys), nil
+		return n, nil
 	case map[string]any:
 		base := len(s.keys)
 		for k := range v {

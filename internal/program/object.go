@@ -18,8 +18,7 @@ import (
 // Object never changes after decoding and is safe for concurrent use; its
 // methods do not modify it.
 type Object struct {
-	keys []string
-	vals []any
+	members []member
 	// index maps a key to its position, for objects of more than
 	// indexFrom members (below that a scan is faster); nil otherwise.
 	index map[string]int
@@ -28,11 +27,17 @@ type Object struct {
 	intKeys bool
 }
 
+// member is one key and its value.
+type member struct {
+	key string
+	val any
+}
+
 // indexFrom is the number of members from which an Object has an index.
 const indexFrom = 8
 
 // Len returns the number of members.
-func (o *Object) Len() int { return len(o.keys) }
+func (o *Object) Len() int { return len(o.members) }
 
 // Get returns the value of key and whether o has it.
 func (o *Object) Get(key string) (any, bool) {
@@ -41,11 +46,11 @@ func (o *Object) Get(key string) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return o.vals[i], true
+		return o.members[i].val, true
 	}
-	for i, k := range o.keys {
-		if k == key {
-			return o.vals[i], true
+	for i := range o.members {
+		if m := &o.members[i]; m.key == key {
+			return m.val, true
 		}
 	}
 	return nil, false
@@ -58,8 +63,8 @@ func (o *Object) Get(key string) (any, bool) {
 // numeric order, then the other keys in this order.
 func (o *Object) All() iter.Seq2[string, any] {
 	return func(yield func(string, any) bool) {
-		for i, k := range o.keys {
-			if !yield(k, o.vals[i]) {
+		for _, m := range o.members {
+			if !yield(m.key, m.val) {
 				return
 			}
 		}
@@ -69,15 +74,15 @@ func (o *Object) All() iter.Seq2[string, any] {
 // MarshalJSON writes the members in their order.
 func (o *Object) MarshalJSON() ([]byte, error) {
 	b := []byte{'{'}
-	for i, k := range o.keys {
+	for i, m := range o.members {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		kb, err := json.Marshal(k)
+		kb, err := json.Marshal(m.key)
 		if err != nil {
 			return nil, err
 		}
-		vb, err := json.Marshal(o.vals[i])
+		vb, err := json.Marshal(m.val)
 		if err != nil {
 			return nil, err
 		}
@@ -108,34 +113,61 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// set adds a member, or replaces the value of a key already there in its
-// place.
-func (o *Object) set(k string, v any) {
-	if o.index != nil {
-		if i, ok := o.index[k]; ok {
-			o.vals[i] = v
-			return
+// newObject returns an Object of members, which it keeps.
+func newObject(members []member) *Object {
+	o := &Object{members: members}
+	if len(members) > indexFrom {
+		o.index = make(map[string]int, len(members))
+	}
+	for i, m := range members {
+		if o.index != nil {
+			o.index[m.key] = i
 		}
-		o.index[k] = len(o.keys)
-	} else {
-		if i := slices.Index(o.keys, k); i >= 0 {
-			o.vals[i] = v
-			return
-		}
-		if len(o.keys) == indexFrom {
-			o.index = make(map[string]int, 2*indexFrom)
-			for i, k := range o.keys {
-				o.index[k] = i
-			}
-			o.index[k] = len(o.keys)
+		if !o.intKeys {
+			_, o.intKeys = arrayIndex(m.key)
 		}
 	}
-	if _, ok := arrayIndex(k); ok {
-		o.intKeys = true
-	}
-	o.keys = append(o.keys, k)
-	o.vals = append(o.vals, v)
+	return o
 }
+
+// add appends a member to ms, or replaces the value of a key already
+// there in its place, as JSON.parse and Object.assign do. index, when not
+// nil, maps the keys of ms to their positions and is kept up to date.
+func add(ms []member, index map[string]int, k string, v any) []member {
+	if index != nil {
+		if i, ok := index[k]; ok {
+			ms[i].val = v
+			return ms
+		}
+		index[k] = len(ms)
+	} else {
+		for i := range ms {
+			if ms[i].key == k {
+				ms[i].val = v
+				return ms
+			}
+		}
+	}
+	return append(ms, member{k, v})
+}
+
+// objectBuilder builds an Object member by member, for partial contexts.
+type objectBuilder struct {
+	members []member
+	index   map[string]int
+}
+
+func (b *objectBuilder) set(k string, v any) {
+	if b.index == nil && len(b.members) == indexFrom {
+		b.index = make(map[string]int, 2*indexFrom)
+		for i, m := range b.members {
+			b.index[m.key] = i
+		}
+	}
+	b.members = add(b.members, b.index, k, v)
+}
+
+func (b *objectBuilder) object() *Object { return newObject(b.members) }
 
 // NumberRangeError is DecodeValue's error for a number beyond float64's
 // range: a number is accepted when its value, rounded to a float64, is
@@ -185,6 +217,12 @@ const maxDecodeDepth = 10000
 type decoder struct {
 	b []byte
 	i int
+	// members and values are stacks of the members of the objects and
+	// the elements of the arrays being read, nested ones above their
+	// parents', so that each object or array is allocated once, at its
+	// size.
+	members []member
+	values  []any
 }
 
 // syntax is the error of malformed JSON at the current offset; what
@@ -245,15 +283,37 @@ func (d *decoder) value(depth int) (any, error) {
 }
 
 func (d *decoder) object(depth int) (*Object, error) {
+	base := len(d.members)
+	index, err := d.objectMembers(depth)
+	var ms []member
+	if len(d.members) > base {
+		ms = slices.Clone(d.members[base:])
+	}
+	clear(d.members[base:])
+	d.members = d.members[:base]
+	if err != nil {
+		return nil, err
+	}
+	o := newObject(ms)
+	if index != nil {
+		o.index = index
+	}
+	return o, nil
+}
+
+// objectMembers reads the members of an object onto d.members and returns
+// their index when there are more than indexFrom.
+func (d *decoder) objectMembers(depth int) (map[string]int, error) {
 	if depth >= maxDecodeDepth {
 		return nil, d.syntax("nested too deep")
 	}
+	base := len(d.members)
+	var index map[string]int
 	d.i++ // {
-	o := &Object{}
 	d.space()
 	if d.i < len(d.b) && d.b[d.i] == '}' {
 		d.i++
-		return o, nil
+		return nil, nil
 	}
 	for {
 		d.space()
@@ -273,7 +333,24 @@ func (d *decoder) object(depth int) (*Object, error) {
 		if err != nil {
 			return nil, prefixPath(err, keyPath(k), false)
 		}
-		o.set(k, v)
+		if index == nil && len(d.members)-base == indexFrom {
+			index = make(map[string]int, 2*indexFrom)
+			for i, m := range d.members[base:] {
+				index[m.key] = i
+			}
+		}
+		if index != nil {
+			if i, ok := index[k]; ok {
+				d.members[base+i].val = v
+			} else {
+				index[k] = len(d.members) - base
+				d.members = append(d.members, member{k, v})
+			}
+		} else if i := slices.IndexFunc(d.members[base:], func(m member) bool { return m.key == k }); i >= 0 {
+			d.members[base+i].val = v
+		} else {
+			d.members = append(d.members, member{k, v})
+		}
 		d.space()
 		if d.i >= len(d.b) {
 			return nil, d.syntax("unexpected end")
@@ -283,7 +360,7 @@ func (d *decoder) object(depth int) (*Object, error) {
 			d.i++
 		case '}':
 			d.i++
-			return o, nil
+			return index, nil
 		default:
 			return nil, d.syntax("expected a comma or }")
 		}
@@ -294,19 +371,23 @@ func (d *decoder) array(depth int) ([]any, error) {
 	if depth >= maxDecodeDepth {
 		return nil, d.syntax("nested too deep")
 	}
+	base := len(d.values)
+	defer func() {
+		clear(d.values[base:])
+		d.values = d.values[:base]
+	}()
 	d.i++ // [
-	a := []any{}
 	d.space()
 	if d.i < len(d.b) && d.b[d.i] == ']' {
 		d.i++
-		return a, nil
+		return []any{}, nil
 	}
 	for {
 		v, err := d.value(depth + 1)
 		if err != nil {
-			return nil, prefixPath(err, "["+strconv.Itoa(len(a))+"]", true)
+			return nil, prefixPath(err, "["+strconv.Itoa(len(d.values)-base)+"]", true)
 		}
-		a = append(a, v)
+		d.values = append(d.values, v)
 		d.space()
 		if d.i >= len(d.b) {
 			return nil, d.syntax("unexpected end")
@@ -316,11 +397,36 @@ func (d *decoder) array(depth int) ([]any, error) {
 			d.i++
 		case ']':
 			d.i++
-			return a, nil
+			return slices.Clone(d.values[base:]), nil
 		default:
 			return nil, d.syntax("expected a comma or ]")
 		}
 	}
+}
+
+// DecodeMap decodes a JSON object as a map (nil for null), its values as
+// DecodeValue decodes them: Params.UnmarshalJSON, which needs no order at
+// the top (Params is a Go map).
+func DecodeMap(b []byte) (map[string]any, error) {
+	d := decoder{b: b}
+	d.space()
+	if d.literal("null") {
+		return nil, d.end()
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return nil, d.syntax("expected an object")
+	}
+	if _, err := d.objectMembers(0); err != nil {
+		return nil, err
+	}
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	m := make(map[string]any, len(d.members))
+	for _, x := range d.members {
+		m[x.key] = x.val
+	}
+	return m, nil
 }
 
 // str reads a string. One with no escape and valid UTF-8 is its bytes;

@@ -198,12 +198,13 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 	if len(pc.hash) == 0 {
 		return c, nil
 	}
-	o := &Object{}
+	var o objectBuilder
 	switch x := s.valueOf(c).(type) {
 	case *Object:
 		s.steps -= x.Len()
-		for i, k := range x.keys {
-			o.set(k, x.vals[i])
+		o.members = slices.Grow(o.members, x.Len()+len(pc.hash))
+		for _, m := range x.members {
+			o.set(m.key, m.val)
 		}
 	case map[string]any:
 		s.steps -= len(x)
@@ -256,7 +257,7 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 	if err := s.step(); err != nil {
 		return nil, err
 	}
-	return o, nil
+	return o.object(), nil
 }
 
 // stackRoom is the room made on the context and block parameter stacks
