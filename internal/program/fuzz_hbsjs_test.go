@@ -3,6 +3,9 @@ package program
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -48,8 +51,10 @@ func assembleJS(src string, pick []byte) string {
 // package's limits are not compared. The parameters are Params over
 // Globals here (for odd seeds with numbers as json.Number, as DecodeCall
 // gives them) and their merge (JSON, keys sorted) in handlebars.js, so
-// that the documented differences (map key order, integers beyond 2^53)
-// do not arise.
+// that the documented differences (the root's key order, integers beyond
+// 2^53) do not arise. For seeds with bit 1 set the nested objects are
+// *Object values in a shuffled order (MarshalJSON gives handlebars.js
+// the same order), so that key order is compared too.
 func FuzzHandlebarsJS(f *testing.F) {
 	js := hbsjs.Start(f)
 	fuzzSeeds(f)
@@ -82,6 +87,12 @@ func FuzzHandlebarsJS(f *testing.F) {
 			return // a documented difference: handlebars.js adds them with +
 		}
 		params, globals := genParams(seed)
+		if seed&2 == 2 {
+			// Nested objects as decoding gives them: *Object, here with
+			// their keys in an order of the seed's, which both sides see.
+			r := rand.New(rand.NewPCG(seed, 7))
+			params, globals = shuffled(r, params).(map[string]any), shuffled(r, globals).(map[string]any)
+		}
 		ours := &Data{Params: params, Globals: globals}
 		if seed&1 == 1 { // numbers as DecodeCall gives them: json.Number
 			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals)}
@@ -101,6 +112,40 @@ func FuzzHandlebarsJS(f *testing.F) {
 			t.Fatalf("template %q\nparams %v\nglobals %v\n got %q\nwant %q (handlebars.js)", tmpl, params, globals, got, ref.Out)
 		}
 	})
+}
+
+// shuffled returns v with the maps below the top level turned into
+// *Object values whose keys are in an order drawn from r (the top level,
+// the root, stays a map: Data.Params is one).
+func shuffled(r *rand.Rand, v any) any {
+	return shuffle(r, v, true)
+}
+
+func shuffle(r *rand.Rand, v any, top bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(x))
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		if top {
+			m := make(map[string]any, len(x))
+			for _, k := range keys {
+				m[k] = shuffle(r, x[k], false)
+			}
+			return m
+		}
+		var b objectBuilder
+		for _, k := range keys {
+			b.set(k, shuffle(r, x[k], false))
+		}
+		return b.object()
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = shuffle(r, e, false)
+		}
+		return a
+	}
+	return v
 }
 
 // useNumber returns m after a JSON round trip that decodes numbers as
