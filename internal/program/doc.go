@@ -188,8 +188,8 @@
 //     unless, each and with outside block position, lookup and log as
 //     blocks, equal outside block position; postroom's own helpers and the
 //     caller's with the wrong number of arguments (handlebars.js has no
-//     such check: a JavaScript helper gets undefined for a missing
-//     argument);
+//     such check: it calls a JavaScript helper with the arguments given,
+//     its options object after them);
 //   - @partial-block as an argument of any helper but if, unless, with and
 //     each, as a partial's context or hash value, or with a property
 //     (@partial-block.length) or a depth (@../partial-block): handlebars.js
