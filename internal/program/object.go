@@ -435,34 +435,47 @@ func DecodeMap(b []byte) (map[string]any, error) {
 func (d *decoder) str() (string, error) {
 	start := d.i
 	d.i++ // "
-	escaped, ascii := false, true
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			raw := d.b[start+1 : d.i-1]
-			if !escaped && (ascii || utf8.Valid(raw)) {
+	if n := bytes.IndexByte(d.b[d.i:], '"'); n >= 0 {
+		raw := d.b[d.i : d.i+n]
+		if bytes.IndexByte(raw, '\\') < 0 {
+			ascii := true
+			for _, c := range raw {
+				if c < 0x20 {
+					return "", d.syntax("control character in a string")
+				}
+				ascii = ascii && c < utf8.RuneSelf
+			}
+			d.i += n + 1
+			if ascii || utf8.Valid(raw) {
 				return string(raw), nil
 			}
-			var s string
-			if err := json.Unmarshal(d.b[start:d.i], &s); err != nil {
-				return "", d.syntax("bad escape")
-			}
-			return s, nil
+			return d.unquote(start)
+		}
+	}
+	for d.i < len(d.b) {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			d.i++
+			return d.unquote(start)
 		case c == '\\':
-			escaped = true
 			d.i += 2
 			continue
 		case c < 0x20:
 			return "", d.syntax("control character in a string")
-		case c >= utf8.RuneSelf:
-			ascii = false
 		}
 		d.i++
 	}
 	d.i = len(d.b)
 	return "", d.syntax("unterminated string")
+}
+
+// unquote decodes the string from start to d.i with encoding/json.
+func (d *decoder) unquote(start int) (string, error) {
+	var s string
+	if err := json.Unmarshal(d.b[start:d.i], &s); err != nil {
+		return "", d.syntax("bad escape")
+	}
+	return s, nil
 }
 
 // number reads a number, checks its grammar and its range.

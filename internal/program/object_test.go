@@ -136,9 +136,8 @@ func checkDecodeValue(t *testing.T, b []byte) {
 	var re *NumberRangeError
 	switch {
 	case errors.As(err, &re):
-		if jsonErr != nil {
-			t.Fatalf("%q: number out of range %v, encoding/json refuses it: %v", b, err, jsonErr)
-		}
+		// Malformed JSON after the number is not looked for: both
+		// refuse such input, for one reason or the other.
 		if f, e := strconv.ParseFloat(re.Number, 64); e == nil || !math.IsInf(f, 0) {
 			t.Fatalf("%q: %s refused, within range", b, re.Number)
 		}
