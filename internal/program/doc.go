@@ -27,7 +27,8 @@
 // values and blocks), with each.go for iteration and paths.go for path
 // resolution; value.go tells truthiness and kinds, print.go prints values,
 // fields.go finds fields; object.go is Object, a JSON object that keeps
-// its keys' order, and DecodeValue, which decodes parameters into it;
+// its keys' order, and decodevalue.go DecodeValue and DecodeMap, which
+// decode parameters into it;
 // helpers.go holds the helper table and postroom's own helpers, custom.go
 // the caller's own (Options.Helpers); partial.go and partial_eval.go
 // compile and render partials; program.go the exported Program, Options,
