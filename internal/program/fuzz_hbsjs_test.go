@@ -31,6 +31,17 @@ var jsFragments = []string{
 	"{{v}}", "{{k}}", "{{it.name}}", "{{v.y}}", "{{items.length}}", "{{name.length}}", "{{items.[0]}}",
 	"<p>", " ", "\n", "&", "{{!c}}", "{{~a~}}", `{{"name"}}`, "{{[x]}}", "{{items.[0].name}}",
 	"{{obj.x.y}}", "{{n}}", "{{y}}", "{{obj}}", "{{items}}", "{{obj.a.length}}", "{{{{raw}}}}{{x}}{{{{/raw}}}}",
+	"{{log}}", "{{> wrap}}", "{{#> wrap}}", "{{/wrap}}", "{{> keys}}", "{{> keys obj}}", "{{> keys obj z=1 a=2}}",
+	"{{> keys b=1 a=n}}", "{{#> keys}}", "{{/keys}}", "{{#if @partial-block}}", "{{@partial-block}}",
+	"{{#with @partial-block}}", "{{> @partial-block}}",
+}
+
+// jsPartials are the partials FuzzHandlebarsJS's templates may call: one
+// that wraps its block when there is one (GH-1341), one that lists its
+// context's keys.
+var jsPartials = map[string]string{
+	"wrap": "{{#if @partial-block}}<div>{{> @partial-block}}</div>{{else}}none{{/if}}{{#unless @partial-block}}!{{/unless}}",
+	"keys": "{{#each this}}{{@key}}={{this}};{{/each}}{{@partial-block}}",
 }
 
 func assembleJS(src string, pick []byte) string {
@@ -46,7 +57,7 @@ func assembleJS(src string, pick []byte) string {
 // the fragments picked) with random parameters both with this package
 // (HTML mode) and with handlebars.js 4.7 through one long-lived node
 // process, and requires the same output (CRLF normalised), or an error
-// from both. Templates Compile refuses, templates that call postroom's own
+// from both, with the partials of jsPartials. Templates Compile refuses, templates that call postroom's own
 // helpers (handlebars.js has none of them) and renders that reach this
 // package's limits are not compared. The parameters are Params over
 // Globals here (for odd seeds with numbers as json.Number, as DecodeCall
@@ -61,6 +72,14 @@ func FuzzHandlebarsJS(f *testing.F) {
 	// What fuzzing found, fixed or refused since.
 	for _, src := range []string{"{{@if}}", `{{#0}}{{/"0"}}`, "{{[]}}{{items.length}}", "{{{{yes}}}}{{{{{/yes}}}}", `0{{#each this}}{{#each (lookup . "items")}}{{else}}{{.}}{{/each}}{{/each}}`, `0{{#each (lookup . "items")}}{{#each this}}{{../a}}{{/each}}{{/each}}`, "0{{#unless b}}{{{b}}}{{#unless b}}{{{b}}}{{/unless}}{{/unless}}", `{{""}}{{items.length}}`, "0\n{{!c}}\n {{!c}}", "{{#if 1}}{{else0}}0{{/if}}", "{{!{{items.length}}{{{b}}}{{{b}}}", "{{!c}} {{items.length}}", "\v{{~a~}}", "{{x\r}}", "{{#each@A}}{{/each}}", "\\{{{{items.length}}", "{{+00}}", "\x00"} {
 		f.Add(src, []byte(nil), uint64(0))
+	}
+	var partials Partials
+	for name, src := range jsPartials {
+		p, err := Compile(f.Context(), src, Options{Mode: HTML})
+		if err != nil {
+			f.Fatal(err)
+		}
+		partials.Add(name, p)
 	}
 	f.Fuzz(func(t *testing.T, src string, pick []byte, seed uint64) {
 		if len(src) > 2048 || len(pick) > 48 {
@@ -78,7 +97,13 @@ func FuzzHandlebarsJS(f *testing.F) {
 			}
 			return
 		}
-		if tree, err := parser.Parse(tmpl); err != nil {
+		parse := parser.Parse
+		if strings.Contains(tmpl, "#>") {
+			// raymond's lexer has no partial blocks: this package's
+			// parser, its port, reads them as handlebars.js does.
+			parse = parseTemplate
+		}
+		if tree, err := parse(tmpl); err != nil {
 			t.Fatalf("Compile accepted %q, raymond's parser refuses it: %v", tmpl, err)
 		} else if callsPostroomHelper(tree) {
 			return
@@ -93,15 +118,15 @@ func FuzzHandlebarsJS(f *testing.F) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			params, globals = shuffled(r, params).(map[string]any), shuffled(r, globals).(map[string]any)
 		}
-		ours := &Data{Params: params, Globals: globals}
+		ours := &Data{Params: params, Globals: globals, Partials: &partials}
 		if seed&1 == 1 { // numbers as DecodeCall gives them: json.Number
-			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals)}
+			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals), Partials: &partials}
 		}
 		got, err := p.Append(t.Context(), nil, ours)
 		if errors.Is(err, ErrTooManySteps) || errors.Is(err, ErrOutputTooLarge) {
 			return
 		}
-		ref, jsErr := js.Render(tmpl, merged(params, globals))
+		ref, jsErr := js.RenderPartials(tmpl, jsPartials, merged(params, globals))
 		if jsErr != nil {
 			t.Fatal(jsErr)
 		}

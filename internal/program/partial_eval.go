@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 )
 
 // Partials, render side: the call's table, and the evaluation of partial
@@ -211,11 +212,31 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 		for _, k := range slices.SortedFunc(maps.Keys(x), compareJSKeys) {
 			o.set(k, x[k])
 		}
+	case string:
+		// for..in over a string: its characters by index, in UTF-16 code
+		// units as stringField reads them.
+		n, _ := stringField(x, "length")
+		if s.steps -= n.(int); s.steps < 0 {
+			return nil, &RenderError{Err: ErrTooManySteps}
+		}
+		for i := range n.(int) {
+			k := strconv.Itoa(i)
+			v, _ := stringField(x, k)
+			o.set(k, v)
+		}
+	case []any:
+		if s.steps -= len(x); s.steps < 0 {
+			return nil, &RenderError{Err: ErrTooManySteps}
+		}
+		for i, v := range x {
+			o.set(strconv.Itoa(i), v)
+		}
 	default:
 		// A Go map with string keys: its entries, sorted; a struct: its
 		// fields by their encoding/json names, as it would be as a JSON
-		// object. Other values contribute nothing, as a JavaScript
-		// primitive would.
+		// object; another slice or array: its elements by index. Other
+		// values contribute nothing, as a JavaScript number or boolean
+		// would.
 		rv := reflect.ValueOf(x)
 		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
 			rv = rv.Elem()
@@ -228,6 +249,15 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 			for _, k := range keys {
 				if v := rv.MapIndex(k); v.CanInterface() {
 					o.set(k.String(), v.Interface())
+				}
+			}
+		case (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array) && rv.IsValid():
+			if s.steps -= rv.Len(); s.steps < 0 {
+				return nil, &RenderError{Err: ErrTooManySteps}
+			}
+			for i := range rv.Len() {
+				if v := rv.Index(i); v.CanInterface() {
+					o.set(strconv.Itoa(i), v.Interface())
 				}
 			}
 		case rv.Kind() == reflect.Struct && rv.Type() != timeType:
