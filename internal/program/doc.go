@@ -108,7 +108,8 @@
 // partials ({{#*inline "x"}}...{{/inline}}, in scope for the block that
 // defines them and the partials it calls, over the table's). A hash
 // extends the context in handlebars.js's order: the context's keys as
-// {{#each}} visits them, then the hash's new keys, last to first.
+// {{#each}} visits them (a string's characters and an array's elements by
+// index), then the hash's new keys, last to first.
 // @partial-block as a value is what handlebars.js's helpers and mustaches
 // get when they call its function: the block rendered with no context and
 // an empty data frame (absent when no partial block is being rendered), so
