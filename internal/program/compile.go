@@ -328,7 +328,14 @@ func (c *compiler) expression(n *ast.Expression, pos position) (*expr, error) {
 	}
 	switch x := n.Path.(type) {
 	case *ast.PathExpression:
-		return c.pathExpr(x)
+		e, err := c.pathExpr(x)
+		if err == nil && e.kind == exPartialBlock {
+			// handlebars.js calls the function with its options object
+			// as the context ({{@partial-block}}), or renders the block
+			// with the function as this ({{#@partial-block}}).
+			return nil, c.errAt(x, "%s", errPartialBlockValue)
+		}
+		return e, err
 	default:
 		lit, _ := ast.LiteralStr(x)
 		return &expr{kind: exField, field: lit, orig: lit}, nil
@@ -380,10 +387,12 @@ func (c *compiler) callArgs(e *expr, n *ast.Expression) (*expr, error) {
 	return e, nil
 }
 
-// errPartialBlockValue is why @partial-block is refused as an argument:
-// it is a function in handlebars.js, which helpers other than if, unless,
-// with and each receive uncalled.
-const errPartialBlockValue = "@partial-block as a value is only printed ({{@partial-block}}), tested ({{#if @partial-block}}, unless, with, each) or rendered ({{> @partial-block}}): handlebars.js passes it to other helpers as a function"
+// errPartialBlockValue is why @partial-block is refused but as the
+// argument of if, unless, with and each, which call its function with no
+// context: it is a function in handlebars.js, which other helpers receive
+// uncalled, a mustache calls with its options object as the context, and
+// a section renders its block with as this.
+const errPartialBlockValue = "@partial-block is only tested ({{#if @partial-block}}, unless, with, each) or rendered ({{> @partial-block}}): elsewhere handlebars.js uses it as a function"
 
 // pathExpr compiles a path used as a value: @partial-block, else a lookup.
 func (c *compiler) pathExpr(x *ast.PathExpression) (*expr, error) {

@@ -110,12 +110,12 @@
 // extends the context in handlebars.js's order: the context's keys as
 // {{#each}} visits them (a string's characters and an array's elements by
 // index), then the hash's new keys, last to first.
-// @partial-block as a value is what handlebars.js's helpers and mustaches
-// get when they call its function: the block rendered with no context and
-// an empty data frame (absent when no partial block is being rendered), so
-// that {{#if @partial-block}} is true when a block was given and renders
-// something (handlebars.js's regression test GH-1341), and
-// {{@partial-block}} prints it, escaped. A Program
+// @partial-block as the argument of if, unless, with and each is what
+// those helpers get when they call its function: the block rendered with
+// no context and an empty data frame (absent when no partial block is
+// being rendered), so that {{#if @partial-block}} is true when a block
+// was given and renders something (handlebars.js's regression test
+// GH-1341). A Program
 // names its partials (Partials) and never holds them: each render finds
 // them in Data.Partials, the call's table, so a Program may be cached by
 // its source. A partial sees its context alone (../ finds nothing above
@@ -192,10 +192,13 @@
 //     caller's with the wrong number of arguments (handlebars.js has no
 //     such check: it calls a JavaScript helper with the arguments given,
 //     its options object after them);
-//   - @partial-block as an argument of any helper but if, unless, with and
-//     each, as a partial's context or hash value, or with a property
-//     (@partial-block.length) or a depth (@../partial-block): handlebars.js
-//     passes its function uncalled there;
+//   - @partial-block anywhere but as the argument of if, unless, with and
+//     each (and in {{> @partial-block}}): printed ({{@partial-block}}, which
+//     handlebars.js calls with its options object as the context), as a
+//     section ({{#@partial-block}}, rendered with the function as this), as
+//     another helper's argument or a partial's context or hash value (the
+//     function itself), with a property (@partial-block.length) or a depth
+//     (@../partial-block);
 //   - a subexpression with no arguments ((name)): handlebars.js calls a
 //     helper of that name or renders nothing;
 //   - block parameters on anything but {{#each}} and {{#with}}

@@ -33,7 +33,7 @@ var jsFragments = []string{
 	"<p>", " ", "\n", "&", "{{!c}}", "{{~a~}}", `{{"name"}}`, "{{[x]}}", "{{items.[0].name}}",
 	"{{obj.x.y}}", "{{n}}", "{{y}}", "{{obj}}", "{{items}}", "{{obj.a.length}}", "{{{{raw}}}}{{x}}{{{{/raw}}}}",
 	"{{log}}", "{{> wrap}}", "{{#> wrap}}", "{{/wrap}}", "{{> keys}}", "{{> keys obj}}", "{{> keys obj z=1 a=2}}",
-	"{{> keys b=1 a=n}}", "{{#> keys}}", "{{/keys}}", "{{#if @partial-block}}", "{{@partial-block}}",
+	"{{> keys b=1 a=n}}", "{{#> keys}}", "{{/keys}}", "{{#if @partial-block}}", "{{#unless @partial-block}}",
 	"{{#with @partial-block}}", "{{> @partial-block}}",
 }
 
@@ -42,7 +42,7 @@ var jsFragments = []string{
 // context's keys.
 var jsPartials = map[string]string{
 	"wrap": "{{#if @partial-block}}<div>{{> @partial-block}}</div>{{else}}none{{/if}}{{#unless @partial-block}}!{{/unless}}",
-	"keys": "{{#each this}}{{@key}}={{this}};{{/each}}{{@partial-block}}",
+	"keys": "{{#each this}}{{@key}}={{this}};{{/each}}{{#with @partial-block}}({{this}}){{/with}}",
 }
 
 func assembleJS(src string, pick []byte) string {
