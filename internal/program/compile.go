@@ -52,9 +52,9 @@ const (
 	exField                  // a literal in helper-name position: a field of the current context
 	exHelper                 // call helper with args
 	exCustom                 // call custom with args (custom.go)
-	// exPartialBlock is @partial-block as a value: the current partial
-	// block rendered as handlebars.js's partialBlockWrapper renders when
-	// called as a function (partialBlockValue).
+	// exPartialBlock is @partial-block as the argument of if, unless,
+	// with or each: the current partial block rendered as those helpers
+	// call handlebars.js's partialBlockWrapper (partialBlockValue).
 	exPartialBlock
 )
 

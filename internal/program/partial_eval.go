@@ -341,8 +341,8 @@ func (s *state) runPartialBlock(pc *partialOp) error {
 
 // partialBlockValue is @partial-block used as a value: nil when no
 // partial block is being rendered, else the current one rendered as a
-// string, as handlebars.js's if, unless, with and each helpers and its
-// mustaches call the partialBlockWrapper function: with no context (the
+// string, as handlebars.js's if, unless, with and each helpers call the
+// partialBlockWrapper function: with no context (the
 // contexts and block parameters of where the block was written stay
 // reachable through ../ and their names) and an empty data frame (no
 // @root, @index or @key). Its absent paths do not count as missing.
