@@ -15,7 +15,7 @@ type Call struct {
 	Recipients []Recipient `json:"recipients"`
 	// GlobalParams are template parameters for every recipient; a recipient's
 	// own Params override them key by key.
-	GlobalParams map[string]any `json:"global_params"`
+	GlobalParams Params `json:"global_params"`
 }
 
 // Message is the message definition of a Call.
@@ -69,7 +69,7 @@ type Attachment struct {
 
 // Recipient is one addressee of a Call.
 type Recipient struct {
-	Email  string         `json:"email"`
-	Name   string         `json:"name"`
-	Params map[string]any `json:"params"`
+	Email  string `json:"email"`
+	Name   string `json:"name"`
+	Params Params `json:"params"`
 }

@@ -25,14 +25,16 @@ var callType = reflect.TypeFor[Call]()
 // the last of repeated keys: two parsers that disagree on which value counts
 // are how requests get smuggled past checks), and objects, arrays and
 // strings must be where the spec has them. params and global_params take any
-// JSON object; their numbers are json.Number values, so that an integer
-// keeps its exact value (an order id 9007199254740993 prints as written, not
-// rounded to a float64) and every number prints as written or as
-// handlebars.js prints it (see the package documentation's # Templates).
+// JSON object, decoded as Params.UnmarshalJSON decodes it (as json.Unmarshal
+// does): objects keep the order of their keys, numbers are json.Number
+// values, so that an integer keeps its exact value (an order id
+// 9007199254740993 prints as written, not rounded to a float64), and a
+// number beyond float64's range is refused.
 //
-// A body of the wrong shape gives a *ValidationError whose Field names the
-// offending field ("message.htmll", "recipients[3].email"); a body that is
-// not JSON gives its syntax error. Both wrap ErrInvalidJSON.
+// A body of the wrong shape, or with a number out of range, gives a
+// *ValidationError whose Field names the offending field ("message.htmll",
+// "recipients[3].email", "recipients[0].params.total"); a body that is not
+// JSON gives its syntax error. Both wrap ErrInvalidJSON.
 func DecodeCall(data []byte) (*Call, error) {
 	if err := checkShape(data, callType); err != nil {
 		if errors.Is(err, ErrInvalidJSON) {
@@ -41,61 +43,50 @@ func DecodeCall(data []byte) (*Call, error) {
 		return nil, decodeError(err)
 	}
 	var call Call
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&call); err != nil {
-		return nil, decodeError(err)
-	}
-	if err := checkNumbers("global_params", call.GlobalParams); err != nil {
-		return nil, err
-	}
-	for i, r := range call.Recipients {
-		if err := checkNumbers("recipients["+strconv.Itoa(i)+"].params", r.Params); err != nil {
-			return nil, err
+	if err := json.Unmarshal(data, &call); err != nil {
+		if ve := (*ValidationError)(nil); errors.As(err, &ve) {
+			return nil, locateParams(data, ve)
 		}
+		return nil, decodeError(err)
 	}
 	return &call, nil
 }
 
-// checkNumbers refuses, with a *ValidationError naming the field, a number
-// in v (decoded with UseNumber, at path) that is not an integer and lies
-// beyond float64's range (1e400), as json.Unmarshal into an any would.
-// Integers of any size are kept as written.
-func checkNumbers(path string, v any) error {
-	switch x := v.(type) {
-	case json.Number:
-		if isIntegerLiteral(string(x)) {
+// locateParams returns ve, an error of Params.UnmarshalJSON for a call
+// body of the right shape, with the path of the params it is in.
+func locateParams(data []byte, ve *ValidationError) error {
+	var raw struct {
+		GlobalParams json.RawMessage `json:"global_params"`
+		Recipients   []struct {
+			Params json.RawMessage `json:"params"`
+		} `json:"recipients"`
+	}
+	if json.Unmarshal(data, &raw) != nil {
+		return ve
+	}
+	where := func(field string, b json.RawMessage) error {
+		var p Params
+		var e *ValidationError
+		if len(b) == 0 || !errors.As(p.UnmarshalJSON(b), &e) {
 			return nil
 		}
-		if _, err := strconv.ParseFloat(string(x), 64); err != nil {
-			return &ValidationError{Field: path, Reason: "number " + string(x) + " is out of range", Err: ErrInvalidJSON}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if err := checkNumbers(path+"."+k, e); err != nil {
-				return err
-			}
-		}
-	case []any:
-		for i, e := range x {
-			if err := checkNumbers(path+"["+strconv.Itoa(i)+"]", e); err != nil {
-				return err
-			}
+		e.Field = field + "." + e.Field
+		return e
+	}
+	if err := where("global_params", raw.GlobalParams); err != nil {
+		return err
+	}
+	for i, r := range raw.Recipients {
+		if err := where("recipients["+strconv.Itoa(i)+"].params", r.Params); err != nil {
+			return err
 		}
 	}
-	return nil
-}
-
-// isIntegerLiteral reports whether a JSON number is written as an integer:
-// digits after an optional minus sign, no fraction, no exponent.
-func isIntegerLiteral(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	return s != "" && strings.Trim(s, "0123456789") == ""
+	return ve
 }
 
 // decodeError wraps an error of encoding/json in ErrInvalidJSON. A value
-// that JSON allows but Go cannot hold (a number such as 1e400, beyond
-// float64) is the caller's input: a *ValidationError naming the field.
+// that JSON allows but Go cannot hold is the caller's input: a
+// *ValidationError naming the field.
 func decodeError(err error) error {
 	if ute := (*json.UnmarshalTypeError)(nil); errors.As(err, &ute) {
 		field := ute.Field

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/postroom/postroom"
@@ -33,7 +34,15 @@ func TestDecodeCall(t *testing.T) {
 		{"top-level string", `"call"`, "(body)"},
 		{"number beyond float64", `{"global_params":{"a":{"b":[1,1e400]}}}`, "global_params.a.b[1]"},
 		{"number beyond float64 in a recipient", `{"recipients":[{},{"params":{"x":-1.5e999}}]}`, "recipients[1].params.x"},
+		{"number beyond float64 under an odd key", `{"recipients":[{"params":{"a b":[{"c":1e309}]}}]}`, "recipients[0].params.[a b][0].c"},
 		{"long integer", `{"global_params":{"a":123456789012345678901234567890}}`, ""},
+		{"largest float64", `{"global_params":{"a":1.7976931348623157e308,"b":-1.7976931348623157e308}}`, ""},
+		{"just beyond the largest float64", `{"global_params":{"a":1.7976931348623159e308}}`, "global_params.a"},
+		{"integer of 308 digits", `{"global_params":{"a":` + "9" + strings.Repeat("9", 307) + `}}`, ""},
+		{"integer of 309 digits within range", `{"global_params":{"a":1` + strings.Repeat("0", 308) + `}}`, ""},
+		{"integer of 310 digits", `{"global_params":{"a":1` + strings.Repeat("0", 309) + `}}`, "global_params.a"},
+		{"integer of 100,000 digits", `{"global_params":{"a":-1` + strings.Repeat("0", 99_999) + `}}`, "global_params.a"},
+		{"underflow to zero", `{"global_params":{"a":1e-400}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := postroom.DecodeCall([]byte(tc.body))
@@ -88,10 +97,7 @@ func FuzzDecodeCall(f *testing.F) {
 		if _, err := dec.Token(); jsonErr == nil && err != io.EOF {
 			jsonErr = errors.New("trailing data")
 		}
-		var typeErr *json.UnmarshalTypeError
-		if shapeErr == nil && jsonErr != nil && !errors.As(jsonErr, &typeErr) {
-			// A number too large for float64 in params is the one type
-			// error checkShape leaves to encoding/json.
+		if shapeErr == nil && jsonErr != nil {
 			t.Fatalf("DecodeCall accepted %q, encoding/json refused it: %v", data, jsonErr)
 		}
 		if shapeErr == nil && jsonErr == nil && !reflect.DeepEqual(*got, call) {
@@ -101,7 +107,82 @@ func FuzzDecodeCall(f *testing.F) {
 		if jsonErr == nil && shapeErr != nil && !errors.As(shapeErr, &ve) {
 			t.Fatalf("encoding/json decoded %q, DecodeCall found it malformed: %v", data, shapeErr)
 		}
+		if jsonErr == nil && shapeErr == nil {
+			// Same JSON out: params encode back to what was decoded.
+			for i, p := range append([]postroom.Params{got.GlobalParams}, paramsOf(got.Recipients)...) {
+				b, err := json.Marshal(p)
+				if err != nil {
+					t.Fatalf("params %d: %v", i, err)
+				}
+				var again postroom.Params
+				if err := json.Unmarshal(b, &again); err != nil || !reflect.DeepEqual(again, p) {
+					t.Fatalf("params %d: %s decodes to %#v, not %#v (%v)", i, b, again, p, err)
+				}
+			}
+		}
 	})
+}
+
+func paramsOf(rs []postroom.Recipient) []postroom.Params {
+	var ps []postroom.Params
+	for _, r := range rs {
+		ps = append(ps, r.Params)
+	}
+	return ps
+}
+
+// TestParamsKeepOrder: objects in params, decoded by DecodeCall or
+// json.Unmarshal, keep their keys' order (a key written twice keeps its
+// first place and last value, as JSON.parse does) and encode back in it;
+// {{#each}} visits them in that order, array indexes first.
+func TestParamsKeepOrder(t *testing.T) {
+	body := `{"global_params":{"totals":{"subtotal":1,"tax":2,"b":3,"a":4,"tax":5,"2":6,"1":7}}}`
+	viaDecode, err := postroom.DecodeCall([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var viaUnmarshal postroom.Call
+	if err := json.Unmarshal([]byte(body), &viaUnmarshal); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]*postroom.Call{"DecodeCall": viaDecode, "json.Unmarshal": &viaUnmarshal} {
+		o, ok := call.GlobalParams["totals"].(*postroom.Object)
+		if !ok {
+			t.Fatalf("%s: totals is %T, want *postroom.Object", name, call.GlobalParams["totals"])
+		}
+		var keys []string
+		for k := range o.All() {
+			keys = append(keys, k)
+		}
+		if got, want := strings.Join(keys, ","), "subtotal,tax,b,a,2,1"; got != want {
+			t.Errorf("%s: keys %s, want %s", name, got, want)
+		}
+		if v, _ := o.Get("tax"); v != json.Number("5") {
+			t.Errorf("%s: tax = %v, want the last value, 5", name, v)
+		}
+		out, err := json.Marshal(call.GlobalParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"totals":{"subtotal":1,"tax":5,"b":3,"a":4,"2":6,"1":7}}`; string(out) != want {
+			t.Errorf("%s: encodes as %s, want %s", name, out, want)
+		}
+	}
+}
+
+// TestParamsNumberBound: json.Unmarshal refuses a number beyond float64's
+// range as DecodeCall does, with a ValidationError naming its path within
+// the params.
+func TestParamsNumberBound(t *testing.T) {
+	var call postroom.Call
+	err := json.Unmarshal([]byte(`{"recipients":[{"params":{"items":[{"price":1e309}]}}]}`), &call)
+	var ve *postroom.ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, postroom.ErrInvalidJSON) || ve.Field != "items[0].price" {
+		t.Fatalf("json.Unmarshal: %v; want a ValidationError at items[0].price", err)
+	}
+	if err := json.Unmarshal([]byte(`{"recipients":[{"params":{"n":1e308}}]}`), &call); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestDecodeCallKeepsIntegers: numbers in params decode as json.Number, so

@@ -104,9 +104,12 @@
 //   - Missing params render empty, or make the recipient invalid with
 //     Options.StrictParams.
 //   - They mean what they mean in handlebars.js 4.7, the reference (see
-//     internal/program and docs/TEMPLATES.md in the repository), except that integers print exactly as given and
-//     {{#each}} over an object visits its integer-like keys in numeric
-//     order, then the others in sorted order, with @key.
+//     internal/program and docs/TEMPLATES.md), except that integers print
+//     exactly as given. {{#each}} over an object decoded from JSON visits
+//     its keys in handlebars.js's order (integer-like keys first, in
+//     numeric order, then the others as written); over a Go map, which
+//     has no order (the root context, params over global_params, is one),
+//     the others sorted. See Params.
 //   - Helpers: if, unless, each, with, lookup, equal, log, and upper, lower,
 //     title, default, eq, ne, gt, lt, and, or, not, length, url, striptags,
 //     date. They are registered per template, never globally. {{log}} goes

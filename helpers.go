@@ -135,9 +135,9 @@ type HelperCall struct {
 // Len returns the number of positional arguments.
 func (c *HelperCall) Len() int { return len(c.c.Args) }
 
-// Arg returns argument i as the data holds it (string, float64, bool, nil,
-// map[string]any, []any, or the Go value of the params); nil when i is out
-// of range.
+// Arg returns argument i as the data holds it (string, json.Number,
+// float64, bool, nil, *Object, []any, map[string]any, or the Go value of
+// the params); nil when i is out of range.
 func (c *HelperCall) Arg(i int) any {
 	if i < 0 || i >= len(c.c.Args) {
 		return nil
@@ -209,6 +209,17 @@ func convertArg[T any](c *program.HelperCall, i int) (T, error) {
 	}
 	if x, ok := v.(T); ok {
 		return x, nil
+	}
+	if o, ok := v.(*Object); ok && o != nil {
+		// A decoded JSON object for a map parameter: its members, as
+		// json.Unmarshal into a map would give them.
+		m := make(map[string]any, o.Len())
+		for k, x := range o.All() {
+			m[k] = x
+		}
+		if x, ok := any(m).(T); ok {
+			return x, nil
+		}
 	}
 	t := reflect.TypeFor[T]()
 	bad := func(want string) (T, error) {
@@ -303,7 +314,7 @@ func describe(v any) string {
 		return "empty"
 	case string:
 		return "a string"
-	case map[string]any:
+	case map[string]any, *Object:
 		return "an object"
 	case []any:
 		return "an array"

@@ -161,7 +161,7 @@ func TestSendWorkload(t *testing.T) {
 		for i, s := range msgs {
 			params := maps.Clone(call.GlobalParams)
 			maps.Copy(params, s.r.Params)
-			wantHTML, err := html.Exec(params)
+			wantHTML, err := html.Exec(fixture.Plain(params))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -262,13 +262,14 @@ func RenderRaymond(b *testing.B, w *fixture.Workload) {
 			b.Fatal(err)
 		}
 	}
+	call := fixture.PlainCall(w.Call(w.Samples()))
 	i := 0
 	m := startMeter(b, size, 1, false)
 	for b.Loop() {
-		r := &w.Base.Recipients[i%w.Samples()]
+		r := &call.Recipients[i%w.Samples()]
 		i++
-		params := make(map[string]any, len(w.Base.GlobalParams)+len(r.Params))
-		maps.Copy(params, w.Base.GlobalParams)
+		params := make(map[string]any, len(call.GlobalParams)+len(r.Params))
+		maps.Copy(params, call.GlobalParams)
 		maps.Copy(params, r.Params)
 		for _, t := range tpls {
 			if _, err := t.Exec(params); err != nil {
@@ -385,7 +386,7 @@ func pipeline(b *testing.B, w *fixture.Workload, n int, opts postroom.Options) {
 // benchmarks' documentation).
 func PipelineObvious(b *testing.B, w *fixture.Workload, n int) {
 	size := messageSize(b, w)
-	call := w.Call(n)
+	call := fixture.PlainCall(w.Call(n))
 	var sent atomic.Int64
 	o := &Obvious{Transport: postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
 		sent.Add(1)

@@ -43,7 +43,7 @@ func TestSameWork(t *testing.T) {
 					return SendAll(ctx, m, tc.call)
 				},
 				func(ctx context.Context, tr postroom.Transport) error {
-					return (&Obvious{Transport: tr, Concurrency: Concurrency()}).Send(ctx, tc.call)
+					return (&Obvious{Transport: tr, Concurrency: Concurrency()}).Send(ctx, fixture.PlainCall(tc.call))
 				},
 			} {
 				rec := transport.NewMemory()

@@ -34,7 +34,9 @@ import (
 // An Obvious is safe for concurrent use; its fields must not change while a
 // Send runs, and it must not be copied after first use (it pools buffers).
 // The zero value has no Transport and must not be used. Send never modifies
-// the call.
+// the call, whose params must be what encoding/json decodes into
+// map[string]any (fixture.PlainCall): raymond does not read
+// postroom.Object.
 type Obvious struct {
 	// Transport receives every message. The Envelope's Data is reused after
 	// Send returns, as with postroom.

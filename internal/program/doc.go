@@ -22,13 +22,17 @@
 // no mail, no transport. By file: lexer.go turns the source into raymond's
 // tokens; parse.go, parser.go and whitespace.go are raymond's parser,
 // ported to read the tokens from a slice;
-// compile.go turns its tree into a Program; eval.go runs a Program (the
-// per-render state, values and blocks), with each.go for iteration and
-// paths.go for path resolution; value.go prints values, tells truthiness
-// and finds fields; helpers.go holds the helper table and postroom's own
-// helpers, custom.go the caller's own (Options.Helpers); partial.go and
-// partial_eval.go compile and render partials; program.go the exported
-// Program, Options, Data and errors.
+// precheck.go checks the source before parsing; compile.go turns the
+// tree into a Program; eval.go runs a Program (the per-render state,
+// values and blocks), with each.go for iteration and paths.go for path
+// resolution; value.go tells truthiness and kinds, print.go prints values,
+// fields.go finds fields; object.go is Object, a JSON object that keeps
+// its keys' order, and decodevalue.go DecodeValue and DecodeMap, which
+// decode parameters into it;
+// helpers.go holds the helper table and postroom's own helpers, custom.go
+// the caller's own (Options.Helpers); partial.go and partial_eval.go
+// compile and render partials; program.go the exported Program, Options,
+// Data and errors.
 //
 // It imports the standard library and raymond's lexer and ast packages,
 // never raymond's root package or its parser package (whose goroutine it
@@ -67,8 +71,13 @@
 // and empty arrays) and raw blocks {{{{x}}}}...{{{{/x}}}}. Truthiness is
 // handlebars.js's {{#if}}: nil, false, 0, NaN, "" and empty arrays are
 // false; an empty object is true. {{#with}} renders 0 too. {{#each}} over
-// anything but an array, a map or a struct renders the inverse; it visits
-// a map's integer-like keys first, in numeric order, as JavaScript does.
+// anything but an array, an object (*Object), a map or a struct renders
+// the inverse. It visits an *Object's keys in JavaScript's property order,
+// as handlebars.js does: those that are array indexes (0, 1, 10; not 01
+// or -1) first, in numeric order, then the others in the order the JSON
+// gave them; a Go map's the same way but with the others sorted (a Go map
+// has no order; the root context, Params over Globals, is one); a
+// struct's fields in their order.
 // A block that changes the context starts a new level for ../ only when
 // the new context is not == the current one (JavaScript's loose equality),
 // as in handlebars.js.
@@ -97,15 +106,30 @@
 // line it renders, partial blocks ({{#> layout}}...{{/layout}}, rendered
 // by {{> @partial-block}}, or in place of a missing partial) and inline
 // partials ({{#*inline "x"}}...{{/inline}}, in scope for the block that
-// defines them and the partials it calls, over the table's). A Program
+// defines them and the partials it calls, over the table's). A hash
+// extends the context in handlebars.js's order: the context's keys as
+// {{#each}} visits them (a string's characters and an array's elements by
+// index), then the hash's new keys, last to first.
+// @partial-block as the argument of if, unless, with and each is what
+// those helpers get when they call its function: the block rendered with
+// no context and an empty data frame (absent when no partial block is
+// being rendered), so that {{#if @partial-block}} is true when a block
+// was given and renders something (handlebars.js's regression test
+// GH-1341). A Program
 // names its partials (Partials) and never holds them: each render finds
 // them in Data.Partials, the call's table, so a Program may be cached by
 // its source. A partial sees its context alone (../ finds nothing above
 // it, the caller's block parameters are out of scope) and the caller's
 // data variables; partial calls nest at most MaxPartialNesting deep.
 //
-// Data is what encoding/json produces (numbers as float64 or, decoded with
-// UseNumber, json.Number), or other Go values read by reflection. A
+// Data is what DecodeValue produces (objects as *Object in their order,
+// arrays as []any, numbers as json.Number), what encoding/json produces
+// (maps, numbers as float64 or json.Number), or other Go values read by
+// reflection. DecodeValue refuses a number beyond float64's range (a
+// *NumberRangeError), where JSON.parse would give Infinity: 1e308,
+// -1.7976931348623157e308 and any integer of up to 308 digits are
+// accepted, 1e309 and a 310-digit integer refused; one bound for both
+// forms, on the value. A
 // struct's fields are found by the names encoding/json gives them, so that
 // a struct renders as its JSON round trip would: the name in the json tag
 // (options such as omitempty play no part in the lookup), else the
@@ -133,13 +157,15 @@
 //     carry a number its sender did not send.
 //   - Text mode (subjects, text bodies, headers) never escapes: escaping is
 //     for HTML; handlebars.js has one mode.
-//   - {{#each}} over a map visits the keys that are not integer-like in
-//     sorted order: a Go map does not keep the JSON object's order, which
-//     handlebars.js follows. Sorted is at least the same on every render.
+//   - {{#each}} over a Go map, the root context included, visits the keys
+//     that are not integer-like in sorted order: a Go map has no order,
+//     where handlebars.js follows the JSON object's. Decoded objects
+//     (*Object) keep theirs; the root is the merge of two Go maps (Params
+//     over Globals), so {{#each this}} at the top and {{#each @root}} sort.
 //   - postroom's own helpers (upper ... date) and raymond's equal exist;
 //     handlebars.js fails with "Missing helper" on them.
-//   - {{log}} calls Options.Log, never a console; its hash (level=) is
-//     evaluated and ignored.
+//   - {{log}} calls Options.Log (with no arguments for {{log}} alone),
+//     never a console; its hash (level=) is evaluated and ignored.
 //   - A raw mustache at the start of a template or block followed by
 //     another or by a block ({{{a}}}{{{b}}}) prints each value;
 //     handlebars.js's compiled code joins them with JavaScript's + (and a
@@ -157,11 +183,22 @@
 //   - dynamic partials ({{> (expr)}}), partials with two context
 //     arguments, and decorators other than inline ({{*x}}, {{#*x}});
 //   - a mustache, block or subexpression with arguments or a hash whose
-//     name is not a helper, and a helper called with the wrong number of
-//     arguments (handlebars.js fails when rendering, or not at all in a
-//     branch not taken); if, unless, each and with outside block position
-//     and without their argument, lookup and log as blocks or without
-//     arguments, equal outside block position;
+//     name is not a helper (handlebars.js fails when rendering it, and not
+//     at all in a branch not taken); if, unless, each and with with other
+//     than one argument and lookup with other than two (handlebars.js
+//     throws when it renders one, again only in a branch taken); if,
+//     unless, each and with outside block position, lookup and log as
+//     blocks, equal outside block position; postroom's own helpers and the
+//     caller's with the wrong number of arguments (handlebars.js has no
+//     such check: it calls a JavaScript helper with the arguments given,
+//     its options object after them);
+//   - @partial-block anywhere but as the argument of if, unless, with and
+//     each (and in {{> @partial-block}}): printed ({{@partial-block}}, which
+//     handlebars.js calls with its options object as the context), as a
+//     section ({{#@partial-block}}, rendered with the function as this), as
+//     another helper's argument or a partial's context or hash value (the
+//     function itself), with a property (@partial-block.length) or a depth
+//     (@../partial-block);
 //   - a subexpression with no arguments ((name)): handlebars.js calls a
 //     helper of that name or renders nothing;
 //   - block parameters on anything but {{#each}} and {{#with}}
@@ -226,8 +263,9 @@
 //
 // # Speed
 //
-// Paths are split at compile time; lookups in map[string]any, []any and the
-// other types encoding/json produces take a type switch, not reflection;
+// Paths are split at compile time; lookups in *Object (a scan up to eight
+// keys, an index beyond), map[string]any, []any and the other types
+// encoding/json produces take a type switch, not reflection;
 // escaping appends straight into the output; per-render stacks come from a
 // sync.Pool. Rendering the shared transactional workload (html, text and
 // subject) allocates nothing and is over 20 times faster than raymond's

@@ -31,9 +31,11 @@ func (s *state) iter(p *prog, ctx any, f frame) error {
 
 // each is handlebars.js's each helper over c, an array or an object, and
 // returns the number of iterations: the elements of an array in order, the
-// keys of a map with the integer-like ones first in numeric order (as
-// JavaScript's Object.keys) and the others in sorted order (JSON objects
-// lose their order in Go maps), the fields of a struct in their order.
+// keys of an *Object (a decoded JSON object) in JavaScript's property
+// order (the integer-like ones first, in numeric order, then the others as
+// written), the keys of a Go map with the integer-like ones first, then
+// the others sorted (a Go map has no order), the fields of a struct in
+// their order.
 func (s *state) each(p *prog, c any) (int, error) {
 	switch v := c.(type) {
 	case []any:
@@ -43,6 +45,40 @@ func (s *state) each(p *prog, c any) (int, error) {
 			}
 		}
 		return len(v), nil
+	case *Object:
+		n := len(v.members)
+		if !v.intKeys {
+			for i := range v.members {
+				m := &v.members[i]
+				if err := s.iter(p, m.val, frame{iter: true, index: i, length: n, key: m.key}); err != nil {
+					return i, err
+				}
+			}
+			return n, nil
+		}
+		// JavaScript's property order: array indexes first, in numeric
+		// order, then the other keys as written.
+		base := len(s.keys)
+		for _, m := range v.members {
+			if _, ok := arrayIndex(m.key); ok {
+				s.keys = append(s.keys, m.key)
+			}
+		}
+		slices.SortFunc(s.keys[base:], compareJSKeys)
+		for _, m := range v.members {
+			if _, ok := arrayIndex(m.key); !ok {
+				s.keys = append(s.keys, m.key)
+			}
+		}
+		defer func() { s.keys = s.keys[:base] }()
+		for i := range n {
+			k := s.keys[base+i]
+			x, _ := v.Get(k)
+			if err := s.iter(p, x, frame{iter: true, index: i, length: n, key: k}); err != nil {
+				return i, err
+			}
+		}
+		return n, nil
 	case map[string]any:
 		base := len(s.keys)
 		for k := range v {

@@ -52,6 +52,9 @@ type state struct {
 	epoch uint32
 	// part is the state of partial calls (partial_eval.go).
 	part partialState
+	// quiet is positive while a partial block renders as a value, whose
+	// absent paths are not noted in Data.Missing.
+	quiet int
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -254,6 +257,9 @@ func (s *state) write(v any, esc bool) error {
 
 // missing notes e's path in d.Missing, once per render.
 func (s *state) missing(e *expr) {
+	if s.quiet > 0 {
+		return
+	}
 	i := s.part.base + e.missing
 	if s.seen[i] == s.epoch {
 		return
@@ -298,8 +304,11 @@ func (s *state) eval(e *expr) (any, error) {
 		v, _ := s.field(e.field)
 		return v, nil
 	}
-	if e.kind == exCustom {
+	switch e.kind {
+	case exCustom:
 		return s.custom(e, nil)
+	case exPartialBlock:
+		return s.partialBlockValue()
 	}
 	base := len(s.args)
 	defer func() { clear(s.args[base:]); s.args = s.args[:base] }()
@@ -461,6 +470,8 @@ func (s *state) chargeArgs(args ...any) error {
 			s.steps -= len(x)
 		case map[string]any:
 			s.steps -= len(x)
+		case *Object:
+			s.steps -= x.Len()
 		default:
 			switch rv := reflect.ValueOf(v); rv.Kind() {
 			case reflect.String:

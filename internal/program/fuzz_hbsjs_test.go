@@ -3,10 +3,14 @@ package program
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/aymerick/raymond/ast"
 	"github.com/aymerick/raymond/parser"
 
 	"github.com/postroom/postroom/internal/hbsjs"
@@ -28,6 +32,17 @@ var jsFragments = []string{
 	"{{v}}", "{{k}}", "{{it.name}}", "{{v.y}}", "{{items.length}}", "{{name.length}}", "{{items.[0]}}",
 	"<p>", " ", "\n", "&", "{{!c}}", "{{~a~}}", `{{"name"}}`, "{{[x]}}", "{{items.[0].name}}",
 	"{{obj.x.y}}", "{{n}}", "{{y}}", "{{obj}}", "{{items}}", "{{obj.a.length}}", "{{{{raw}}}}{{x}}{{{{/raw}}}}",
+	"{{log}}", "{{> wrap}}", "{{#> wrap}}", "{{/wrap}}", "{{> keys}}", "{{> keys obj}}", "{{> keys obj z=1 a=2}}",
+	"{{> keys b=1 a=n}}", "{{#> keys}}", "{{/keys}}", "{{#if @partial-block}}", "{{#unless @partial-block}}",
+	"{{#with @partial-block}}", "{{> @partial-block}}",
+}
+
+// jsPartials are the partials FuzzHandlebarsJS's templates may call: one
+// that wraps its block when there is one (GH-1341), one that lists its
+// context's keys.
+var jsPartials = map[string]string{
+	"wrap": "{{#if @partial-block}}<div>{{> @partial-block}}</div>{{else}}none{{/if}}{{#unless @partial-block}}!{{/unless}}",
+	"keys": "{{#each this}}{{@key}}={{this}};{{/each}}{{#with @partial-block}}({{this}}){{/with}}",
 }
 
 func assembleJS(src string, pick []byte) string {
@@ -43,19 +58,29 @@ func assembleJS(src string, pick []byte) string {
 // the fragments picked) with random parameters both with this package
 // (HTML mode) and with handlebars.js 4.7 through one long-lived node
 // process, and requires the same output (CRLF normalised), or an error
-// from both. Templates Compile refuses, templates that call postroom's own
+// from both, with the partials of jsPartials. Templates Compile refuses, templates that call postroom's own
 // helpers (handlebars.js has none of them) and renders that reach this
 // package's limits are not compared. The parameters are Params over
 // Globals here (for odd seeds with numbers as json.Number, as DecodeCall
 // gives them) and their merge (JSON, keys sorted) in handlebars.js, so
-// that the documented differences (map key order, integers beyond 2^53)
-// do not arise.
+// that the documented differences (the root's key order, integers beyond
+// 2^53) do not arise. For seeds with bit 1 set the nested objects are
+// *Object values in a shuffled order (MarshalJSON gives handlebars.js
+// the same order), so that key order is compared too.
 func FuzzHandlebarsJS(f *testing.F) {
 	js := hbsjs.Start(f)
 	fuzzSeeds(f)
 	// What fuzzing found, fixed or refused since.
 	for _, src := range []string{"{{@if}}", `{{#0}}{{/"0"}}`, "{{[]}}{{items.length}}", "{{{{yes}}}}{{{{{/yes}}}}", `0{{#each this}}{{#each (lookup . "items")}}{{else}}{{.}}{{/each}}{{/each}}`, `0{{#each (lookup . "items")}}{{#each this}}{{../a}}{{/each}}{{/each}}`, "0{{#unless b}}{{{b}}}{{#unless b}}{{{b}}}{{/unless}}{{/unless}}", `{{""}}{{items.length}}`, "0\n{{!c}}\n {{!c}}", "{{#if 1}}{{else0}}0{{/if}}", "{{!{{items.length}}{{{b}}}{{{b}}}", "{{!c}} {{items.length}}", "\v{{~a~}}", "{{x\r}}", "{{#each@A}}{{/each}}", "\\{{{{items.length}}", "{{+00}}", "\x00"} {
 		f.Add(src, []byte(nil), uint64(0))
+	}
+	var partials Partials
+	for name, src := range jsPartials {
+		p, err := Compile(f.Context(), src, Options{Mode: HTML})
+		if err != nil {
+			f.Fatal(err)
+		}
+		partials.Add(name, p)
 	}
 	f.Fuzz(func(t *testing.T, src string, pick []byte, seed uint64) {
 		if len(src) > 2048 || len(pick) > 48 {
@@ -73,7 +98,13 @@ func FuzzHandlebarsJS(f *testing.F) {
 			}
 			return
 		}
-		if tree, err := parser.Parse(tmpl); err != nil {
+		parse := parser.Parse
+		if strings.Contains(tmpl, "#>") {
+			// raymond's lexer has no partial blocks: this package's
+			// parser, its port, reads them as handlebars.js does.
+			parse = func(src string) (*ast.Program, error) { return parseTokens(lex(src, lexExtended)) }
+		}
+		if tree, err := parse(tmpl); err != nil {
 			t.Fatalf("Compile accepted %q, raymond's parser refuses it: %v", tmpl, err)
 		} else if callsPostroomHelper(tree) {
 			return
@@ -82,15 +113,21 @@ func FuzzHandlebarsJS(f *testing.F) {
 			return // a documented difference: handlebars.js adds them with +
 		}
 		params, globals := genParams(seed)
-		ours := &Data{Params: params, Globals: globals}
+		if seed&2 == 2 {
+			// Nested objects as decoding gives them: *Object, here with
+			// their keys in an order of the seed's, which both sides see.
+			r := rand.New(rand.NewPCG(seed, 7))
+			params, globals = shuffled(r, params).(map[string]any), shuffled(r, globals).(map[string]any)
+		}
+		ours := &Data{Params: params, Globals: globals, Partials: &partials}
 		if seed&1 == 1 { // numbers as DecodeCall gives them: json.Number
-			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals)}
+			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals), Partials: &partials}
 		}
 		got, err := p.Append(t.Context(), nil, ours)
 		if errors.Is(err, ErrTooManySteps) || errors.Is(err, ErrOutputTooLarge) {
 			return
 		}
-		ref, jsErr := js.Render(tmpl, merged(params, globals))
+		ref, jsErr := js.RenderPartials(tmpl, jsPartials, merged(params, globals))
 		if jsErr != nil {
 			t.Fatal(jsErr)
 		}
@@ -101,6 +138,40 @@ func FuzzHandlebarsJS(f *testing.F) {
 			t.Fatalf("template %q\nparams %v\nglobals %v\n got %q\nwant %q (handlebars.js)", tmpl, params, globals, got, ref.Out)
 		}
 	})
+}
+
+// shuffled returns v with the maps below the top level turned into
+// *Object values whose keys are in an order drawn from r (the top level,
+// the root, stays a map: Data.Params is one).
+func shuffled(r *rand.Rand, v any) any {
+	return shuffle(r, v, true)
+}
+
+func shuffle(r *rand.Rand, v any, top bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(x))
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		if top {
+			m := make(map[string]any, len(x))
+			for _, k := range keys {
+				m[k] = shuffle(r, x[k], false)
+			}
+			return m
+		}
+		var b objectBuilder
+		for _, k := range keys {
+			b.set(k, shuffle(r, x[k], false))
+		}
+		return b.object()
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = shuffle(r, e, false)
+		}
+		return a
+	}
+	return v
 }
 
 // useNumber returns m after a JSON round trip that decodes numbers as

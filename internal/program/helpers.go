@@ -84,7 +84,7 @@ var helperTable = [...]helperSpec{
 	hWith:   {name: "with", min: 1, max: 1, blockOnly: true, js: true},
 	hEqual:  {name: "equal", min: 2, max: 2, blockOnly: true},
 	hLookup: {name: "lookup", min: 2, max: 2, noBlock: true, fn: Lookup, js: true},
-	hLog:    {name: "log", min: 1, max: -1, noBlock: true, js: true},
+	hLog:    {name: "log", min: 0, max: -1, noBlock: true, js: true},
 
 	hUpper:     {name: "upper", min: 1, max: 1, fn: Upper},
 	hLower:     {name: "lower", min: 1, max: 1, fn: Lower},
@@ -119,19 +119,6 @@ var helperIDs = func() map[string]helperID {
 func Builtin(name string) bool {
 	_, ok := helperIDs[name]
 	return ok
-}
-
-// ExtraHelpers returns the names of postroom's own helpers (those beyond
-// raymond's built-ins), each with the function that computes its value from
-// its evaluated arguments. The evaluator calls the same functions; tests use
-// them to register equivalent helpers on raymond templates. The map is new
-// on each call and owned by the caller.
-func ExtraHelpers() map[string]func(args []any) (any, error) {
-	m := make(map[string]func(args []any) (any, error))
-	for _, s := range helperTable[hUpper:] {
-		m[s.name] = s.fn
-	}
-	return m
 }
 
 // Upper returns the string form of args[0] in upper case.
@@ -253,6 +240,8 @@ func Length(args []any) (any, error) {
 		return len(v), nil
 	case map[string]any:
 		return len(v), nil
+	case *Object:
+		return v.Len(), nil
 	case nil, json.Number:
 		return 0, nil
 	}

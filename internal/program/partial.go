@@ -122,12 +122,18 @@ func (c *compiler) partial(at ast.Node, nameNode ast.Node, params []ast.Node, ha
 		if pc.ctx, err = c.param(params[0]); err != nil {
 			return nil, err
 		}
+		if pc.ctx.kind == exPartialBlock {
+			return nil, c.errAt(at, "%s", errPartialBlockValue)
+		}
 	}
 	if hash != nil {
 		for _, pair := range hash.Pairs {
 			v, err := c.param(pair.Val)
 			if err != nil {
 				return nil, err
+			}
+			if v.kind == exPartialBlock {
+				return nil, c.errAt(at, "%s", errPartialBlockValue)
 			}
 			pc.hash = append(pc.hash, v)
 			pc.hashKeys = append(pc.hashKeys, pair.Key)

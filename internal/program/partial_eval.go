@@ -3,8 +3,10 @@ package program
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 )
 
 // Partials, render side: the call's table, and the evaluation of partial
@@ -181,7 +183,10 @@ func (s *state) resolve(name string) (body *prog, base int, ok bool) {
 
 // partialContext is the context a partial renders with: the context
 // argument, or the current context, extended with the hash when there is
-// one (handlebars.js: Utils.extend({}, context, options.hash)).
+// one (handlebars.js: Utils.extend({}, context, options.hash)): an
+// *Object of the context's members in the order {{#each}} visits them (a
+// Go map's, the root's included, sorted), then the hash's new keys, last
+// to first, as handlebars.js builds its hash object.
 func (s *state) partialContext(pc *partialOp) (any, error) {
 	c := s.cur
 	if pc.ctx != nil {
@@ -194,22 +199,44 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 	if len(pc.hash) == 0 {
 		return c, nil
 	}
-	base := s.valueOf(c)
-	n := len(pc.hash)
-	if x, ok := base.(map[string]any); ok {
-		n += len(x)
-	}
-	m := make(map[string]any, n)
-	switch x := base.(type) {
+	var o objectBuilder
+	switch x := s.valueOf(c).(type) {
+	case *Object:
+		s.steps -= x.Len()
+		o.members = slices.Grow(o.members, x.Len()+len(pc.hash))
+		for _, m := range x.members {
+			o.set(m.key, m.val)
+		}
 	case map[string]any:
 		s.steps -= len(x)
-		for k, v := range x {
-			m[k] = v
+		for _, k := range slices.SortedFunc(maps.Keys(x), compareJSKeys) {
+			o.set(k, x[k])
+		}
+	case string:
+		// for..in over a string: its characters by index, in UTF-16 code
+		// units as stringField reads them.
+		n, _ := stringField(x, "length")
+		if s.steps -= n.(int); s.steps < 0 {
+			return nil, &RenderError{Err: ErrTooManySteps}
+		}
+		for i := range n.(int) {
+			k := strconv.Itoa(i)
+			v, _ := stringField(x, k)
+			o.set(k, v)
+		}
+	case []any:
+		if s.steps -= len(x); s.steps < 0 {
+			return nil, &RenderError{Err: ErrTooManySteps}
+		}
+		for i, v := range x {
+			o.set(strconv.Itoa(i), v)
 		}
 	default:
-		// A Go map with string keys: its entries; a struct: its fields by
-		// their encoding/json names, as it would be as a JSON object.
-		// Other values contribute nothing, as a JavaScript primitive would.
+		// A Go map with string keys: its entries, sorted; a struct: its
+		// fields by their encoding/json names, as it would be as a JSON
+		// object; another slice or array: its elements by index. Other
+		// values contribute nothing, as a JavaScript number or boolean
+		// would.
 		rv := reflect.ValueOf(x)
 		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
 			rv = rv.Elem()
@@ -217,31 +244,50 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 		switch {
 		case rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String:
 			s.steps -= rv.Len()
-			for it := rv.MapRange(); it.Next(); {
-				if v := it.Value(); v.CanInterface() {
-					m[it.Key().String()] = v.Interface()
+			keys := rv.MapKeys()
+			slices.SortFunc(keys, func(a, b reflect.Value) int { return compareJSKeys(a.String(), b.String()) })
+			for _, k := range keys {
+				if v := rv.MapIndex(k); v.CanInterface() {
+					o.set(k.String(), v.Interface())
 				}
 			}
-		case rv.Kind() == reflect.Struct:
+		case (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array) && rv.IsValid():
+			if s.steps -= rv.Len(); s.steps < 0 {
+				return nil, &RenderError{Err: ErrTooManySteps}
+			}
+			for i := range rv.Len() {
+				if v := rv.Index(i); v.CanInterface() {
+					o.set(strconv.Itoa(i), v.Interface())
+				}
+			}
+		case rv.Kind() == reflect.Struct && rv.Type() != timeType:
 			for _, f := range jsonFields(rv.Type()) {
 				s.steps--
 				if fv, err := rv.FieldByIndexErr(f.index); err == nil && fv.CanInterface() {
-					m[f.name] = fv.Interface()
+					o.set(f.name, fv.Interface())
 				}
 			}
 		}
 	}
-	for i, h := range pc.hash {
+	// handlebars.js builds the hash with its pairs in reverse order: the
+	// extended context has the new keys last to first, and of a key given
+	// twice the first value.
+	base0 := len(s.args)
+	defer func() { clear(s.args[base0:]); s.args = s.args[:base0] }()
+	for _, h := range pc.hash {
 		v, err := s.eval(h)
 		if err != nil {
 			return nil, err
 		}
-		m[pc.hashKeys[i]] = s.valueOf(v)
+		s.args = append(s.args, s.valueOf(v))
+	}
+	for i := len(pc.hash) - 1; i >= 0; i-- {
+		o.set(pc.hashKeys[i], s.args[base0+i])
 	}
 	if err := s.step(); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return o.object(), nil
 }
 
 // stackRoom is the room made on the context and block parameter stacks
@@ -291,6 +337,28 @@ func (s *state) runPartialBlock(pc *partialOp) error {
 		return s.indent(start, pc.indent)
 	}
 	return nil
+}
+
+// partialBlockValue is @partial-block used as a value: nil when no
+// partial block is being rendered, else the current one rendered as a
+// string, as handlebars.js's if, unless, with and each helpers call the
+// partialBlockWrapper function: with no context (the
+// contexts and block parameters of where the block was written stay
+// reachable through ../ and their names) and an empty data frame (no
+// @root, @index or @key). Its absent paths do not count as missing.
+func (s *state) partialBlockValue() (any, error) {
+	if s.part.cur == 0 {
+		return nil, nil
+	}
+	start, frames := len(s.out), s.frames
+	s.frames = s.frames[len(s.frames):]
+	s.quiet++
+	err := s.runBlockContent(s.part.cur, nil)
+	s.quiet--
+	s.frames = frames
+	v := string(s.out[start:])
+	s.out = s.out[:start]
+	return v, err
 }
 
 // runBlockContent renders partial block i (1-based) with context c: with

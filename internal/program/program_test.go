@@ -285,7 +285,6 @@ func TestCompileErrors(t *testing.T) {
 		{"lookup one arg", "{{lookup obj}}", Options{Mode: HTML}, 1, 3},
 		{"lookup three args", "{{lookup a b c}}", Options{Mode: HTML}, 1, 3},
 		{"lookup block", "{{#lookup a b}}x{{/lookup}}", Options{Mode: HTML}, 1, 4},
-		{"log without args", "{{log}}", Options{Mode: HTML}, 1, 3},
 		{"builtin helper name alone", "{{lookup}}", Options{Mode: HTML}, 1, 3},
 		{"date three args", "{{date a b c}}", Options{Mode: HTML}, 1, 3},
 		{"too large", "{{x}}{{y}}", Options{Mode: HTML, MaxSourceBytes: 9}, 0, 0},
