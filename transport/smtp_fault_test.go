@@ -42,7 +42,11 @@ func checkResults(t *testing.T, results []postroom.Result, wants []want) {
 	t.Helper()
 	for i, r := range results {
 		w := wants[min(i, len(wants)-1)]
-		if r.Status != w.status || !strings.HasPrefix(r.Reason, w.reason) {
+		// Which recipients meet an unusable transport themselves and which
+		// are not attempted after it depends on the workers' timing; both
+		// say what is wrong.
+		reason := strings.Replace(r.Reason, "transport-unusable: not attempted: ", "transport-unusable: ", 1)
+		if r.Status != w.status || !strings.HasPrefix(reason, w.reason) {
 			t.Errorf("recipient %d (%s): %s %q, want %s %q…", i, r.Email, r.Status, r.Reason, w.status, w.reason)
 		}
 	}
