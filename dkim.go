@@ -1,21 +1,23 @@
 package postroom
 
 // DKIM signing (RFC 6376) of every message, between the MIME layer and the
-// Transport.
+// Transport: relaxed/relaxed canonicalization (dkim_canon.go) with
+// sha256, rsa-sha256 (PKCS #1 v1.5) and ed25519-sha256 (RFC 8463), on the
+// standard library's crypto.
 //
-// The signer is postroom's own, on the standard library's crypto:
-// relaxed/relaxed (dkim_canon.go) with sha256, rsa-sha256 (PKCS #1 v1.5)
-// and ed25519-sha256 (RFC 8463). github.com/emersion/go-msgauth's signer,
-// which postroom used first, canonicalises the body an octet at a time and
-// pipes each message through a goroutine: 1 ms for ed25519 on a 142 KB
-// message, where its SHA-256 takes 0.11 ms and this signer 0.13 ms
-// (BenchmarkDKIMSign). What is the same for every message of a call (the
-// signed field list, the DKIM-Signature field but for bh= and b=, its
-// canonical form) is made once per call; a message costs one pass over its
-// body, its signed header fields rewritten into a reused buffer, and one
-// signature per key. go-msgauth and dkimpy verify the output in the tests,
-// and a differential test and FuzzDKIMCanon hold it to go-msgauth's
-// signatures octet for octet.
+// What is the same for every message of a call is made once per call: the
+// h= list, each signer's DKIM-Signature field but for its bh= and b=
+// values (and its canonical form), and which lines at the end of every
+// message (the skeleton's static tail: images and attachments in base64
+// lines) are canonical as they are. A message then costs one SHA-256 pass
+// over its body, in which only the per-recipient parts are canonicalized,
+// its signed header fields rewritten into a reused buffer, and one
+// signature per key.
+//
+// go-msgauth and dkimpy verify the output in the tests; a differential
+// test and FuzzDKIMCanon hold the signer to go-msgauth's signatures octet
+// for octet, and FuzzDKIMStaticTail holds the static tail's shortcut to
+// the full canonicalization.
 
 import (
 	"bytes"
@@ -30,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/postroom/postroom/internal/mimemsg"
 )
 
 // MinDKIMRSABits is the smallest RSA key a DKIMSigner accepts, in bits
@@ -120,22 +124,34 @@ func isDKIMSelector(s string) bool {
 	return true
 }
 
-// dkimSignedAlways are the header fields every message has and every
-// signature covers. From is listed twice: the second, with no field to
-// match, makes a From field added in transit break the signature
-// (oversigning, RFC 6376 §5.4.2). Content-Type is the top-level one.
-var dkimSignedAlways = []string{"From", "From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "Content-Type"}
+// dkimSigned are the header fields every signature covers, whether the
+// message has them or not. Each is listed twice in h=: the first matches
+// the message's field, the second (both, when the message has none)
+// matches nothing, so that a field of the name added in transit, which
+// some mail readers show instead of the signed one, breaks the signature
+// (oversigning, RFC 6376 §5.4.2 and §8.15). Content-Type and
+// Content-Transfer-Encoding are the top-level ones; the latter is there
+// only in a single-part message. Postroom writes no Cc, but a Cc added
+// in transit would show as one of the addressees.
+var dkimSigned = []string{
+	"From", "Reply-To", "To", "Cc", "Subject", "Date", "Message-ID",
+	"MIME-Version", "Content-Type", "Content-Transfer-Encoding",
+}
 
-// dkimSignedOptional are the header fields signed when a call's messages
-// have them (Reply-To, or a custom header of that name).
-var dkimSignedOptional = []string{"Reply-To", "List-Unsubscribe", "List-Unsubscribe-Post"}
+// dkimSignedOptional are the custom header fields signed, twice like
+// dkimSigned, when a call's messages have them; when they do not, the
+// name is not listed, because a mailing list that forwards the message
+// adds List-* fields of its own (RFC 2369) and that must not break it.
+var dkimSignedOptional = []string{"List-Unsubscribe", "List-Unsubscribe-Post", "In-Reply-To", "References"}
 
-// dkimCall is a call's signing, set up once: the signed field names and,
-// per signer, its DKIM-Signature field but for the bh= and b= values.
+// dkimCall is a call's signing, set up once: the signed field names,
+// per signer its DKIM-Signature field but for the bh= and b= values, and
+// the canonical span of the static tail every message ends with.
 type dkimCall struct {
 	keys []string // the h= list
 	nth  []int    // keys[i] is the nth[i]-th of its name in keys, from 0
 	sigs []dkimSig
+	tail staticTail
 }
 
 // dkimSig is one signer's part of a dkimCall.
@@ -163,25 +179,34 @@ type dkimScratch struct {
 	digest []byte
 }
 
-// newDKIMCall returns the signing of a call whose messages have a
-// Reply-To field when replyTo, and the custom headers named in headers,
-// with date as the signatures' t= (the call's Date); nil when signers is
-// empty.
-func newDKIMCall(signers []DKIMSigner, replyTo bool, headers []Header, date time.Time) *dkimCall {
+// dkimKeys returns the h= list of a call whose custom headers are
+// headers: every name of dkimSigned, and of dkimSignedOptional those
+// among headers, each twice.
+func dkimKeys(headers []mimemsg.Header) []string {
+	var keys []string
+	for _, name := range dkimSigned {
+		keys = append(keys, name, name)
+	}
+	for _, name := range dkimSignedOptional {
+		for _, h := range headers {
+			if strings.EqualFold(h.Name, name) {
+				keys = append(keys, name, name)
+				break
+			}
+		}
+	}
+	return keys
+}
+
+// newDKIMCall returns the signing of the messages skel builds for layout
+// l, with l.Date as the signatures' t=; nil when signers is empty.
+func newDKIMCall(signers []DKIMSigner, l *mimemsg.Layout, skel *mimemsg.Skeleton) *dkimCall {
 	if len(signers) == 0 {
 		return nil
 	}
-	keys := append([]string(nil), dkimSignedAlways...)
-	for _, name := range dkimSignedOptional {
-		present := name == "Reply-To" && replyTo
-		for _, h := range headers {
-			present = present || strings.EqualFold(h.Name, name)
-		}
-		if present {
-			keys = append(keys, name)
-		}
-	}
-	return newDKIMCallKeys(signers, keys, date)
+	d := newDKIMCallKeys(signers, dkimKeys(l.Headers), l.Date)
+	d.tail = newStaticTail(skel.StaticTail())
+	return d
 }
 
 // newDKIMCallKeys returns the signing of the header fields named in keys
@@ -252,7 +277,7 @@ func (d *dkimCall) sign(s *dkimScratch, dst, msg []byte) ([]byte, error) {
 		s.h = sha256.New()
 	}
 	s.h.Reset()
-	s.body = hashRelaxedBody(s.h, msg[body:], s.body)
+	s.body = hashRelaxedBody(s.h, msg[body:], s.body, d.tail.span(msg, body))
 	s.digest = s.h.Sum(s.digest[:0])
 	s.bh = base64.StdEncoding.AppendEncode(s.bh[:0], s.digest)
 

@@ -141,16 +141,31 @@ type relaxedBody struct {
 }
 
 // hashRelaxedBody writes the relaxed form of body to h, rewriting lines in
-// buf, and returns buf for reuse.
-func hashRelaxedBody(h hash.Hash, body, buf []byte) []byte {
+// buf, and returns buf for reuse. body[span.from:span.to] is taken to be
+// canonical as it is (staticTail.span): whole lines, ending with one that
+// is not blank, written as they are without being looked at; a span
+// with from >= to is none.
+func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
 	r := relaxedBody{h: h, body: body, buf: buf}
+	if span.from >= span.to {
+		span = bodySpan{len(body) + 1, len(body) + 1}
+	}
 	empty, plain := 0, true // empty lines held back; all of them a bare CRLF
 	// sp and tab are the offsets of the next SP and HTAB at or after pos
-	// (len(body) for none), searched again only once passed: base64 and
-	// quoted-printable parts have neither, and a line without them is
-	// canonical as it is.
+	// (lim for none before lim, the span's start or the end), searched
+	// again only once passed: base64 and quoted-printable parts have
+	// neither, and a line without them is canonical as it is.
 	sp, tab := -1, -1
 	for pos := 0; pos < len(body); {
+		if pos == span.from {
+			// Like the start of a line that is not blank: the span
+			// ends with one.
+			r.holdEmpty(pos, empty, plain)
+			empty, plain = 0, true
+			r.asIs(span.from, span.to)
+			pos = span.to
+			continue
+		}
 		end, next, crlf := len(body), len(body), false
 		if i := bytes.IndexByte(body[pos:], '\n'); i >= 0 {
 			end, next = pos+i, pos+i+1
@@ -166,24 +181,17 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte) []byte {
 			pos = next
 			continue
 		}
-		if empty > 0 {
-			if plain {
-				r.asIs(pos-2*empty, pos)
-			} else {
-				r.flush()
-				r.buf = r.buf[:0]
-				for range empty {
-					r.buf = append(r.buf, '\r', '\n')
-				}
-				r.h.Write(r.buf)
-			}
-			empty, plain = 0, true
+		r.holdEmpty(pos, empty, plain)
+		empty, plain = 0, true
+		lim := len(body)
+		if pos < span.from {
+			lim = min(lim, span.from)
 		}
 		if sp < pos {
-			sp = nextByte(body, pos, ' ')
+			sp = nextByte(body[:lim], pos, ' ')
 		}
 		if tab < pos {
-			tab = nextByte(body, pos, '\t')
+			tab = nextByte(body[:lim], pos, '\t')
 		}
 		if crlf && tab >= end && (sp >= end || isRelaxedLine(line)) {
 			r.asIs(pos, next)
@@ -196,6 +204,23 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte) []byte {
 	}
 	r.flush()
 	return r.buf
+}
+
+// holdEmpty writes the empty lines held back before the line at pos, as
+// they are when plain (each a bare CRLF), else each as CRLF.
+func (r *relaxedBody) holdEmpty(pos, empty int, plain bool) {
+	switch {
+	case empty == 0:
+	case plain:
+		r.asIs(pos-2*empty, pos)
+	default:
+		r.flush()
+		r.buf = r.buf[:0]
+		for range empty {
+			r.buf = append(r.buf, '\r', '\n')
+		}
+		r.h.Write(r.buf)
+	}
 }
 
 // asIs adds body[from:to] to what is written as it is.
@@ -264,4 +289,74 @@ func appendRelaxedLine(dst, line []byte) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// bodySpan is a part of a message body, body[from:to].
+type bodySpan struct{ from, to int }
+
+// staticTail is what every message of a call ends with, the skeleton's
+// static tail (mimemsg.Skeleton.StaticTail), and the part of it that the
+// relaxed body canonicalization leaves as it is: bytes[from:to], whole
+// CRLF lines from the first line start in the tail (its first octets end
+// the line a per-recipient part began), each canonical (isRelaxedLine,
+// or empty), the last not empty. It is found once per call; from == to
+// when there is none.
+type staticTail struct {
+	bytes    []byte
+	from, to int
+}
+
+// newStaticTail finds the canonical part of tail.
+func newStaticTail(tail []byte) staticTail {
+	t := staticTail{bytes: tail}
+	i := bytes.IndexByte(tail, '\n')
+	if i < 0 {
+		return t
+	}
+	t.from, t.to = i+1, i+1
+	for pos := t.from; pos < len(tail); {
+		j := bytes.IndexByte(tail[pos:], '\n')
+		if j < 1 || tail[pos+j-1] != '\r' {
+			break // no line end, or a bare LF
+		}
+		line := tail[pos : pos+j-1]
+		if bytes.IndexByte(line, '\r') >= 0 {
+			break // a bare CR: left to the full canonicalization
+		}
+		pos += j + 1
+		if len(line) > 0 {
+			if !isRelaxedLine(line) {
+				break
+			}
+			t.to = pos
+		}
+	}
+	if t.to == t.from {
+		t.from, t.to = 0, 0
+	}
+	return t
+}
+
+// tailCheck is how many octets at each end of the tail span compares with
+// the message: a guard against a message the tail was not made for,
+// which then gets the full canonicalization; the messages the call's
+// skeleton builds all end with the whole tail.
+const tailCheck = 64
+
+// span returns the canonical part of the tail in msg, whose body starts
+// at offset body, as offsets into the body; none (from == to) when msg
+// does not end as the tail does.
+func (t *staticTail) span(msg []byte, body int) bodySpan {
+	start := len(msg) - len(t.bytes)
+	if t.from == t.to || start < body {
+		return bodySpan{}
+	}
+	end := msg[start:]
+	if n := min(len(end), t.from+tailCheck); !bytes.Equal(end[:n], t.bytes[:n]) {
+		return bodySpan{}
+	}
+	if n := max(len(end)-tailCheck, 0); !bytes.Equal(end[n:], t.bytes[n:]) {
+		return bodySpan{}
+	}
+	return bodySpan{start - body + t.from, start - body + t.to}
 }
