@@ -132,12 +132,13 @@ func appendRelaxedField(dst, field []byte) []byte {
 // lines at the end go (a body of nothing but them hashes as empty). Lines
 // that are already canonical, which is nearly all of a built message
 // (base64 and quoted-printable lines have no WSP runs), are written as
-// they are, many at once.
+// they are, many at once; consecutive rewritten lines are written at
+// once too.
 type relaxedBody struct {
 	h          hash.Hash
 	body       []byte
 	start, end int    // body[start:end] is taken as is and not yet written
-	buf        []byte // rewritten lines
+	buf        []byte // rewritten lines not yet written
 }
 
 // hashRelaxedBody writes the relaxed form of body to h, rewriting lines in
@@ -146,16 +147,16 @@ type relaxedBody struct {
 // is not blank, written as they are without being looked at; a span
 // with from >= to is none.
 func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
-	r := relaxedBody{h: h, body: body, buf: buf}
+	r := relaxedBody{h: h, body: body, buf: buf[:0]}
 	if span.from >= span.to {
 		span = bodySpan{len(body) + 1, len(body) + 1}
 	}
 	empty, plain := 0, true // empty lines held back; all of them a bare CRLF
-	// sp and tab are the offsets of the next SP and HTAB at or after pos
-	// (lim for none before lim, the span's start or the end), searched
-	// again only once passed: base64 and quoted-printable parts have
-	// neither, and a line without them is canonical as it is.
-	sp, tab := -1, -1
+	// tab and dsp are the offsets of the next HTAB and the next two SPs
+	// at or after pos (or lim, the span's start or the end, for none
+	// before it), searched again only once passed: a line that ends with
+	// CRLF, not SP, and holds neither is canonical as it is.
+	tab, dsp := -1, -1
 	for pos := 0; pos < len(body); {
 		if pos == span.from {
 			// Like the start of a line that is not blank: the span
@@ -187,26 +188,27 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
 		if pos < span.from {
 			lim = min(lim, span.from)
 		}
-		if sp < pos {
-			sp = nextByte(body[:lim], pos, ' ')
-		}
 		if tab < pos {
-			tab = nextByte(body[:lim], pos, '\t')
+			tab = nextIndex(body[:lim], pos, "\t")
 		}
-		if crlf && tab >= end && (sp >= end || isRelaxedLine(line)) {
+		if dsp < pos {
+			dsp = nextIndex(body[:lim], pos, "  ")
+		}
+		// A line that is not blank is not empty: line[len(line)-1] is.
+		if crlf && tab >= end && dsp >= end && line[len(line)-1] != ' ' {
 			r.asIs(pos, next)
 		} else {
-			r.flush()
-			r.buf = append(appendRelaxedLine(r.buf[:0], line), '\r', '\n')
-			r.h.Write(r.buf)
+			r.flushAsIs()
+			r.buf = append(appendRelaxedLine(r.buf, line), '\r', '\n')
 		}
 		pos = next
 	}
-	r.flush()
+	r.flushAsIs()
+	r.flushBuf()
 	return r.buf
 }
 
-// holdEmpty writes the empty lines held back before the line at pos, as
+// holdEmpty adds the empty lines held back before the line at pos: as
 // they are when plain (each a bare CRLF), else each as CRLF.
 func (r *relaxedBody) holdEmpty(pos, empty int, plain bool) {
 	switch {
@@ -214,39 +216,53 @@ func (r *relaxedBody) holdEmpty(pos, empty int, plain bool) {
 	case plain:
 		r.asIs(pos-2*empty, pos)
 	default:
-		r.flush()
-		r.buf = r.buf[:0]
+		r.flushAsIs()
 		for range empty {
 			r.buf = append(r.buf, '\r', '\n')
 		}
-		r.h.Write(r.buf)
 	}
 }
 
-// asIs adds body[from:to] to what is written as it is.
+// asIs adds body[from:to] to what is written as it is, after the
+// rewritten lines held.
 func (r *relaxedBody) asIs(from, to int) {
+	r.flushBuf()
 	if from != r.end {
-		r.flush()
+		r.flushAsIs()
 		r.start = from
 	}
 	r.end = to
 }
 
-// flush writes what is held to be written as it is.
-func (r *relaxedBody) flush() {
+// flushAsIs writes what is held to be written as it is.
+func (r *relaxedBody) flushAsIs() {
 	if r.end > r.start {
 		r.h.Write(r.body[r.start:r.end])
 	}
 	r.start, r.end = 0, 0
 }
 
-// nextByte returns the offset of the first c in body at or after from,
-// or len(body).
-func nextByte(body []byte, from int, c byte) int {
-	if i := bytes.IndexByte(body[from:], c); i >= 0 {
-		return from + i
+// flushBuf writes the rewritten lines held.
+func (r *relaxedBody) flushBuf() {
+	if len(r.buf) > 0 {
+		r.h.Write(r.buf)
+		r.buf = r.buf[:0]
 	}
-	return len(body)
+}
+
+// nextIndex returns the offset of the first sep in body at or after
+// from, or len(body).
+func nextIndex(body []byte, from int, sep string) int {
+	var i int
+	if len(sep) == 1 {
+		i = bytes.IndexByte(body[from:], sep[0])
+	} else {
+		i = bytes.Index(body[from:], []byte(sep))
+	}
+	if i < 0 {
+		return len(body)
+	}
+	return from + i
 }
 
 // isBlankLine reports whether line (without its line end) is empty or
@@ -263,19 +279,38 @@ func isBlankLine(line []byte) bool {
 // isRelaxedLine reports whether a line that is not blank is canonical as
 // it is: no HTAB, no two SPs in a row, no SP at its end.
 func isRelaxedLine(line []byte) bool {
-	if bytes.IndexByte(line, '\t') >= 0 {
-		return false
-	}
-	i := bytes.IndexByte(line, ' ')
-	if i < 0 {
-		return true
-	}
-	return line[len(line)-1] != ' ' && !bytes.Contains(line[i:], []byte("  "))
+	return bytes.IndexByte(line, '\t') < 0 && line[len(line)-1] != ' ' && !bytes.Contains(line, []byte("  "))
 }
 
 // appendRelaxedLine appends line with each run of WSP made one SP and
-// none at its end.
+// none at its end. A line without HTAB is copied in pieces between its
+// runs of SPs.
 func appendRelaxedLine(dst, line []byte) []byte {
+	if bytes.IndexByte(line, '\t') >= 0 {
+		return appendRelaxedWSP(dst, line)
+	}
+	for {
+		i := bytes.Index(line, []byte("  "))
+		if i < 0 {
+			if n := len(line); n > 0 && line[n-1] == ' ' {
+				line = line[:n-1]
+			}
+			return append(dst, line...)
+		}
+		j := i + 2
+		for j < len(line) && line[j] == ' ' {
+			j++
+		}
+		if j == len(line) {
+			return append(dst, line[:i]...)
+		}
+		dst = append(dst, line[:i+1]...)
+		line = line[j:]
+	}
+}
+
+// appendRelaxedWSP is appendRelaxedLine an octet at a time.
+func appendRelaxedWSP(dst, line []byte) []byte {
 	space := false
 	for _, c := range line {
 		if c == ' ' || c == '\t' {
