@@ -12,8 +12,10 @@ package postroom
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"hash"
+	"math/bits"
 )
 
 // errDKIMNoBody is the signer's error for a message without the empty
@@ -189,10 +191,10 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
 			lim = min(lim, span.from)
 		}
 		if tab < pos {
-			tab = nextIndex(body[:lim], pos, "\t")
+			tab = nextIndex(body[:lim], pos, bytes.IndexByte(body[pos:lim], '\t'))
 		}
 		if dsp < pos {
-			dsp = nextIndex(body[:lim], pos, "  ")
+			dsp = nextIndex(body[:lim], pos, indexDoubleSpace(body[pos:lim]))
 		}
 		// A line that is not blank is not empty: line[len(line)-1] is.
 		if crlf && tab >= end && dsp >= end && line[len(line)-1] != ' ' {
@@ -250,19 +252,42 @@ func (r *relaxedBody) flushBuf() {
 	}
 }
 
-// nextIndex returns the offset of the first sep in body at or after
-// from, or len(body).
-func nextIndex(body []byte, from int, sep string) int {
-	var i int
-	if len(sep) == 1 {
-		i = bytes.IndexByte(body[from:], sep[0])
-	} else {
-		i = bytes.Index(body[from:], []byte(sep))
-	}
+// nextIndex returns from+i, the offset in body of what was found at i in
+// body[from:], or len(body) when i < 0 (not found).
+func nextIndex(body []byte, from, i int) int {
 	if i < 0 {
 		return len(body)
 	}
 	return from + i
+}
+
+// SWAR constants: a byte of 0x01, of 0x80 and of SP in every byte of a
+// uint64.
+const (
+	swarLo = 0x0101010101010101
+	swarHi = 0x8080808080808080
+	swarSP = 0x2020202020202020
+)
+
+// indexDoubleSpace returns the offset of the first two SPs in a row in b,
+// or -1. It looks at eight offsets at once: bytes.Index stops at every
+// single SP, which text has every few octets.
+func indexDoubleSpace(b []byte) int {
+	i := 0
+	for ; i+9 <= len(b); i += 8 {
+		// v has a zero byte where b[i+k] and b[i+k+1] are both SP; the
+		// lowest byte flagged in t is the first zero byte of v.
+		v := (binary.LittleEndian.Uint64(b[i:]) ^ swarSP) | (binary.LittleEndian.Uint64(b[i+1:]) ^ swarSP)
+		if t := (v - swarLo) &^ v & swarHi; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i+1 < len(b); i++ {
+		if b[i] == ' ' && b[i+1] == ' ' {
+			return i
+		}
+	}
+	return -1
 }
 
 // isBlankLine reports whether line (without its line end) is empty or
@@ -279,7 +304,7 @@ func isBlankLine(line []byte) bool {
 // isRelaxedLine reports whether a line that is not blank is canonical as
 // it is: no HTAB, no two SPs in a row, no SP at its end.
 func isRelaxedLine(line []byte) bool {
-	return bytes.IndexByte(line, '\t') < 0 && line[len(line)-1] != ' ' && !bytes.Contains(line, []byte("  "))
+	return bytes.IndexByte(line, '\t') < 0 && line[len(line)-1] != ' ' && indexDoubleSpace(line) < 0
 }
 
 // appendRelaxedLine appends line with each run of WSP made one SP and
@@ -290,7 +315,7 @@ func appendRelaxedLine(dst, line []byte) []byte {
 		return appendRelaxedWSP(dst, line)
 	}
 	for {
-		i := bytes.Index(line, []byte("  "))
+		i := indexDoubleSpace(line)
 		if i < 0 {
 			if n := len(line); n > 0 && line[n-1] == ' ' {
 				line = line[:n-1]

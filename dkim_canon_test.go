@@ -253,3 +253,16 @@ func BenchmarkDKIMSign(b *testing.B) {
 		}
 	})
 }
+
+// FuzzIndexDoubleSpace holds indexDoubleSpace, eight offsets at a time,
+// to bytes.Index.
+func FuzzIndexDoubleSpace(f *testing.F) {
+	for _, seed := range []string{"", " ", "  ", "a  b", "abcdefgh  ", "abcdefg  ", "abcdefghi ", " a b c d e f g h i j  k", "\xa0 \x80  ", "        "} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := indexDoubleSpace(b), bytes.Index(b, []byte("  ")); got != want {
+			t.Fatalf("indexDoubleSpace(%q) = %d, bytes.Index %d", b, got, want)
+		}
+	})
+}
