@@ -16,7 +16,7 @@ import (
 type worker struct {
 	rb      renderBuffers
 	msg     []byte
-	signed  []byte // msg with its DKIM-Signature fields
+	signed  []byte // msg with its DKIM-Signature fields: msg is signed[room:]
 	dkim    dkimScratch
 	gen     []byte // the text generated from the html
 	h2t     htmltext.Converter
@@ -60,11 +60,10 @@ func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	data := w.msg
 	if j.dkim != nil {
 		var err error
-		if w.signed, err = j.dkim.sign(&w.dkim, w.signed, w.msg); err != nil {
+		if data, err = j.dkim.signInPlace(&w.dkim, w.signed); err != nil {
 			j.settle(ctx, i, &res, outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, hidden: true})
 			return res, nil
 		}
-		data = w.signed
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}

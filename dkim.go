@@ -29,6 +29,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -148,16 +149,18 @@ var dkimSignedOptional = []string{"List-Unsubscribe", "List-Unsubscribe-Post", "
 // per signer its DKIM-Signature field but for the bh= and b= values, and
 // the canonical span of the static tail every message ends with.
 type dkimCall struct {
-	keys []string // the h= list
-	nth  []int    // keys[i] is the nth[i]-th of its name in keys, from 0
-	sigs []dkimSig
-	tail staticTail
+	keys      []string // the h= list
+	nth       []int    // keys[i] is the nth[i]-th of its name in keys, from 0
+	sigs      []dkimSig
+	tail      staticTail
+	fieldsLen int // the length of the DKIM-Signature fields of any message
 }
 
 // dkimSig is one signer's part of a dkimCall.
 type dkimSig struct {
 	key  crypto.Signer
 	opts crypto.SignerOpts // crypto.SHA256 for RSA; ed25519 signs the digest itself
+	size int               // the signature's length: the key's
 	// head and tail are the DKIM-Signature field before and after the bh=
 	// value; tail ends with "b=". canonHead and canonTail are the same in
 	// relaxed form, as the header hash input ends with them.
@@ -172,11 +175,14 @@ const dkimBodyHashLen = (sha256.Size + 2) / 3 * 4
 type dkimScratch struct {
 	h      hash.Hash // the body hash
 	fields []dkimField
-	body   []byte // rewritten body lines
-	input  []byte // the header hash input
+	names  [][]byte // the fields' names
+	body   []byte   // rewritten body lines
+	input  []byte   // the header hash input
 	b64    []byte
 	bh     []byte
 	digest []byte
+	head   []byte // the DKIM-Signature fields, for signInPlace
+	out    []byte // signInPlace's copy
 }
 
 // dkimKeys returns the h= list of a call whose custom headers are
@@ -223,6 +229,9 @@ func newDKIMCallKeys(signers []DKIMSigner, keys []string, date time.Time) *dkimC
 	t := max(date.Unix(), 0) // t= is digits (RFC 6376 §3.5)
 	for i, s := range signers {
 		d.sigs[i] = newDKIMSig(s, strings.Join(keys, ":"), strconv.FormatInt(t, 10))
+		sig := &d.sigs[i]
+		d.fieldsLen += len(sig.head) + dkimBodyHashLen + len(sig.tail) +
+			len(appendFoldedB(nil, make([]byte, base64.StdEncoding.EncodedLen(sig.size))))
 	}
 	return d
 }
@@ -235,8 +244,11 @@ func newDKIMCallKeys(signers []DKIMSigner, keys []string, date time.Time) *dkimC
 func newDKIMSig(s DKIMSigner, h, t string) dkimSig {
 	sig := dkimSig{key: s.Key, opts: crypto.SHA256, head: []byte("DKIM-Signature:")}
 	algo := "rsa-sha256"
-	if _, ok := s.Key.Public().(ed25519.PublicKey); ok {
-		algo, sig.opts = "ed25519-sha256", crypto.Hash(0)
+	switch pub := s.Key.Public().(type) {
+	case ed25519.PublicKey:
+		algo, sig.opts, sig.size = "ed25519-sha256", crypto.Hash(0), ed25519.SignatureSize
+	case *rsa.PublicKey:
+		sig.size = pub.Size() // PKCS #1 v1.5: the modulus's length
 	}
 	placeholder := strings.Repeat("x", dkimBodyHashLen)
 	field, line := sig.head, 0
@@ -261,11 +273,55 @@ func newDKIMSig(s DKIMSigner, h, t string) dkimSig {
 }
 
 // sign appends to dst[:0] one DKIM-Signature field per signer, then msg,
-// and returns the extended buffer. msg must not alias dst. The body hash
-// and the signed header fields are the same for every signer, so they are
-// made once.
+// and returns the extended buffer. msg must not alias dst.
 func (d *dkimCall) sign(s *dkimScratch, dst, msg []byte) ([]byte, error) {
-	dst = dst[:0]
+	dst, err := d.appendFields(s, dst[:0], msg)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, msg...), nil
+}
+
+// room returns the length of the DKIM-Signature fields d makes for any
+// message (each signature's length is its key's): 0 for a nil d.
+func (d *dkimCall) room() int {
+	if d == nil {
+		return 0
+	}
+	return d.fieldsLen
+}
+
+// reserve returns buf[:d.room()], grown as needed: the room for the
+// DKIM-Signature fields, ahead of the message to be appended to it for
+// signInPlace.
+func (d *dkimCall) reserve(buf []byte) []byte {
+	n := d.room()
+	return slices.Grow(buf[:0], n)[:n]
+}
+
+// signInPlace signs the message buf[d.room():] (buf came from reserve),
+// writes its DKIM-Signature fields into buf[:d.room()] and returns buf:
+// the message is not copied. Should a key's signature not be of the
+// length its key gives, the signed message is a copy in the scratch.
+func (d *dkimCall) signInPlace(s *dkimScratch, buf []byte) ([]byte, error) {
+	n := d.room()
+	msg := buf[n:]
+	var err error
+	if s.head, err = d.appendFields(s, s.head[:0], msg); err != nil {
+		return nil, err
+	}
+	if len(s.head) == n {
+		copy(buf, s.head)
+		return buf, nil
+	}
+	s.out = append(append(s.out[:0], s.head...), msg...)
+	return s.out, nil
+}
+
+// appendFields appends to dst one DKIM-Signature field per signer for
+// msg. The body hash and the signed header fields are the same for every
+// signer, so they are made once.
+func (d *dkimCall) appendFields(s *dkimScratch, dst, msg []byte) ([]byte, error) {
 	var (
 		body int
 		err  error
@@ -284,16 +340,19 @@ func (d *dkimCall) sign(s *dkimScratch, dst, msg []byte) ([]byte, error) {
 	// The signed fields, each the nth[i]-th of its name from the bottom
 	// (RFC 6376 §5.4.2); a name listed more often than the message has it
 	// adds nothing.
+	s.names = s.names[:0]
+	for _, f := range s.fields {
+		s.names = append(s.names, fieldName(msg[f.start:f.end]))
+	}
 	s.input = s.input[:0]
 	for i, key := range d.keys {
 		n := d.nth[i]
 		for j := len(s.fields) - 1; j >= 0; j-- {
-			f := msg[s.fields[j].start:s.fields[j].end]
-			if !equalFoldASCII(fieldName(f), key) {
+			if !equalFoldASCII(s.names[j], key) {
 				continue
 			}
 			if n == 0 {
-				s.input = appendRelaxedField(s.input, f)
+				s.input = appendRelaxedField(s.input, msg[s.fields[j].start:s.fields[j].end])
 				break
 			}
 			n--
@@ -313,7 +372,7 @@ func (d *dkimCall) sign(s *dkimScratch, dst, msg []byte) ([]byte, error) {
 		dst = append(append(append(dst, sig.head...), s.bh...), sig.tail...)
 		dst = appendFoldedB(dst, s.b64)
 	}
-	return append(dst, msg...), nil
+	return dst, nil
 }
 
 // appendFoldedB appends the b= value v after "b=" as go-msgauth folds it:

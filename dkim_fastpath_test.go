@@ -2,6 +2,8 @@ package postroom
 
 import (
 	"bytes"
+	crand "crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
@@ -145,4 +147,59 @@ func FuzzDKIMStaticTail(f *testing.F) {
 			t.Fatalf("with the static tail %q (span %d:%d):\n%q\nfull canonicalization:\n%q", tail, st.from, st.to, got, want)
 		}
 	})
+}
+
+// TestDKIMSignInPlace checks that signing a message in the room reserved
+// ahead of it gives the message sign gives, with ed25519 and RSA keys:
+// written in place when the fields fill the room exactly, and copied when
+// they do not (a room made too large or too small here, as a key whose
+// signature is not of its key's length would).
+func TestDKIMSignInPlace(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(crand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers := []DKIMSigner{
+		{Domain: "example.com", Selector: "ed", Key: fuzzDKIMKey},
+		{Domain: "example.net", Selector: "rsa", Key: rsaKey},
+	}
+	msg := []byte("From: a@example.com\r\nTo: b@example.net\r\nSubject: x\r\n\r\nHello  there\r\n")
+	for _, tc := range []struct {
+		name     string
+		off      int
+		inPlace  bool
+		nSigners int
+	}{
+		{"ed25519", 0, true, 1},
+		{"ed25519 and rsa", 0, true, 2},
+		{"room too large", 7, false, 2},
+		{"room too small", -7, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDKIMCallKeys(signers[:tc.nSigners], allDKIMKeys(), time.Unix(1700000000, 0))
+			var s dkimScratch
+			want, err := d.sign(&s, nil, msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.off == 0 && d.room() != len(want)-len(msg) {
+				t.Fatalf("room %d, the fields are %d octets", d.room(), len(want)-len(msg))
+			}
+			d.fieldsLen += tc.off
+			buf := append(d.reserve(nil), msg...)
+			got, err := d.signInPlace(&s, buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("signed in place:\n%s\nsign:\n%s", got, want)
+			}
+			if inPlace := &got[0] == &buf[0]; inPlace != tc.inPlace {
+				t.Errorf("signed in place: %v, want %v", inPlace, tc.inPlace)
+			}
+		})
+	}
+	if got := (*dkimCall)(nil).room(); got != 0 {
+		t.Errorf("nil dkimCall: room %d", got)
+	}
 }
