@@ -201,7 +201,12 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
 			r.asIs(pos, next)
 		} else {
 			r.flushAsIs()
-			r.buf = append(appendRelaxedLine(r.buf, line), '\r', '\n')
+			if tab >= end {
+				// No HTAB: the first run of SPs to shorten is at dsp.
+				r.buf = append(appendRelaxedSpaces(r.buf, line, min(dsp, end)-pos), '\r', '\n')
+			} else {
+				r.buf = append(appendRelaxedWSP(r.buf, line), '\r', '\n')
+			}
 		}
 		pos = next
 	}
@@ -307,16 +312,12 @@ func isRelaxedLine(line []byte) bool {
 	return bytes.IndexByte(line, '\t') < 0 && line[len(line)-1] != ' ' && indexDoubleSpace(line) < 0
 }
 
-// appendRelaxedLine appends line with each run of WSP made one SP and
-// none at its end. A line without HTAB is copied in pieces between its
-// runs of SPs.
-func appendRelaxedLine(dst, line []byte) []byte {
-	if bytes.IndexByte(line, '\t') >= 0 {
-		return appendRelaxedWSP(dst, line)
-	}
+// appendRelaxedSpaces appends a line without HTAB with each run of SPs
+// made one SP and none at its end, copied in pieces between the runs;
+// its first two SPs in a row are at i (len(line) for none).
+func appendRelaxedSpaces(dst, line []byte, i int) []byte {
 	for {
-		i := indexDoubleSpace(line)
-		if i < 0 {
+		if i >= len(line) {
 			if n := len(line); n > 0 && line[n-1] == ' ' {
 				line = line[:n-1]
 			}
@@ -331,10 +332,14 @@ func appendRelaxedLine(dst, line []byte) []byte {
 		}
 		dst = append(dst, line[:i+1]...)
 		line = line[j:]
+		if i = indexDoubleSpace(line); i < 0 {
+			i = len(line)
+		}
 	}
 }
 
-// appendRelaxedWSP is appendRelaxedLine an octet at a time.
+// appendRelaxedWSP appends line with each run of WSP made one SP and none
+// at its end, an octet at a time.
 func appendRelaxedWSP(dst, line []byte) []byte {
 	space := false
 	for _, c := range line {
