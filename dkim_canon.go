@@ -3,7 +3,9 @@ package postroom
 // DKIM's relaxed canonicalisation (RFC 6376 §3.4.2 and §3.4.4) of a built
 // message, in one pass and without allocating: the header fields are found
 // once, the signed ones rewritten into a reused buffer, and the body's
-// lines hashed straight from the message unless they need rewriting.
+// lines hashed straight from the message unless they need rewriting; the
+// lines of the static tail that need none (staticTail, found once per
+// call) are hashed without being looked at.
 //
 // The input is a message postroom built: CRLF line ends, ASCII field names.
 // A bare LF ends a line, as in go-msgauth and dkimpy; a bare CR is an
@@ -196,7 +198,7 @@ func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
 		if dsp < pos {
 			dsp = nextIndex(body[:lim], pos, indexDoubleSpace(body[pos:lim]))
 		}
-		// A line that is not blank is not empty: line[len(line)-1] is.
+		// line is not blank, so not empty: line[len(line)-1] exists.
 		if crlf && tab >= end && dsp >= end && line[len(line)-1] != ' ' {
 			r.asIs(pos, next)
 		} else {
