@@ -280,21 +280,28 @@ const (
 // or -1. It looks at eight offsets at once: bytes.Index stops at every
 // single SP, which text has every few octets.
 func indexDoubleSpace(b []byte) int {
-	i := 0
-	for ; i+9 <= len(b); i += 8 {
+	if len(b) < 9 {
+		for i := 0; i+1 < len(b); i++ {
+			if b[i] == ' ' && b[i+1] == ' ' {
+				return i
+			}
+		}
+		return -1
+	}
+	for i := 0; ; i += 8 {
+		// The last window ends at the end of b, overlapping the one
+		// before, whose offsets hold no two SPs.
+		i = min(i, len(b)-9)
 		// v has a zero byte where b[i+k] and b[i+k+1] are both SP; the
 		// lowest byte flagged in t is the first zero byte of v.
 		v := (binary.LittleEndian.Uint64(b[i:]) ^ swarSP) | (binary.LittleEndian.Uint64(b[i+1:]) ^ swarSP)
 		if t := (v - swarLo) &^ v & swarHi; t != 0 {
 			return i + bits.TrailingZeros64(t)/8
 		}
-	}
-	for ; i+1 < len(b); i++ {
-		if b[i] == ' ' && b[i+1] == ' ' {
-			return i
+		if i == len(b)-9 {
+			return -1
 		}
 	}
-	return -1
 }
 
 // isBlankLine reports whether line (without its line end) is empty or
