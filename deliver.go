@@ -14,7 +14,7 @@ import (
 type worker struct {
 	rb      renderBuffers
 	msg     []byte
-	signed  []byte // msg with its DKIM-Signature fields
+	signed  []byte // msg with its DKIM-Signature fields: msg is signed[room:]
 	dkim    dkimScratch
 	gen     []byte // the text generated from the html
 	h2t     htmltext.Converter
@@ -59,10 +59,9 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	data := w.msg
 	if j.dkim != nil {
 		var err error
-		if w.signed, err = j.dkim.sign(&w.dkim, w.signed, w.msg); err != nil {
+		if data, err = j.dkim.signInPlace(&w.dkim, w.signed); err != nil {
 			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, logErr: true}
 		}
-		data = w.signed
 	}
 	w.to = append(append(w.to[:0], addr), j.bcc...)
 	w.env = Envelope{SendID: id, From: j.envelopeFrom(id), To: w.to, Data: data}

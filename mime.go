@@ -96,13 +96,15 @@ func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) outcome {
 		HeaderValues: w.rb.headerVals,
 		Text:         j.text(w), HTML: w.rb.html,
 	}
-	var err error
-	w.msg, err = j.skel.Append(w.msg[:0], &w.v)
+	// The message goes after room for its DKIM-Signature fields, which
+	// are then written in place (dkimCall.signInPlace).
+	buf, err := j.skel.Append(j.dkim.reserve(w.signed), &w.v)
 	switch {
 	case errors.Is(err, mimemsg.ErrTooLarge):
 		return invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes))
 	case err != nil:
 		return outcomeOf(err) // a *mimemsg.FieldError
 	}
+	w.signed, w.msg = buf, buf[j.dkim.room():]
 	return outcome{}
 }

@@ -186,13 +186,16 @@ type Options struct {
 	// DKIM lists the keys every message is signed with, one
 	// DKIM-Signature field each (relaxed/relaxed, sha256), after the
 	// message is built and before the Transport gets it. The signatures
-	// cover From (oversigned), To, Subject, Date, Message-ID,
-	// MIME-Version, Content-Type, and Reply-To, List-Unsubscribe and
-	// List-Unsubscribe-Post when the message has them. Nil means messages
+	// cover From, Reply-To, To, Cc, Subject, Date, Message-ID,
+	// MIME-Version, Content-Type and Content-Transfer-Encoding, and
+	// List-Unsubscribe, List-Unsubscribe-Post, In-Reply-To and References
+	// when the message has them, each oversigned (listed in h= twice,
+	// more often than the message has it), so that such a field added in
+	// transit breaks the signature. Nil means messages
 	// are not signed. New fails for a signer that is not valid (see
 	// DKIMSigner). A signature's t= tag is the call's Date (from Now), so
 	// signed output is byte-identical given Now and Rand.
-	// The signature fields (about 150 octets and the signature's base64
+	// The signature fields (350 to 450 octets and the signature's base64
 	// each) come on top of MaxMessageBytes.
 	DKIM []DKIMSigner
 

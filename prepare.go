@@ -97,11 +97,10 @@ func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call) (*job, e
 		return nil, err
 	}
 	layout.Date = m.opts.Now()
-	j.dkim = newDKIMCall(m.opts.DKIM, layout.ReplyToAddr != "", msg.Headers, layout.Date)
-
 	if j.skel, err = mimemsg.New(layout, boundaries); err != nil {
 		return nil, err
 	}
+	j.dkim = newDKIMCall(m.opts.DKIM, layout, j.skel)
 	if n := j.skel.StaticSize(); n > m.opts.MaxMessageBytes {
 		return nil, &ValidationError{Field: "message", Reason: fmt.Sprintf("images and attachments alone make %d bytes, over the %d-byte message limit", n, m.opts.MaxMessageBytes)}
 	}

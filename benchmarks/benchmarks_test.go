@@ -56,6 +56,12 @@ func BenchmarkMemmove(b *testing.B) {
 	bench.Memmove(b, fixture.Shared(b))
 }
 
+// BenchmarkDKIMFloor is the floor of PipelineDKIM: the SHA-256 and a copy
+// of each message, on as many goroutines as the pipeline has cores.
+func BenchmarkDKIMFloor(b *testing.B) {
+	bench.DKIMFloor(b, fixture.Shared(b))
+}
+
 // BenchmarkOneRecipient is a one-recipient call through Send, with the
 // Mailer's compiled-template cache warm and with it off (every call
 // compiles). The goals are stated for one core: run it with -cpu 1.

@@ -34,6 +34,11 @@
 //   - Memmove: one core copying a finished message into a buffer that is
 //     not in cache: the floor of writing a message into memory. A pipeline
 //     on several cores, reusing warm buffers, can go below it per recipient.
+//   - PipelineDKIM and DKIMFloor: the 25,000-recipient pipeline unsigned
+//     and DKIM-signed with an ed25519 and an rsa-2048 key, against the
+//     floor of signing: the SHA-256 of each message (the body hash cannot
+//     cost less) and a copy of it, on as many goroutines as there are
+//     cores. Compare them at -cpu 1 (see docs/perf-dkim.md).
 //   - OneRecipient: the compile path. A one-recipient call (most
 //     transactional calls) through Send, with the Mailer's compiled-template
 //     cache warm and off (cold: every call compiles its subject, html, text

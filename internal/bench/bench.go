@@ -348,7 +348,7 @@ func MIMEGoMail(b *testing.B, w *fixture.Workload) {
 // PipelinePostroom measures postroom's whole pipeline: a Mailer with
 // Concurrency() workers sending Call(n) into a transport that counts and
 // discards. It also reports the heap figures (see package benchmarks'
-// documentation).
+// documentation) and cpu-ns/recipient, the process's CPU time.
 func PipelinePostroom(b *testing.B, w *fixture.Workload, n int) {
 	pipeline(b, w, n, postroom.Options{})
 }
@@ -369,11 +369,13 @@ func pipeline(b *testing.B, w *fixture.Workload, n int, opts postroom.Options) {
 	}
 	ctx := b.Context()
 	m := startMeter(b, size, n, true)
+	cpu := startCPU()
 	for b.Loop() {
 		if err := SendAll(ctx, mailer, call); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.stop(b, n, "cpu-ns/recipient")
 	m.stop()
 	if got, want := sent.Load(), int64(b.N)*int64(n); got != want {
 		b.Fatalf("the transport saw %d messages, want %d", got, want)

@@ -511,3 +511,16 @@ func (b *skelBuilder) part(n *mimeNode, top bool) error {
 	}
 	return nil
 }
+
+// StaticTail returns the octets every message Append builds ends with:
+// what follows the last per-recipient part (the images, the attachments
+// and the closing boundaries), or nil when a per-recipient part ends the
+// message. The bytes are the Skeleton's, read-only. The DKIM signer
+// leaves them out of its canonicalization where they are canonical as
+// they are.
+func (s *Skeleton) StaticTail() []byte {
+	if n := len(s.segs); n > 0 && s.segs[n-1].kind == segStatic {
+		return s.segs[n-1].data
+	}
+	return nil
+}
