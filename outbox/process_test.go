@@ -128,3 +128,16 @@ func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// stopWorker stops p with SIGTERM and waits for it to exit.
+func stopWorker(t testing.TB, p *proc) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := <-p.exited
+	p.exited <- err // for the cleanup's wait
+	if err != nil {
+		t.Errorf("worker exited: %v\n%s", err, tail(p.log.String(), 20))
+	}
+}

@@ -133,11 +133,15 @@ func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]in
 	return got, nil
 }
 
-// record writes the results of recipients idx, which this run reserved,
-// in one write: a deferred result keeps the row to retry, any other is
-// final. A row that is no longer this run's reservation (a newer run
-// settled it as interrupted) is left as it is.
-func (l *lease) record(ctx context.Context, idx []int32, results []postroom.Result) error {
+// record writes the results of recipients idx (with their emails), which
+// this run reserved, in one write: a deferred result keeps the row to
+// retry, any other is final. A row that is no longer this run's
+// reservation (a newer run settled it as interrupted) is left as it is.
+//
+// It is an upsert on rows that exist, not an UPDATE ... FROM unnest: so
+// each row is found through the primary key, whatever the planner thinks
+// of the unnest's size.
+func (l *lease) record(ctx context.Context, idx []int32, emails []string, results []postroom.Result) error {
 	status := make([]string, len(results))
 	code := make([]string, len(results))
 	reason := make([]string, len(results))
@@ -146,11 +150,13 @@ func (l *lease) record(ctx context.Context, idx []int32, results []postroom.Resu
 		status[k], code[k], reason[k], sendID[k] = string(r.Status), string(r.Code), r.Reason, r.SendID
 	}
 	a := l.args
-	_, err := l.pool.Exec(ctx, `UPDATE postroom_outbox_recipients r
-		SET status = v.s, code = v.c, reason = v.reason, send_id = v.id
-		FROM unnest($3::integer[], $4::text[], $5::text[], $6::text[], $7::text[]) AS v(i, s, c, reason, id)
-		WHERE r.call_id = $1 AND r.idx = v.i AND r.epoch = $2 AND r.status = 'reserved'`,
-		a.CallID, l.epoch, idx, status, code, reason, sendID)
+	_, err := l.pool.Exec(ctx, `INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason, send_id, epoch)
+		SELECT $1, v.i, v.e, v.s, v.c, v.reason, v.id, $2
+		FROM unnest($3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS v(i, e, s, c, reason, id)
+		ON CONFLICT (call_id, idx) DO UPDATE
+		SET status = excluded.status, code = excluded.code, reason = excluded.reason, send_id = excluded.send_id
+		WHERE r.epoch = excluded.epoch AND r.status = 'reserved'`,
+		a.CallID, l.epoch, idx, emails, status, code, reason, sendID)
 	if err != nil {
 		return fmt.Errorf("outbox: record: %w", err)
 	}

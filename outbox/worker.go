@@ -127,7 +127,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 			cancel()
 			return err
 		}
-		err = l.record(wctx, got, results)
+		err = l.record(wctx, got, emails(got), results)
 		cancel()
 		if err != nil {
 			return err
@@ -179,7 +179,7 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, all []int32, e
 		for k := range results {
 			results[k] = postroom.Result{Status: postroom.StatusDeferred, Code: postroom.ReasonNotSent, Reason: reason}
 		}
-		if rerr := l.record(ctx, reserved, results); rerr != nil {
+		if rerr := l.record(ctx, reserved, emails(reserved), results); rerr != nil {
 			return rerr
 		}
 		return fmt.Errorf("outbox: job %s/%d: %w", l.args.CallID, l.args.First, err)
@@ -196,7 +196,7 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, all []int32, e
 	for k := range results {
 		results[k] = postroom.Result{Status: postroom.StatusInvalid, Code: postroom.ReasonNotSent, Reason: reason}
 	}
-	if err := l.record(ctx, reserved, results); err != nil {
+	if err := l.record(ctx, reserved, emails(reserved), results); err != nil {
 		return err
 	}
 	rest := all[:len(all)-len(reserved)]
