@@ -70,15 +70,17 @@ type Options struct {
 	// DefaultMaxAge (5 days, as Postfix's maximal_queue_lifetime).
 	MaxAge time.Duration
 	// Backoff is the wait before retry n (from 1) of a job's deferred
-	// recipients. Nil means DefaultBackoff.
+	// recipients. It is called from the workers concurrently. Nil means
+	// DefaultBackoff.
 	Backoff func(retry int) time.Duration
 	// Queue is the River queue of the jobs. Empty means DefaultQueue.
 	Queue string
 	// CachedCalls is how many call bodies each process keeps decoded for
 	// the next jobs of the same call. Zero means DefaultCachedCalls.
 	CachedCalls int
-	// Now is the clock of the call's start and of MaxAge. Nil means
-	// time.Now.
+	// Now is the clock of the call's start and of MaxAge, called
+	// concurrently. Nil means time.Now. (River's own clock, for its
+	// schedules, is its Config.Test.Time.)
 	Now func() time.Time
 	// Logger receives a record per job run at debug level and errors at
 	// warning level. Nil discards them.
@@ -110,7 +112,10 @@ type Outbox struct {
 
 // New returns an Outbox that checks and sends calls with m and keeps them
 // in the PostgreSQL database of pool, whose schema Migrate has created.
-// It validates opts and starts nothing.
+// It validates opts and starts nothing. Every instance of an application
+// should build its Outbox with the same Mailer options (transport aside):
+// a call is checked by the enqueuing instance's and sent by the
+// working instance's.
 func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) {
 	if m == nil {
 		return nil, errors.New("outbox: New: nil Mailer")
