@@ -94,6 +94,14 @@ func newEnv(t *testing.T, s setup) *env {
 	if s.noWork {
 		return e
 	}
+	startClient(t, ob)
+	return e
+}
+
+// startClient starts a River client working ob's queue until the test
+// ends.
+func startClient(t *testing.T, ob *outbox.Outbox) {
+	t.Helper()
 	client, err := ob.NewClient(&river.Config{
 		Logger:            slog.New(slog.DiscardHandler),
 		FetchCooldown:     5 * time.Millisecond,
@@ -112,7 +120,6 @@ func newEnv(t *testing.T, s setup) *env {
 			t.Error(err)
 		}
 	})
-	return e
 }
 
 // enqueue enqueues call in a transaction of its own and commits it.

@@ -230,3 +230,26 @@ func TestStatusWhileQueued(t *testing.T) {
 		t.Errorf("%+v, want 3 queued and 1 invalid, not done", s)
 	}
 }
+
+// TestRefusedWhenSent enqueues a call on an instance whose Mailer accepts
+// its key and works it on one whose Mailer no longer does (a key revoked
+// in between): every recipient ends invalid, not-sent, and nothing is
+// sent.
+func TestRefusedWhenSent(t *testing.T) {
+	enq := newEnv(t, setup{noWork: true, opts: outbox.Options{JobSize: 2, BatchSize: 1}})
+	call := newCall("revoked", 5)
+	id := enq.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
+
+	ob, err := outbox.New(smtpMailer(t, enq.srv.Addr(), postroom.StaticKeys{"acct": {"another key"}}), enq.pool, outbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, ob)
+	s := waitDone(t, ob, id)
+	checkResults(t, enq, s, call)
+	for _, r := range s.Results {
+		if r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonNotSent || !strings.Contains(r.Reason, "unauthorized") {
+			t.Errorf("%+v, want invalid, not-sent (unauthorized)", r)
+		}
+	}
+}

@@ -3,14 +3,10 @@ package outbox_test
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"mime"
 	"net/mail"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/outbox"
@@ -51,14 +47,7 @@ func TestSameMessagesAsSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := ob.NewClient(&river.Config{Logger: slog.New(slog.DiscardHandler), FetchCooldown: 5 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer client.Stop(t.Context())
+	startClient(t, ob)
 	e := &env{pool: pool, ob: ob}
 	e.wait(t, e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{}))
 

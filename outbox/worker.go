@@ -123,7 +123,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
-			err := w.refused(wctx, l, got, append(slices.Clone(todo), got...), emails, runErr)
+			err := w.refused(wctx, l, got, todo, emails, runErr)
 			cancel()
 			return err
 		}
@@ -164,12 +164,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 }
 
 // refused settles the recipients of a call that Run refused as a whole:
-// reserved are the reserved batch's, all every recipient left in the
-// job. A refusal that says the call is wrong (authentication,
+// reserved are the reserved batch's, rest the job's recipients after it. A refusal that says the call is wrong (authentication,
 // validation) is final: invalid, not-sent. Any other error (a template
 // store unreachable) releases the batch as deferred and is returned, for
 // River to retry the job.
-func (w *Worker) refused(ctx context.Context, l *lease, reserved, all []int32, emails func([]int32) []string, err error) error {
+func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, emails func([]int32) []string, err error) error {
 	var ve *postroom.ValidationError
 	final := errors.Is(err, postroom.ErrUnauthorized) || errors.Is(err, postroom.ErrNoRecipients) ||
 		errors.Is(err, postroom.ErrTooManyRecipients) || errors.As(err, &ve)
@@ -199,7 +198,6 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, all []int32, e
 	if err := l.record(ctx, reserved, emails(reserved), results); err != nil {
 		return err
 	}
-	rest := all[:len(all)-len(reserved)]
 	if len(rest) == 0 {
 		return nil
 	}
