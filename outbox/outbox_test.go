@@ -253,3 +253,41 @@ func TestRefusedWhenSent(t *testing.T) {
 		}
 	}
 }
+
+// TestSendLater checks that EnqueueOptions.At schedules the call's jobs
+// (River's scheduled state, at that time) and starts the call's MaxAge
+// from it.
+func TestSendLater(t *testing.T) {
+	e := newEnv(t, setup{noWork: true, opts: outbox.Options{JobSize: 2}})
+	at := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	id := e.enqueue(t, postroom.OpSend, newCall("later", 3), outbox.EnqueueOptions{At: at})
+	rows, err := e.pool.Query(t.Context(), `SELECT state::text, scheduled_at FROM river_job`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var state string
+		var when time.Time
+		if err := rows.Scan(&state, &when); err != nil {
+			t.Fatal(err)
+		}
+		if state != "scheduled" || !when.Equal(at) {
+			t.Errorf("job %s at %v, want scheduled at %v", state, when, at)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("%d jobs, want 2", n)
+	}
+	var started time.Time
+	if err := e.pool.QueryRow(t.Context(), `SELECT started_at FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	if !started.Equal(at) {
+		t.Errorf("call started at %v, want %v", started, at)
+	}
+}
