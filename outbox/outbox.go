@@ -82,8 +82,9 @@ type Options struct {
 	// concurrently. Nil means time.Now. (River's own clock, for its
 	// schedules, is its Config.Test.Time.)
 	Now func() time.Time
-	// Logger receives a record per job run at debug level and errors at
-	// warning level. Nil discards them.
+	// Logger receives a record per batch and per job run at debug level
+	// (a run's errors go back to River, which logs them). Nil discards
+	// them.
 	Logger *slog.Logger
 }
 
