@@ -1,0 +1,47 @@
+// Package outbox sends postroom calls later, retries them later, and
+// spreads them over every instance: durable sending on River
+// (github.com/riverqueue/river) and PostgreSQL.
+//
+// Enqueue checks a call as Mailer.Run would (a call refused as a whole
+// gets Send's errors and never enters the queue), stores it once, and
+// inserts its River jobs in the caller's pgx.Tx: if the transaction
+// commits, every recipient gets exactly one final result; if it rolls
+// back, nothing is ever sent. A call becomes one job per Options.JobSize
+// recipients (500 by default), inserted in one batch, so a large call runs
+// on the workers of every instance at once. Jobs carry the call's id and a
+// range of recipients, never a copy of the call.
+//
+// The Worker, registered on each instance's River client, sends a job's
+// recipients through the Mailer in batches of Options.BatchSize: it
+// reserves a batch in one write, hands it over, and writes the batch's
+// results in one write. See Worker for what happens on a crash, a
+// deferral and a refusal. Status reads a call's progress and, once it is
+// done, its results.
+//
+// # Statuses
+//
+// A recipient's final status is one of postroom's: sent (or queued, for a
+// Queuer transport), invalid, rejected, unknown. Two reason codes are the
+// outbox's own: ReasonInterrupted (unknown: a run died between handing a
+// batch over and writing its results) and ReasonExpired (rejected: still
+// deferred after Options.MaxAge). A recipient whose message the relay
+// deferred (4xx, a connection failure) is retried by its job with
+// Options.Backoff; rejected (5xx), invalid and unknown are never retried.
+//
+// # Schema
+//
+// Migrate applies River's migrations (rivermigrate) and the outbox's own
+// (sql/*.sql, embedded) in one transaction under an advisory lock.
+//
+// # What it does not do
+//
+// It does not make a delivery exactly-once: a recipient whose batch was
+// being handed over when its process died is reported unknown, at most
+// BatchSize per job. It does not start River: the application runs a
+// River client (its own, or one from NewClient). A stored template is
+// read when the job runs, not at Enqueue. It deletes nothing: DeleteBefore
+// removes old calls when the application calls it.
+//
+// The root package postroom does not import this package; only this
+// package imports River and pgx.
+package outbox

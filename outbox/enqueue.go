@@ -1,0 +1,158 @@
+package outbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/postroom/postroom"
+)
+
+// EnqueueOptions are one call's settings for Enqueue. The zero value
+// enqueues the call to start at once, with no idempotency key.
+type EnqueueOptions struct {
+	// IdempotencyKey, when not empty, makes Enqueue idempotent in the
+	// call's account: a call enqueued (and committed) with the same key
+	// and the same content returns the first call's id and enqueues
+	// nothing; with other content, ErrConflict. Empty means no key.
+	IdempotencyKey string
+	// At, when later than now, is when the call's jobs become available:
+	// send later. Zero means now.
+	At time.Time
+}
+
+// Enqueue checks call as Mailer.Run would check it as operation op, then
+// stores it and inserts its jobs in tx, and returns its id. Nothing is
+// sent before tx commits; if tx rolls back, nothing is ever sent.
+//
+// A call refused as a whole gets the same errors as Send and SendTemplate
+// (ErrUnauthorized, ErrNoRecipients, ErrTooManyRecipients,
+// *postroom.ValidationError, joined with errors.Join) and leaves tx
+// untouched. Recipients refused by the per-recipient checks (an invalid
+// address, a duplicate) get their final invalid result at once; every
+// other recipient gets one when a worker has sent its message.
+//
+// The call is stored as its JSON, once: its body (message, files, global
+// params, and its key, which the workers check again through the
+// Mailer's Options.Auth) in one row, and its recipients in one row per
+// job of at most Options.JobSize. Params are sent as JSON gives them back
+// (numbers as float64), as when the call comes over HTTP.
+func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, call *postroom.Call, eo EnqueueOptions) (string, error) {
+	if tx == nil {
+		return "", errors.New("outbox: Enqueue: nil tx")
+	}
+	checked, err := o.m.Validate(ctx, op, call)
+	if err != nil {
+		return "", err
+	}
+	body, chunks, hash, err := o.encode(op, call)
+	if err != nil {
+		return "", err
+	}
+	id, err := newCallID()
+	if err != nil {
+		return "", err
+	}
+	var key *string
+	if eo.IdempotencyKey != "" {
+		key = &eo.IdempotencyKey
+	}
+	start := o.opts.Now()
+	if eo.At.After(start) {
+		start = eo.At
+	}
+	var got string
+	err = tx.QueryRow(ctx, `INSERT INTO postroom_outbox_calls
+		(id, account_id, idempotency_key, request_hash, operation, body, recipients, started_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (account_id, idempotency_key) DO NOTHING RETURNING id`,
+		id, call.AccountID, key, hash, int16(op), body, len(call.Recipients), start).Scan(&got)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// The key's call exists: the same call, or a conflict.
+		var prior []byte
+		if err := tx.QueryRow(ctx, `SELECT id, request_hash FROM postroom_outbox_calls
+			WHERE account_id = $1 AND idempotency_key = $2`, call.AccountID, key).Scan(&got, &prior); err != nil {
+			return "", fmt.Errorf("outbox: Enqueue: %w", err)
+		}
+		if !bytes.Equal(prior, hash) {
+			return "", ErrConflict
+		}
+		return got, nil
+	case err != nil:
+		return "", fmt.Errorf("outbox: Enqueue: %w", err)
+	}
+
+	rows := make([][]any, len(chunks))
+	jobs := make([]river.InsertManyParams, len(chunks))
+	insertOpts := &river.InsertOpts{Queue: o.opts.Queue, ScheduledAt: eo.At}
+	for k, c := range chunks {
+		first := k * o.opts.JobSize
+		n := min(o.opts.JobSize, len(call.Recipients)-first)
+		rows[k] = []any{id, int32(first), int32(n), c}
+		jobs[k] = river.InsertManyParams{Args: SendArgs{CallID: id, First: first, Count: n}, InsertOpts: insertOpts}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_chunks"},
+		[]string{"call_id", "first", "count", "recipients"}, pgx.CopyFromRows(rows)); err != nil {
+		return "", fmt.Errorf("outbox: Enqueue: %w", err)
+	}
+	var invalid [][]any
+	for i, r := range checked {
+		if r.Status != "" {
+			invalid = append(invalid, []any{id, int32(i), r.Email, string(r.Status), string(r.Code), r.Reason})
+		}
+	}
+	if len(invalid) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_recipients"},
+			[]string{"call_id", "idx", "email", "status", "code", "reason"}, pgx.CopyFromRows(invalid)); err != nil {
+			return "", fmt.Errorf("outbox: Enqueue: %w", err)
+		}
+	}
+	if _, err := o.river.InsertManyFastTx(ctx, tx, jobs); err != nil {
+		return "", fmt.Errorf("outbox: Enqueue: %w", err)
+	}
+	return id, nil
+}
+
+// encode returns call's body without its recipients, its recipients in
+// chunks of Options.JobSize, as JSON, and the hash of all of it with op,
+// which an idempotency key's second use must match.
+func (o *Outbox) encode(op postroom.Operation, call *postroom.Call) (body []byte, chunks [][]byte, hash []byte, err error) {
+	b := *call
+	b.Recipients = nil
+	if body, err = json.Marshal(&b); err != nil {
+		return nil, nil, nil, fmt.Errorf("outbox: Enqueue: %w", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(op.String()))
+	h.Write([]byte{0})
+	h.Write(body)
+	for first := 0; first < len(call.Recipients); first += o.opts.JobSize {
+		c, err := json.Marshal(call.Recipients[first:min(first+o.opts.JobSize, len(call.Recipients))])
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("outbox: Enqueue: recipients: %w", err)
+		}
+		h.Write([]byte{0})
+		h.Write(c)
+		chunks = append(chunks, c)
+	}
+	return body, chunks, h.Sum(nil), nil
+}
+
+// newCallID returns a random call id: 32 lowercase hex characters.
+func newCallID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("outbox: call id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,91 @@
+package outbox
+
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/pgtest"
+)
+
+// TestFence plays two runs of one job against the database: run A
+// reserves a batch and stalls (a process frozen, its job rescued by
+// River), run B starts. B settles A's batch as unknown and never sends
+// it; A's late results and its next reservation change nothing.
+func TestFence(t *testing.T) {
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 4, now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 4, '[]')`); err != nil {
+		t.Fatal(err)
+	}
+	args := SendArgs{CallID: "c", First: 0, Count: 4}
+	emails := []string{"r0@example.org", "r1@example.org", "r2@example.org", "r3@example.org"}
+	sent := []postroom.Result{{Status: postroom.StatusSent}, {Status: postroom.StatusSent}}
+
+	a, err := takeLease(ctx, pool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.reserve(ctx, []int32{0, 1}, emails[:2]); err != nil || len(got) != 2 {
+		t.Fatalf("A's reserve: %v, %v", got, err)
+	}
+
+	b, err := takeLease(ctx, pool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	todo, _, err := b.pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(todo) != 2 || todo[0] != 2 || todo[1] != 3 {
+		t.Fatalf("B's pending: %v, want [2 3]: A's reserved batch is not B's to send", todo)
+	}
+	if err := a.record(ctx, []int32{0, 1}, emails[:2], sent); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.reserve(ctx, []int32{2, 3}, emails[2:]); err != nil || len(got) != 0 {
+		t.Fatalf("A's reserve after B's lease: %v, %v; want nothing", got, err)
+	}
+	if got, err := b.reserve(ctx, []int32{2, 3}, emails[2:]); err != nil || len(got) != 2 {
+		t.Fatalf("B's reserve: %v, %v", got, err)
+	}
+	if err := b.record(ctx, []int32{2, 3}, emails[2:], sent); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT status, code FROM postroom_outbox_recipients WHERE call_id = 'c' ORDER BY idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var s, c string
+		if err := rows.Scan(&s, &c); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s+"/"+c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"unknown/interrupted", "unknown/interrupted", "sent/", "sent/"}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("recipient %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+}

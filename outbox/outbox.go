@@ -1,0 +1,178 @@
+package outbox
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/postroom/postroom"
+)
+
+// Defaults of the Options fields.
+const (
+	// DefaultJobSize is the most recipients in one River job.
+	DefaultJobSize = 500
+	// DefaultBatchSize is how many recipients a job reserves in one write
+	// and records in one write; see Options.BatchSize.
+	DefaultBatchSize = 100
+	// DefaultMaxAge is how long a deferred recipient is retried: Postfix's
+	// maximal_queue_lifetime.
+	DefaultMaxAge = 5 * 24 * time.Hour
+	// DefaultQueue is the River queue the jobs go to.
+	DefaultQueue = "postroom"
+	// DefaultCachedCalls is how many call bodies a process keeps decoded.
+	DefaultCachedCalls = 64
+)
+
+// ReasonExpired is the reason code of a recipient still not delivered
+// when the call's Options.MaxAge ran out: its status is rejected.
+const ReasonExpired postroom.ReasonCode = "expired"
+
+// ReasonInterrupted is the reason code of a recipient whose message a run
+// of its job reserved for handing over and then stopped (its process died)
+// before the outcome was written. Its status is unknown: the message may
+// have been delivered, and it is never sent again.
+const ReasonInterrupted postroom.ReasonCode = "interrupted"
+
+// Errors of Enqueue and Status, for errors.Is.
+var (
+	// ErrConflict: the idempotency key was used, in the same account, for
+	// another call.
+	ErrConflict = errors.New("outbox: idempotency key used with another call")
+	// ErrNotFound: no call has this id.
+	ErrNotFound = errors.New("outbox: no such call")
+)
+
+// Options configure an Outbox. The zero value of each field means its
+// default.
+type Options struct {
+	// JobSize is the most recipients in one River job: a call becomes
+	// ceil(recipients/JobSize) jobs, which run on every worker of every
+	// instance at once. Zero means DefaultJobSize (500).
+	JobSize int
+	// BatchSize is how many recipients a job reserves in one write before
+	// handing their messages to the transport, and records in one write
+	// after. A process that dies mid-job leaves at most BatchSize
+	// recipients of that job unknown (reserved, outcome not written); the
+	// database work per recipient is two writes' cost divided by
+	// BatchSize. Zero means DefaultBatchSize (100); it is capped at
+	// JobSize.
+	BatchSize int
+	// MaxAge is how long after the call's start (its enqueue, or
+	// EnqueueOptions.At when later) a deferred recipient is retried; after
+	// it, the recipient is rejected with reason ReasonExpired. Zero means
+	// DefaultMaxAge (5 days, as Postfix's maximal_queue_lifetime).
+	MaxAge time.Duration
+	// Backoff is the wait before retry n (from 1) of a job's deferred
+	// recipients. It is called from the workers concurrently. Nil means
+	// DefaultBackoff.
+	Backoff func(retry int) time.Duration
+	// Queue is the River queue of the jobs. Empty means DefaultQueue.
+	Queue string
+	// CachedCalls is how many call bodies each process keeps decoded for
+	// the next jobs of the same call. Zero means DefaultCachedCalls.
+	CachedCalls int
+	// Now is the clock of the call's start and of MaxAge, called
+	// concurrently. Nil means time.Now. (River's own clock, for its
+	// schedules, is its Config.Test.Time.)
+	Now func() time.Time
+	// Logger receives a record per batch and per job run at debug level
+	// (a run's errors go back to River, which logs them). Nil discards
+	// them.
+	Logger *slog.Logger
+}
+
+// DefaultBackoff is Postfix's queue manager's: 5 minutes
+// (minimal_backoff_time), doubled at each retry, at most 4,000 seconds
+// (maximal_backoff_time).
+func DefaultBackoff(retry int) time.Duration {
+	const lo, hi = 300 * time.Second, 4000 * time.Second
+	d := lo
+	for i := 1; i < retry && d < hi; i++ {
+		d *= 2
+	}
+	return min(d, hi)
+}
+
+// Outbox enqueues calls into River jobs and sends them from its Worker.
+// It is immutable and safe for concurrent use; apart from its cache of
+// decoded calls it holds no state: every fact lives in PostgreSQL.
+type Outbox struct {
+	m     *postroom.Mailer
+	pool  *pgxpool.Pool
+	opts  Options
+	river *river.Client[pgx.Tx] // inserts only; never started
+	cache *callCache
+}
+
+// New returns an Outbox that checks and sends calls with m and keeps them
+// in the PostgreSQL database of pool, whose schema Migrate has created.
+// It validates opts and starts nothing. Every instance of an application
+// should build its Outbox with the same Mailer options (transport aside):
+// a call is checked by the enqueuing instance's and sent by the
+// working instance's.
+func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) {
+	if m == nil {
+		return nil, errors.New("outbox: New: nil Mailer")
+	}
+	if pool == nil {
+		return nil, errors.New("outbox: New: nil pool")
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"JobSize", &opts.JobSize, DefaultJobSize},
+		{"BatchSize", &opts.BatchSize, DefaultBatchSize},
+		{"CachedCalls", &opts.CachedCalls, DefaultCachedCalls},
+	} {
+		switch {
+		case *f.v < 0:
+			return nil, fmt.Errorf("outbox: New: Options.%s is negative (%d)", f.name, *f.v)
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	opts.BatchSize = min(opts.BatchSize, opts.JobSize)
+	switch {
+	case opts.MaxAge < 0:
+		return nil, fmt.Errorf("outbox: New: Options.MaxAge is negative (%v)", opts.MaxAge)
+	case opts.MaxAge == 0:
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = DefaultBackoff
+	}
+	if opts.Queue == "" {
+		opts.Queue = DefaultQueue
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: opts.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("outbox: New: %w", err)
+	}
+	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls)}, nil
+}
+
+// SendArgs are the arguments of a job: a range of a stored call's
+// recipients, never a copy of the call.
+type SendArgs struct {
+	CallID string `json:"call_id"`
+	First  int    `json:"first"`
+	Count  int    `json:"count"`
+}
+
+// Kind is the River job kind of the outbox's jobs.
+func (SendArgs) Kind() string { return "postroom_outbox_send" }

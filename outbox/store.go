@@ -1,0 +1,185 @@
+package outbox
+
+// The SQL of a job's run. Every write of a run names the epoch its lease
+// got, so that a run that outlived its turn changes nothing that a newer
+// run of the same job owns.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/postroom/postroom"
+)
+
+// Internal statuses of a recipient's row, beside the final ones.
+const (
+	rowReserved = "reserved" // handed over (or about to be), outcome not written
+	rowDeferred = "deferred" // to be retried
+)
+
+// lease is one run's hold on its job's recipients.
+type lease struct {
+	pool    queryer
+	args    SendArgs
+	epoch   int64
+	op      postroom.Operation
+	started time.Time
+	chunk   []byte // the recipients' JSON
+}
+
+// queryer is what a lease needs of a pgxpool.Pool.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// errGone: the job's call was deleted.
+var errGone = errors.New("outbox: the job's call is gone")
+
+// takeLease bumps the job's epoch: from now on, the writes of any earlier
+// run of the job change nothing.
+func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
+	l := &lease{pool: q, args: args}
+	var op int16
+	err := q.QueryRow(ctx, `UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
+		FROM postroom_outbox_calls c
+		WHERE ch.call_id = $1 AND ch.first = $2 AND c.id = ch.call_id
+		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`,
+		args.CallID, int32(args.First)).Scan(&l.epoch, &l.chunk, &op, &l.started)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errGone
+	}
+	if err != nil {
+		return nil, fmt.Errorf("outbox: lease: %w", err)
+	}
+	l.op = postroom.Operation(op)
+	return l, nil
+}
+
+// interruptedReason is the Reason of a recipient left reserved by a run
+// that stopped.
+const interruptedReason = string(ReasonInterrupted) + ": an earlier run of its job handed the message over and stopped before its outcome was written"
+
+// pending settles the recipients that an earlier run left reserved (they
+// become unknown, interrupted) and returns the recipients still to send:
+// those with no row, and the deferred ones with their last reason.
+func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32]string, err error) {
+	a := l.args
+	lo, hi := int32(a.First), int32(a.First+a.Count)
+	if _, err := l.pool.Exec(ctx, `UPDATE postroom_outbox_recipients SET status = 'unknown', code = $5, reason = $6
+		WHERE call_id = $1 AND idx >= $2 AND idx < $3 AND status = 'reserved' AND epoch < $4`,
+		a.CallID, lo, hi, l.epoch, string(ReasonInterrupted), interruptedReason); err != nil {
+		return nil, nil, fmt.Errorf("outbox: pending: %w", err)
+	}
+	rows, err := l.pool.Query(ctx, `SELECT idx, status, reason FROM postroom_outbox_recipients
+		WHERE call_id = $1 AND idx >= $2 AND idx < $3`, a.CallID, lo, hi)
+	if err != nil {
+		return nil, nil, fmt.Errorf("outbox: pending: %w", err)
+	}
+	defer rows.Close()
+	done := make([]bool, a.Count)
+	lastReason = map[int32]string{}
+	for rows.Next() {
+		var idx int32
+		var status, reason string
+		if err := rows.Scan(&idx, &status, &reason); err != nil {
+			return nil, nil, fmt.Errorf("outbox: pending: %w", err)
+		}
+		if status == rowDeferred {
+			lastReason[idx] = reason
+			continue
+		}
+		done[idx-lo] = true // final, or reserved by a newer run
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("outbox: pending: %w", err)
+	}
+	for k, d := range done {
+		if !d {
+			todo = append(todo, lo+int32(k))
+		}
+	}
+	return todo, lastReason, nil
+}
+
+// reserve marks recipients idx (with their emails) reserved by this run,
+// in one write, and returns those it reserved: the ones with no row or
+// deferred, or none when a newer run of the job holds the lease.
+func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]int32, error) {
+	a := l.args
+	rows, err := l.pool.Query(ctx, `WITH lease AS (
+			SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+		)
+		INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, epoch)
+		SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($4::integer[], $5::text[]) AS v(i, e)
+		WHERE EXISTS (SELECT 1 FROM lease)
+		ON CONFLICT (call_id, idx) DO UPDATE SET status = 'reserved', epoch = excluded.epoch
+		WHERE r.status = 'deferred'
+		RETURNING r.idx`,
+		a.CallID, int32(a.First), l.epoch, idx, emails)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: reserve: %w", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("outbox: reserve: %w", err)
+	}
+	return got, nil
+}
+
+// record writes the results of recipients idx (with their emails), which
+// this run reserved, in one write: a deferred result keeps the row to
+// retry, any other is final. A row that is no longer this run's
+// reservation (a newer run settled it as interrupted) is left as it is.
+//
+// It is an upsert on rows that exist, not an UPDATE ... FROM unnest: so
+// each row is found through the primary key, whatever the planner thinks
+// of the unnest's size.
+func (l *lease) record(ctx context.Context, idx []int32, emails []string, results []postroom.Result) error {
+	status := make([]string, len(results))
+	code := make([]string, len(results))
+	reason := make([]string, len(results))
+	sendID := make([]string, len(results))
+	for k, r := range results {
+		status[k], code[k], reason[k], sendID[k] = string(r.Status), string(r.Code), r.Reason, r.SendID
+	}
+	a := l.args
+	_, err := l.pool.Exec(ctx, `INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason, send_id, epoch)
+		SELECT $1, v.i, v.e, v.s, v.c, v.reason, v.id, $2
+		FROM unnest($3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS v(i, e, s, c, reason, id)
+		ON CONFLICT (call_id, idx) DO UPDATE
+		SET status = excluded.status, code = excluded.code, reason = excluded.reason, send_id = excluded.send_id
+		WHERE r.epoch = excluded.epoch AND r.status = 'reserved'`,
+		a.CallID, l.epoch, idx, emails, status, code, reason, sendID)
+	if err != nil {
+		return fmt.Errorf("outbox: record: %w", err)
+	}
+	return nil
+}
+
+// settle gives recipients idx (not yet reserved: no row, or deferred) the
+// final outcome o without sending them, in one write, unless a newer run
+// holds the lease.
+func (l *lease) settle(ctx context.Context, idx []int32, emails []string, status postroom.Status, code postroom.ReasonCode, reasons []string) error {
+	a := l.args
+	_, err := l.pool.Exec(ctx, `WITH lease AS (
+			SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+		)
+		INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason, epoch)
+		SELECT $1, v.i, v.e, $6, $7, v.reason, $3 FROM unnest($4::integer[], $5::text[], $8::text[]) AS v(i, e, reason)
+		WHERE EXISTS (SELECT 1 FROM lease)
+		ON CONFLICT (call_id, idx) DO UPDATE
+		SET status = excluded.status, code = excluded.code, reason = excluded.reason, epoch = excluded.epoch
+		WHERE r.status = 'deferred'`,
+		a.CallID, int32(a.First), l.epoch, idx, emails, string(status), string(code), reasons)
+	if err != nil {
+		return fmt.Errorf("outbox: settle: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/postroom/postroom"
+)
+
+// Worker is the River worker of the outbox's jobs (kind
+// "postroom_outbox_send"). Register it on the River client of every
+// instance that should send, before the client starts:
+//
+//	river.AddWorker(workers, ob.Worker())
+//
+// One run of a job sends the recipients of its range that have no final
+// result, BatchSize at a time: it reserves a batch in one write, hands
+// the batch to the Mailer as one call of those recipients (the call's
+// message and params, the recipients' own params), and writes their
+// results in one write. A recipient that a run reserved and whose result
+// it did not write (its process died) is unknown (ReasonInterrupted) for
+// the next run, never sent again. Deferred recipients stay in the job,
+// which River runs again after Options.Backoff (a snooze, which does not
+// count as an attempt), until they are delivered, refused, or
+// Options.MaxAge has passed (then rejected, ReasonExpired).
+//
+// A call refused as a whole when its job runs (its key no longer
+// accepted, a stored template deleted) gives its remaining recipients the
+// final status invalid, reason not-sent. Any other error of a run (the
+// database unreachable, the job's timeout) is returned to River, which
+// retries the job by its retry policy.
+type Worker struct {
+	river.WorkerDefaults[SendArgs]
+	o *Outbox
+}
+
+// Worker returns the outbox's River worker.
+func (o *Outbox) Worker() *Worker { return &Worker{o: o} }
+
+// writeTimeout bounds the writes of results made after the job's context
+// ended (its timeout, the client stopping): the outcomes are known and
+// must be kept.
+const writeTimeout = 10 * time.Second
+
+// Work runs one run of a job.
+func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
+	o := w.o
+	args := job.Args
+	l, err := takeLease(ctx, o.pool, args)
+	if errors.Is(err, errGone) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	todo, lastReason, err := l.pending(ctx)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+	var recipients []postroom.Recipient
+	if err := json.Unmarshal(l.chunk, &recipients); err != nil || len(recipients) != args.Count {
+		return river.JobCancel(fmt.Errorf("outbox: job %s/%d: stored recipients unreadable (%v)", args.CallID, args.First, err))
+	}
+	at := func(i int32) *postroom.Recipient { return &recipients[int(i)-args.First] }
+	emails := func(idx []int32) []string {
+		e := make([]string, len(idx))
+		for k, i := range idx {
+			e[k] = at(i).Email
+		}
+		return e
+	}
+
+	now := o.opts.Now()
+	deadline := l.started.Add(o.opts.MaxAge)
+	if !now.Before(deadline) {
+		reasons := make([]string, len(todo))
+		for k, i := range todo {
+			reasons[k] = fmt.Sprintf("%s: not delivered within %v", ReasonExpired, o.opts.MaxAge)
+			if last := lastReason[i]; last != "" {
+				reasons[k] += "; last attempt: " + last
+			}
+		}
+		return l.settle(ctx, todo, emails(todo), postroom.StatusRejected, ReasonExpired, reasons)
+	}
+	sc, err := o.load(ctx, args.CallID, l.op)
+	if err != nil {
+		return err
+	}
+
+	var sent, deferred int
+	for len(todo) > 0 {
+		batch := todo[:min(o.opts.BatchSize, len(todo))]
+		todo = todo[len(batch):]
+		got, err := l.reserve(ctx, batch, emails(batch))
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			// A newer run of the job holds the lease: the rest is its.
+			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox job superseded",
+				slog.String("call_id", args.CallID), slog.Int("first", args.First))
+			return nil
+		}
+		slices.Sort(got)
+		if o.opts.Logger.Enabled(ctx, slog.LevelDebug) {
+			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox batch",
+				slog.String("call_id", args.CallID), slog.Int("first", args.First),
+				slog.Int("from", int(got[0])), slog.Int("to", int(got[len(got)-1])))
+		}
+		call := sc.body
+		call.Recipients = make([]postroom.Recipient, len(got))
+		for k, i := range got {
+			call.Recipients[k] = *at(i)
+		}
+		results, runErr := o.m.Run(ctx, sc.op, &call, postroom.RunOptions{})
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		if results == nil {
+			// Refused as a whole: nothing was handed over.
+			err := w.refused(wctx, l, got, todo, emails, runErr)
+			cancel()
+			return err
+		}
+		err = l.record(wctx, got, emails(got), results)
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			switch r.Status {
+			case postroom.StatusDeferred:
+				deferred++
+			default:
+				sent++
+			}
+		}
+		if runErr != nil {
+			if ctx.Err() != nil {
+				return runErr // River retries the job
+			}
+			// The transport is unusable: the rest waits for the retry.
+			deferred += len(todo)
+			break
+		}
+	}
+	o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox job",
+		slog.String("call_id", args.CallID), slog.Int("first", args.First),
+		slog.Int("final", sent), slog.Int("deferred", deferred))
+	if deferred == 0 {
+		return nil
+	}
+	var meta struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(job.Metadata, &meta) // absent: no snooze yet
+	wait := min(o.opts.Backoff(meta.Snoozes+1), deadline.Sub(o.opts.Now()))
+	return river.JobSnooze(max(wait, 0))
+}
+
+// refused settles the recipients of a call that Run refused as a whole:
+// reserved are the reserved batch's, rest the job's recipients after it. A refusal that says the call is wrong (authentication,
+// validation) is final: invalid, not-sent. Any other error (a template
+// store unreachable) releases the batch as deferred and is returned, for
+// River to retry the job.
+func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, emails func([]int32) []string, err error) error {
+	var ve *postroom.ValidationError
+	final := errors.Is(err, postroom.ErrUnauthorized) || errors.Is(err, postroom.ErrNoRecipients) ||
+		errors.Is(err, postroom.ErrTooManyRecipients) || errors.As(err, &ve)
+	if !final {
+		reason := string(postroom.ReasonNotSent) + ": the call could not be prepared"
+		results := make([]postroom.Result, len(reserved))
+		for k := range results {
+			results[k] = postroom.Result{Status: postroom.StatusDeferred, Code: postroom.ReasonNotSent, Reason: reason}
+		}
+		if rerr := l.record(ctx, reserved, emails(reserved), results); rerr != nil {
+			return rerr
+		}
+		return fmt.Errorf("outbox: job %s/%d: %w", l.args.CallID, l.args.First, err)
+	}
+	detail := "unauthorized"
+	switch {
+	case ve != nil:
+		detail = "invalid " + ve.Field
+	case errors.Is(err, postroom.ErrNoRecipients), errors.Is(err, postroom.ErrTooManyRecipients):
+		detail = "recipients"
+	}
+	reason := string(postroom.ReasonNotSent) + ": the call was refused when its job ran (" + detail + ")"
+	results := make([]postroom.Result, len(reserved))
+	for k := range results {
+		results[k] = postroom.Result{Status: postroom.StatusInvalid, Code: postroom.ReasonNotSent, Reason: reason}
+	}
+	if err := l.record(ctx, reserved, emails(reserved), results); err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	reasons := make([]string, len(rest))
+	for k := range reasons {
+		reasons[k] = reason
+	}
+	return l.settle(ctx, rest, emails(rest), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
+}
+
+// load returns the call's body, from the cache or decoded from its row.
+func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
+	if sc := o.cache.get(id); sc != nil {
+		return sc, nil
+	}
+	var body []byte
+	if err := o.pool.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
+		return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
+	}
+	sc := &storedCall{op: op}
+	if err := json.Unmarshal(body, &sc.body); err != nil {
+		return nil, river.JobCancel(fmt.Errorf("outbox: call %s: stored body unreadable: %w", id, err))
+	}
+	o.cache.put(id, sc)
+	return sc, nil
+}
