@@ -18,6 +18,9 @@ import (
 // they refuse bad input at once, with Send's errors. Like Run, it never
 // modifies call.
 func (m *Mailer) Validate(ctx context.Context, op Operation, call *Call) ([]Result, error) {
+	if err := m.made(); err != nil {
+		return nil, err
+	}
 	switch op {
 	case OpSend, OpSendTemplate:
 	default:
@@ -26,11 +29,9 @@ func (m *Mailer) Validate(ctx context.Context, op Operation, call *Call) ([]Resu
 	if call == nil {
 		return nil, &ValidationError{Field: "call", Reason: "nil"}
 	}
-	j, err := m.prepare(ctx, call, op == OpSendTemplate)
+	j, err := m.prepare(ctx, op, call)
 	if err != nil {
 		return nil, err
 	}
-	results := make([]Result, len(call.Recipients))
-	j.checkRecipients(results)
-	return results, nil
+	return j.results, nil
 }
