@@ -67,6 +67,10 @@ const (
 type CallStatus struct {
 	ID    string    `json:"id"`
 	State CallState `json:"state"`
+	// Counts is the number of the call's recipients by status while it
+	// runs and once it is done: a recipient without its final result yet
+	// counts as queued. Nil in a 202 answer, or when Async does not count.
+	Counts map[postroom.Status]int `json:"counts,omitempty"`
 	// Results are the call's results once State is CallDone: one per
 	// recipient, in the call's order, as message.send answers them. Nil
 	// before.

@@ -51,7 +51,7 @@ func NewMemory(opts Options) (*Memory, error) {
 
 // Claim takes k for one call with payload h; see Store.
 func (s *Memory) Claim(ctx context.Context, k Key, h Hash) (Claim, error) {
-	if err := k.check(); err != nil {
+	if err := k.Check(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

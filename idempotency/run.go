@@ -94,7 +94,7 @@ func RunWith(ctx context.Context, s Store, m *postroom.Mailer, key string, op po
 		return nil, &postroom.ValidationError{Field: "call", Reason: "nil"}
 	}
 	k := Key{AccountID: call.AccountID, Key: key}
-	if err := k.check(); err != nil {
+	if err := k.Check(); err != nil {
 		return nil, err
 	}
 	h, err := HashCall(op, call)

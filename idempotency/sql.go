@@ -126,7 +126,7 @@ func unlock(ctx context.Context, conn *sql.Conn, lock int64) error {
 
 // Claim takes k for one call with payload h; see Store.
 func (s *SQL) Claim(ctx context.Context, k Key, h Hash) (Claim, error) {
-	if err := k.check(); err != nil {
+	if err := k.Check(); err != nil {
 		return nil, err
 	}
 	conn, err := s.db.Conn(ctx)

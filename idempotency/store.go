@@ -49,8 +49,9 @@ type Key struct {
 	Key       string
 }
 
-// check returns an error wrapping ErrInvalidKey when k.Key is not fit.
-func (k Key) check() error {
+// Check returns an error wrapping ErrInvalidKey when k.Key is not fit: the
+// rule every Store applies, for callers that keep keys of their own.
+func (k Key) Check() error {
 	switch {
 	case k.Key == "":
 		return fmt.Errorf("%w: empty", ErrInvalidKey)

@@ -13,7 +13,7 @@
 //
 // Usage:
 //
-//	go run ./examples/httpapi -no-auth                      # deliver into ./outbox
+//	go run ./examples/httpapi -no-auth                      # deliver into ./mail
 //	go run ./examples/httpapi -keys keys.json -templates templates -outbox /var/spool/mail-preview
 //	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
 //	POSTROOM_DATABASE_URL=postgres://app@db.example.com/app go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587
@@ -77,6 +77,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, logger 
 	}
 	if cfg.DB != nil {
 		defer cfg.DB.Close() // after the server and its cleanup
+	}
+	if cfg.Pool, err = openPool(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	if cfg.Pool != nil {
+		defer cfg.Pool.Close()
 	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/templatestore"
@@ -47,6 +49,10 @@ type config struct {
 	// DB is the database of DatabaseURL, opened by run (openDatabase);
 	// tests set it. Nil: no database.
 	DB *sql.DB
+	// Pool is the same database for the outbox (pgx's own pool, which
+	// River needs), opened by run (openPool); tests set it. Nil: no
+	// calls sent later.
+	Pool *pgxpool.Pool
 }
 
 // timeouts are the HTTP server's; tests shorten them.
@@ -75,7 +81,7 @@ var defaultTimeouts = timeouts{
 
 const (
 	defaultListen      = "127.0.0.1:8025"
-	defaultOutbox      = "outbox"
+	defaultOutbox      = "mail"
 	defaultMaxBody     = httpapi.DefaultMaxBodyBytes
 	defaultMaxInflight = httpapi.DefaultMaxInflightBytes
 	passwordEnv        = "POSTROOM_SMTP_PASSWORD"
@@ -94,7 +100,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls")
 	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
 	fs.StringVar(&cfg.Templates, "templates", "", "stored templates for message.send_template, in `dir`/<account_id>/<template_id>")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL `dsn` holding the stored templates, shared by every instance (default $"+databaseEnv+")")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL `dsn` holding the stored templates, idempotency records and calls sent later (Prefer: respond-async), shared by every instance (default $"+databaseEnv+")")
 	fs.StringVar(&cfg.Keys, "keys", "", "accept the keys in `file`, a JSON object of account id to a list of keys")
 	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
@@ -216,6 +222,16 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	}
 	if ho.Idempotency != nil {
 		ho.MaxIdempotentCalls = maxIdempotentCalls
+	}
+	if cfg.Pool != nil {
+		var stop func() error
+		if ho.Async, stop, err = startOutbox(cfg.Pool, m, logger); err != nil {
+			return nil, nil, errors.Join(err, cleanup())
+		}
+		// The outbox's workers stop (finishing their jobs) before the
+		// transport closes.
+		closeTransport := cleanup
+		cleanup = func() error { return errors.Join(stop(), closeTransport()) }
 	}
 	h, err := httpapi.New(m, ho)
 	if err != nil {

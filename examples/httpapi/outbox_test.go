@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/httpapi"
+	"github.com/postroom/postroom/internal/apitest"
+	"github.com/postroom/postroom/internal/pgtest"
+)
+
+// TestSendLater: with a database, a call with Prefer: respond-async is
+// answered 202 with its id and Location, runs on the outbox's workers
+// (the River client newServer started), and GET of the Location gives its
+// progress, then every result in the call's order, each message in the
+// folder; a retry with the same Idempotency-Key gets the same id and sends
+// nothing more; the same key with another call is 409; a synchronous call
+// still answers its results at once.
+func TestSendLater(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db, err := openDatabase(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("openDatabase: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	pool, err := openPool(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("openPool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	folder := t.TempDir()
+	api, _ := startConfig(t, config{Outbox: folder, NoAuth: true, DB: db, Pool: pool})
+
+	postAsync := func(t *testing.T, body []byte, key string) (*http.Response, httpapi.CallStatus) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Prefer", "respond-async")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st httpapi.CallStatus
+		if resp.StatusCode == http.StatusAccepted {
+			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return resp, st
+	}
+
+	call := apitest.SmallCall(5)
+	call.Recipients[3].Email = "not an address"
+	body := apitest.Marshal(t, call)
+	resp, st := postAsync(t, body, "order-1")
+	if resp.StatusCode != http.StatusAccepted || st.ID == "" || st.State != httpapi.CallQueued {
+		t.Fatalf("got %d %+v; want 202 with an id, queued", resp.StatusCode, st)
+	}
+	loc := resp.Header.Get("Location")
+	if loc != httpapi.CallsPath+st.ID {
+		t.Fatalf("Location %q; want %q", loc, httpapi.CallsPath+st.ID)
+	}
+
+	// The workers run the call; poll its status until it is done.
+	var done httpapi.CallStatus
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if code := getJSON(t, api+loc, &done); code != http.StatusOK {
+			t.Fatalf("GET %s: %d", loc, code)
+		}
+		if done.State == httpapi.CallDone || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if done.State != httpapi.CallDone || len(done.Results) != 5 {
+		t.Fatalf("status %+v; want done with 5 results", done)
+	}
+	if done.Counts[postroom.StatusSent] != 4 || done.Counts[postroom.StatusInvalid] != 1 {
+		t.Errorf("counts %v; want 4 sent, 1 invalid", done.Counts)
+	}
+	for i, r := range done.Results {
+		if r.Email != call.Recipients[i].Email {
+			t.Errorf("result %d is %q; want %q (input order)", i, r.Email, call.Recipients[i].Email)
+		}
+		want := postroom.StatusSent
+		if i == 3 {
+			want = postroom.StatusInvalid
+		}
+		if r.Status != want {
+			t.Errorf("result %d = %+v; want %s", i, r, want)
+			continue
+		}
+		if want == postroom.StatusSent {
+			if _, err := os.Stat(filepath.Join(folder, r.SendID+".eml")); err != nil {
+				t.Errorf("recipient %d's message: %v", i, err)
+			}
+		}
+	}
+
+	// A retry with the key: the same call, nothing sent again.
+	if resp, again := postAsync(t, body, "order-1"); resp.StatusCode != http.StatusAccepted || again.ID != st.ID {
+		t.Errorf("retry: %d %+v; want 202 with id %s", resp.StatusCode, again, st.ID)
+	}
+	if resp, _ := postAsync(t, apitest.Marshal(t, apitest.SmallCall(2)), "order-1"); resp.StatusCode != http.StatusConflict {
+		t.Errorf("the key with another call: %d; want 409", resp.StatusCode)
+	}
+	if code := getJSON(t, api+httpapi.CallsPath+"0123456789abcdef0123456789abcdef", new(httpapi.CallStatus)); code != http.StatusNotFound {
+		t.Errorf("GET of an unknown id: %d; want 404", code)
+	}
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 {
+		t.Errorf("%d messages in the folder; want 4, each sent once", len(entries))
+	}
+
+	// Without the preference, the call is answered at once.
+	if r := apitest.Post(t, t.Context(), api+"/api/1.0/message.send", "application/json", apitest.Marshal(t, apitest.SmallCall(2))); r.Status != http.StatusOK || len(r.Results) != 2 {
+		t.Errorf("synchronous call: %d %s; want 200 with 2 results", r.Status, r.Body)
+	}
+}
+
+// getJSON GETs url and decodes a 200 answer's body into v; it returns the
+// status.
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
+}
