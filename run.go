@@ -117,45 +117,54 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	}
 	var next atomic.Int64
 	var panicked atomic.Pointer[any]
-	workers := min(j.m.opts.Concurrency, n)
-	g, stopped := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for range workers {
-		g.Go(func() (err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					panicked.CompareAndSwap(nil, &p)
-					err = fmt.Errorf("postroom: worker panicked: %v", p)
-				}
-			}()
-			w, _ := j.m.workers.Get().(*worker)
-			if w == nil {
-				w = new(worker)
+	// work is one worker: it takes the next index until none is left, the
+	// group is stopped (stopped is done), or its transport is unusable.
+	work := func(stopped context.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				panicked.CompareAndSwap(nil, &p)
+				err = fmt.Errorf("postroom: worker panicked: %v", p)
 			}
-			defer j.m.workers.Put(w)
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return nil
-				}
-				switch {
-				case results[i].Status != "":
-					// Refused by validate.
-				case ctx.Err() != nil:
-					j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
-				case stopped.Err() != nil:
-					return nil // another worker stopped the group: see below
-				default:
-					res, err := j.deliver(ctx, i, w)
-					j.report(results, i, res)
-					if errors.Is(err, ErrTransportUnusable) {
-						return err
-					}
+		}()
+		w, _ := j.m.workers.Get().(*worker)
+		if w == nil {
+			w = new(worker)
+		}
+		defer j.m.workers.Put(w)
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return nil
+			}
+			switch {
+			case results[i].Status != "":
+				// Refused by validate.
+			case ctx.Err() != nil:
+				j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+			case stopped.Err() != nil:
+				return nil // another worker stopped the group: see below
+			default:
+				res, err := j.deliver(ctx, i, w)
+				j.report(results, i, res)
+				if errors.Is(err, ErrTransportUnusable) {
+					return err
 				}
 			}
-		})
+		}
 	}
-	stop := g.Wait()
+	var stop error
+	if workers := min(j.m.opts.Concurrency, n); workers == 1 {
+		// One recipient (or Concurrency 1): the caller's goroutine is the
+		// worker, with no goroutine to start and wake.
+		stop = work(ctx)
+	} else {
+		g, stopped := errgroup.WithContext(ctx)
+		g.SetLimit(workers)
+		for range workers {
+			g.Go(func() error { return work(stopped) })
+		}
+		stop = g.Wait()
+	}
 	if p := panicked.Load(); p != nil {
 		panic(*p) // a Transport or MIME bug: re-raised on the caller's goroutine
 	}
