@@ -35,7 +35,7 @@ func TestNewSMTPValidates(t *testing.T) {
 		{"TLS negative", transport.SMTPOptions{Addr: addr, TLS: -1}, "TLS", nil},
 		// TLSConfig
 		{"TLSConfig MinVersion above 1.3", transport.SMTPOptions{Addr: addr, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS13 + 1}}, "TLSConfig.MinVersion", nil},
-		{"TLSConfig MaxVersion below 1.0", transport.SMTPOptions{Addr: addr, TLSConfig: &tls.Config{MaxVersion: tls.VersionSSL30}}, "TLSConfig.MaxVersion", nil}, //nolint:staticcheck // the point
+		{"TLSConfig MaxVersion below 1.0", transport.SMTPOptions{Addr: addr, TLSConfig: &tls.Config{MaxVersion: tls.VersionTLS10 - 1}}, "TLSConfig.MaxVersion", nil}, // SSL 3.0
 		{"TLSConfig MinVersion above MaxVersion", transport.SMTPOptions{Addr: addr, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS12}}, "TLSConfig.MinVersion", nil},
 		{"TLSConfig MinVersion 1.3 alone", transport.SMTPOptions{Addr: addr, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS13}}, "", nil},
 		{"TLSConfig with NoTLS is unused, not wrong", transport.SMTPOptions{Addr: addr, TLS: transport.NoTLS, TLSConfig: &tls.Config{}}, "", nil},

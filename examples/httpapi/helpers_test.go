@@ -15,7 +15,6 @@ var (
 	post          = apitest.Post
 	marshal       = apitest.Marshal
 	smallCall     = apitest.SmallCall
-	byMsg         = apitest.ByMsg
 	tryDo         = apitest.TryDo
 	postKeyed     = apitest.PostKeyed
 	mustPostKeyed = apitest.MustPostKeyed

@@ -98,11 +98,11 @@ func isArray(v any) bool {
 // isObject reports whether v is a JavaScript object that {{#each}}
 // iterates: an array, a map or a struct, directly or behind a pointer.
 func isObject(v any) bool {
-	switch v.(type) {
+	switch o := v.(type) {
 	case []any, map[string]any, rootT:
 		return true
 	case *Object:
-		return v.(*Object) != nil
+		return o != nil
 	case nil, string, float64, bool, int, json.Number:
 		return false
 	}
