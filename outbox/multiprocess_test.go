@@ -5,6 +5,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/smtptest"
@@ -99,12 +100,19 @@ func TestMultiProcess(t *testing.T) {
 	case <-t.Context().Done():
 		t.Fatal("the held message never reached the server")
 	}
+	// The worker logged the batch before handing it over; the test reads
+	// the workers' logs from pipes, so the line may be a moment behind.
 	var killed *proc
-	for _, p := range procs {
-		for _, b := range p.log.batches() {
-			if b[0] <= held && held <= b[1] {
-				killed = p
+	for deadline := time.Now().Add(30 * time.Second); killed == nil && time.Now().Before(deadline); {
+		for _, p := range procs {
+			for _, b := range p.log.batches() {
+				if b[0] <= held && held <= b[1] {
+					killed = p
+				}
 			}
+		}
+		if killed == nil {
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if killed == nil {

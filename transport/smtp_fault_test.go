@@ -45,8 +45,10 @@ func checkResults(t *testing.T, results []postroom.Result, wants []want) {
 		// Which recipients meet an unusable transport themselves and which
 		// are not attempted after it depends on the workers' timing; both
 		// say what is wrong.
-		reason := strings.Replace(r.Reason, "transport-unusable: not attempted: ", "transport-unusable: ", 1)
-		if r.Status != w.status || !strings.HasPrefix(reason, w.reason) {
+		unattempted := func(s string) string {
+			return strings.Replace(s, "transport-unusable: not attempted: ", "transport-unusable: ", 1)
+		}
+		if r.Status != w.status || !strings.HasPrefix(unattempted(r.Reason), unattempted(w.reason)) {
 			t.Errorf("recipient %d (%s): %s %q, want %s %q…", i, r.Email, r.Status, r.Reason, w.status, w.reason)
 		}
 	}
