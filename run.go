@@ -126,10 +126,11 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 		if w == nil {
 			w = new(worker)
 		}
-		stop := j.work(ctx, ctx, results, &next, w)
+		stop := j.work(ctx, ctx, results, &next, w, nil)
 		j.m.workers.Put(w)
 		return j.finish(ctx, results, stop)
 	}
+	gate := newInFlight(j.m.opts.Concurrency, j.m.opts.MaxMessageBytes)
 	g, stopped := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	for range workers {
@@ -145,7 +146,7 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 				w = new(worker)
 			}
 			defer j.m.workers.Put(w)
-			return j.work(ctx, stopped, results, &next, w)
+			return j.work(ctx, stopped, results, &next, w, gate)
 		})
 	}
 	stop := g.Wait()
@@ -157,8 +158,9 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 
 // work is one worker's loop: it takes the next recipient index until none
 // is left, or stopped is done (another worker stopped the group), or the
-// transport reports ErrTransportUnusable, which it returns.
-func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.Int64, w *worker) error {
+// transport reports ErrTransportUnusable, which it returns. A non-nil gate
+// bounds the bytes in flight among the workers.
+func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.Int64, w *worker, gate *inFlight) error {
 	n := len(results)
 	for {
 		i := int(next.Add(1) - 1)
@@ -173,7 +175,18 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 		case stopped.Err() != nil:
 			return nil // another worker stopped the group: see finish
 		default:
+			var weight int64
+			if gate != nil {
+				var err error
+				if weight, err = gate.acquire(ctx); err != nil {
+					j.report(results, i, j.resultOf(ctx, i, deferredBy(err), ""))
+					continue
+				}
+			}
 			res, err := j.deliver(ctx, i, w)
+			if gate != nil {
+				gate.release(weight, len(w.msg))
+			}
 			j.report(results, i, res)
 			if errors.Is(err, ErrTransportUnusable) {
 				return err
