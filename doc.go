@@ -158,8 +158,13 @@
 // hands over up to Options.Concurrency recipients at once; each worker
 // writes only its own recipients' results, and a recipient's failure never
 // cancels the others. All of a call's goroutines have ended when Send
-// returns. Memory in flight is about Concurrency × message size, flat in the
-// number of recipients.
+// returns. A call with one worker (one recipient, or Concurrency 1) runs on
+// the caller's goroutine. Memory in flight is about Concurrency × message
+// size, flat in the number of recipients, and at most about Concurrency ×
+// MaxMessageBytes: a recipient in flight holds about three times its
+// message (render buffers, message, signed copy), so large messages run
+// fewer at a time (the call's first recipient runs alone and gives the size
+// of the rest).
 //
 // # Limits
 //

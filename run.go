@@ -117,57 +117,87 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	}
 	var next atomic.Int64
 	var panicked atomic.Pointer[any]
-	// work is one worker: it takes the next index until none is left, the
-	// group is stopped (stopped is done), or its transport is unusable.
-	work := func(stopped context.Context) (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				panicked.CompareAndSwap(nil, &p)
-				err = fmt.Errorf("postroom: worker panicked: %v", p)
-			}
-		}()
+	workers := min(j.m.opts.Concurrency, n)
+	if workers == 1 {
+		// One worker: on the caller's goroutine, with no group to start
+		// and wake (the common one-recipient call). A panic goes up the
+		// caller's stack as it is, and its worker is not reused.
 		w, _ := j.m.workers.Get().(*worker)
 		if w == nil {
 			w = new(worker)
 		}
-		defer j.m.workers.Put(w)
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return nil
-			}
-			switch {
-			case results[i].Status != "":
-				// Refused by validate.
-			case ctx.Err() != nil:
-				j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
-			case stopped.Err() != nil:
-				return nil // another worker stopped the group: see below
-			default:
-				res, err := j.deliver(ctx, i, w)
-				j.report(results, i, res)
-				if errors.Is(err, ErrTransportUnusable) {
-					return err
+		stop := j.work(ctx, ctx, results, &next, w, nil)
+		j.m.workers.Put(w)
+		return j.finish(ctx, results, stop)
+	}
+	gate := newInFlight(j.m.opts.Concurrency, j.m.opts.MaxMessageBytes)
+	g, stopped := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for range workers {
+		g.Go(func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+					err = fmt.Errorf("postroom: worker panicked: %v", p)
 				}
+			}()
+			w, _ := j.m.workers.Get().(*worker)
+			if w == nil {
+				w = new(worker)
 			}
-		}
+			defer j.m.workers.Put(w)
+			return j.work(ctx, stopped, results, &next, w, gate)
+		})
 	}
-	var stop error
-	if workers := min(j.m.opts.Concurrency, n); workers == 1 {
-		// One recipient (or Concurrency 1): the caller's goroutine is the
-		// worker, with no goroutine to start and wake.
-		stop = work(ctx)
-	} else {
-		g, stopped := errgroup.WithContext(ctx)
-		g.SetLimit(workers)
-		for range workers {
-			g.Go(func() error { return work(stopped) })
-		}
-		stop = g.Wait()
-	}
+	stop := g.Wait()
 	if p := panicked.Load(); p != nil {
 		panic(*p) // a Transport or MIME bug: re-raised on the caller's goroutine
 	}
+	return j.finish(ctx, results, stop)
+}
+
+// work is one worker's loop: it takes the next recipient index until none
+// is left, or stopped is done (another worker stopped the group), or the
+// transport reports ErrTransportUnusable, which it returns. A non-nil gate
+// bounds the bytes in flight among the workers.
+func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.Int64, w *worker, gate *inFlight) error {
+	n := len(results)
+	for {
+		i := int(next.Add(1) - 1)
+		if i >= n {
+			return nil
+		}
+		switch {
+		case results[i].Status != "":
+			// Refused by validate.
+		case ctx.Err() != nil:
+			j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+		case stopped.Err() != nil:
+			return nil // another worker stopped the group: see finish
+		default:
+			var weight int64
+			if gate != nil {
+				var err error
+				if weight, err = gate.acquire(ctx); err != nil {
+					j.report(results, i, j.resultOf(ctx, i, deferredBy(err), ""))
+					continue
+				}
+			}
+			res, err := j.deliver(ctx, i, w)
+			if gate != nil {
+				gate.release(weight, len(w.msg))
+			}
+			j.report(results, i, res)
+			if errors.Is(err, ErrTransportUnusable) {
+				return err
+			}
+		}
+	}
+}
+
+// finish fills in the recipients no worker reached once every worker has
+// ended, and returns run's error.
+func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Result, error) {
 	if stop != nil || ctx.Err() != nil {
 		// The recipients that workers left when the group stopped.
 		for i := range results {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package postroom_test
+
+const raceEnabled = false
