@@ -4,15 +4,12 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/postroom/postroom/internal/sqlschema"
 )
 
 // SchemaVersion is the version of the outbox's own tables that this
@@ -95,24 +92,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("outbox: database schema version %d is newer than this package's %d", current, SchemaVersion)
 	}
 	for _, m := range migrations {
-		if m.version <= current {
+		if m.Version <= current {
 			continue
 		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return migrateError(ctx, fmt.Errorf("%s: %w", m.name, err))
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return migrateError(ctx, fmt.Errorf("%s: %w", m.Name, err))
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO postroom_outbox_schema (version) VALUES ($1)`, m.version); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO postroom_outbox_schema (version) VALUES ($1)`, m.Version); err != nil {
 			return migrateError(ctx, err)
 		}
 	}
 	return migrateError(ctx, tx.Commit(ctx))
-}
-
-// migration is one version of the outbox's schema.
-type migration struct {
-	version int
-	name    string
-	sql     string
 }
 
 // migrateError wraps a migration's error; when ctx has ended, its error
@@ -129,33 +119,10 @@ func migrateError(ctx context.Context, err error) error {
 
 // migrations returns the embedded migrations in version order, from 1 to
 // SchemaVersion without a gap.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(schema, "sql/*.sql")
+func migrations() ([]sqlschema.Migration, error) {
+	ms, err := sqlschema.Load(schema, "sql/*.sql", SchemaVersion)
 	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		prefix, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(prefix)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("outbox: migration %s: name is not <version>_<what>.sql", base)
-		}
-		b, err := schema.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("outbox: migration %s: version %d, want %d", m.name, m.version, i+1)
-		}
-	}
-	if len(ms) != SchemaVersion {
-		return nil, fmt.Errorf("outbox: %d migrations embedded, SchemaVersion is %d", len(ms), SchemaVersion)
+		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	return ms, nil
 }

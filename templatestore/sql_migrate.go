@@ -5,11 +5,8 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/postroom/postroom/internal/sqlschema"
 )
 
 // SQLSchemaVersion is the version of the schema that this package's SQL
@@ -25,13 +22,6 @@ var sqlSchema embed.FS
 // migrationLockKey is the PostgreSQL advisory lock MigrateSQL holds while it
 // migrates, so instances starting together migrate one after another.
 const migrationLockKey int64 = 0x706f_7374_746d_706c // "posttmpl"
-
-// migration is one version of the schema.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
 
 // MigrateSQL creates or updates the tables of the SQL store in db, which
 // must be PostgreSQL: the table postroom_templates, and
@@ -76,13 +66,13 @@ func MigrateSQL(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("templatestore: database schema version %d is newer than this package's %d", current, SQLSchemaVersion)
 	}
 	for _, m := range migrations {
-		if m.version <= current {
+		if m.Version <= current {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return migrateError(ctx, fmt.Errorf("%s: %w", m.name, err))
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return migrateError(ctx, fmt.Errorf("%s: %w", m.Name, err))
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, m.version); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, m.Version); err != nil {
 			return migrateError(ctx, err)
 		}
 	}
@@ -101,35 +91,12 @@ func migrateError(ctx context.Context, err error) error {
 	return fmt.Errorf("templatestore: migrate: %w", err)
 }
 
-// sqlMigrations returns the embedded migrations in version order. Versions
-// must run from 1 to SQLSchemaVersion without a gap.
-func sqlMigrations() ([]migration, error) {
-	names, err := fs.Glob(sqlSchema, "sql/*.sql")
+// sqlMigrations returns the embedded migrations in version order, from 1 to
+// SQLSchemaVersion without a gap.
+func sqlMigrations() ([]sqlschema.Migration, error) {
+	ms, err := sqlschema.Load(sqlSchema, "sql/*.sql", SQLSchemaVersion)
 	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		prefix, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(prefix)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("templatestore: migration %s: name is not <version>_<what>.sql", base)
-		}
-		b, err := sqlSchema.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("templatestore: migration %s: version %d, want %d", m.name, m.version, i+1)
-		}
-	}
-	if len(ms) != SQLSchemaVersion {
-		return nil, fmt.Errorf("templatestore: %d migrations embedded, SQLSchemaVersion is %d", len(ms), SQLSchemaVersion)
+		return nil, fmt.Errorf("templatestore: %w", err)
 	}
 	return ms, nil
 }
