@@ -22,6 +22,10 @@ type Mailer struct {
 	// cache holds compiled templates across calls (cache.go): a cached
 	// template renders what compiling its source again would.
 	cache templateCache
+	// files holds checked and encoded images and attachments across calls
+	// (filecache.go): a cached file is what checking and encoding its
+	// content again would give.
+	files fileCache
 }
 
 // New returns a Mailer that delivers through t. It validates opts and fills

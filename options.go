@@ -29,6 +29,10 @@ const (
 	DefaultTemplateCacheEntries = 1024
 	DefaultTemplateCacheBytes   = 32 << 20
 
+	// DefaultFileCacheBytes bounds the cache of checked and encoded
+	// images and attachments (Options.FileCacheBytes).
+	DefaultFileCacheBytes = 32 << 20
+
 	// DefaultMaxPartialDepth is the default of Options.MaxPartialDepth.
 	DefaultMaxPartialDepth = 8
 
@@ -45,7 +49,7 @@ func defaultConcurrency() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 // the numbers: zero means the default, and a negative value is refused,
 // except where the field's documentation gives it a meaning (a negative
 // TemplateCacheEntries or TemplateCacheBytes turns the cache off: both
-// are then -1). A nil Logger, Now or Rand, and the empty VERP.Local of a
+// are then -1, and a negative FileCacheBytes is -1). A nil Logger, Now or Rand, and the empty VERP.Local of a
 // VERP that is on, get theirs too. New calls it before any other check.
 func (o *Options) setDefaults() error {
 	for _, f := range []struct {
@@ -66,6 +70,7 @@ func (o *Options) setDefaults() error {
 		{"MaxPartialDepth", &o.MaxPartialDepth, DefaultMaxPartialDepth, false},
 		{"TemplateCacheEntries", &o.TemplateCacheEntries, DefaultTemplateCacheEntries, true},
 		{"TemplateCacheBytes", &o.TemplateCacheBytes, DefaultTemplateCacheBytes, true},
+		{"FileCacheBytes", &o.FileCacheBytes, DefaultFileCacheBytes, true},
 	} {
 		switch {
 		case *f.v < 0 && !f.off:
@@ -182,6 +187,16 @@ type Options struct {
 	// is compiled and not kept. Zero means 32 MiB; a negative value turns
 	// the cache off.
 	TemplateCacheBytes int
+
+	// FileCacheBytes bounds the memory of the Mailer's cache of images and
+	// attachments, keyed by their base64 content: a call whose files were
+	// seen before (a logo, the same terms) does not check their base64
+	// again nor encode them again into lines, and its messages share the
+	// cached lines. Each entry counts as its content plus its lines, about
+	// twice the base64; the least recently used go first, and a file
+	// larger than the bound alone is not kept. Zero means 32 MiB; a
+	// negative value turns the cache off.
+	FileCacheBytes int
 
 	// DKIM lists the keys every message is signed with, one
 	// DKIM-Signature field each (relaxed/relaxed, sha256), after the

@@ -234,8 +234,9 @@ func checkContentType(contentType, kind string) (ct, problem string) {
 
 // decodeFile checks a content type and base64 content of an image or
 // attachment. kind is "image" or "attachment". The content is checked, not
-// decoded: internal/mimemsg writes canonical base64 as given, re-wrapped.
-func decodeFile(field, kind, name, contentType, content string, maxBytes int) (mimemsg.File, []error) {
+// decoded: lines (Mailer.fileLines) checks it and gives it re-wrapped,
+// which is what encoding the decoded content would write.
+func decodeFile(field, kind, name, contentType, content string, maxBytes int, lines func(string) ([]byte, error)) (mimemsg.File, []error) {
 	var errs []error
 	bad := func(sub, reason string, err error) {
 		errs = append(errs, &ValidationError{Field: field + "." + sub, Reason: reason, Err: err})
@@ -254,20 +255,21 @@ func decodeFile(field, kind, name, contentType, content string, maxBytes int) (m
 		bad("content", fmt.Sprintf("larger than the %d-byte message limit", maxBytes), nil)
 		return mimemsg.File{}, errs
 	}
-	if _, err := mimemsg.CheckBase64(content); err != nil {
+	encoded, err := lines(content)
+	if err != nil {
 		bad("content", "not standard base64: "+err.Error(), err)
 	}
 	if len(errs) > 0 {
 		return mimemsg.File{}, errs
 	}
-	return mimemsg.File{Name: name, ContentType: ct, Base64: content}, nil
+	return mimemsg.File{Name: name, ContentType: ct, Lines: encoded}, nil
 }
 
 // decodeFiles checks and decodes a message's images and attachments.
-func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimemsg.File, errs []error) {
+func decodeFiles(msg *Message, maxBytes int, lines func(string) ([]byte, error)) (images, attachments []mimemsg.File, errs []error) {
 	for i, img := range msg.Images {
 		field := fmt.Sprintf("message.images[%d]", i)
-		f, ferrs := decodeFile(field, "image", img.Name, img.ContentType, img.Content, maxBytes)
+		f, ferrs := decodeFile(field, "image", img.Name, img.ContentType, img.Content, maxBytes, lines)
 		if r := checkCID(img.CID); r != "" {
 			ferrs = append(ferrs, &ValidationError{Field: field + ".cid", Reason: r})
 		}
@@ -282,7 +284,7 @@ func decodeFiles(msg *Message, maxBytes int) (images, attachments []mimemsg.File
 		images = append(images, f)
 	}
 	for i, a := range msg.Attachments {
-		f, ferrs := decodeFile(fmt.Sprintf("message.attachments[%d]", i), "attachment", a.Name, a.ContentType, a.Content, maxBytes)
+		f, ferrs := decodeFile(fmt.Sprintf("message.attachments[%d]", i), "attachment", a.Name, a.ContentType, a.Content, maxBytes, lines)
 		errs = append(errs, ferrs...)
 		attachments = append(attachments, f)
 	}
@@ -374,7 +376,7 @@ func (j *job) validate() (*checked, error) {
 		return nil, err
 	}
 	var errs []error
-	c.images, c.attachments, errs = decodeFiles(msg, opts.MaxMessageBytes)
+	c.images, c.attachments, errs = decodeFiles(msg, opts.MaxMessageBytes, j.m.fileLines)
 	herrs := checkHeaders(msg.Headers, opts.MaxHeaders)
 	c.headers = len(herrs) == 0
 	c.problems = append(errs, herrs...)

@@ -39,7 +39,8 @@ var b64Value = func() (t [256]byte) {
 // ignored wherever they are. Otherwise it returns a
 // base64.CorruptInputError at the offset in s of the first octet found
 // wrong (an incomplete last quantum is reported at the end of s). A File
-// whose Base64 passes this check is written without being decoded.
+// made from base64 text that passes this check (WrapBase64) is written
+// without being decoded.
 func CheckBase64(s string) (int, error) {
 	t := s
 	if strings.IndexByte(s, '\r') >= 0 || strings.IndexByte(s, '\n') >= 0 {
@@ -104,10 +105,10 @@ func offsetIn(s string, j int) int {
 	return len(s)
 }
 
-// appendBase64Text appends s, base64 text that CheckBase64 accepts, in
-// lines of 76 characters separated by CRLF, with no CRLF after the last
-// line: what appendBase64Lines writes for the content s encodes.
-func appendBase64Text(dst []byte, s string) []byte {
+// WrapBase64 appends s, base64 text that CheckBase64 accepts, in lines of
+// 76 characters separated by CRLF, with no CRLF after the last line: what
+// encoding the content s encodes writes in a part (File.Lines).
+func WrapBase64(dst []byte, s string) []byte {
 	const perLine = 76
 	if strings.IndexByte(s, '\r') >= 0 || strings.IndexByte(s, '\n') >= 0 {
 		s = strings.NewReplacer("\r", "", "\n", "").Replace(s)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// checkBase64Like checks CheckBase64 and appendBase64Text against
+// checkBase64Like checks CheckBase64 and WrapBase64 against
 // encoding/base64 for s: the same verdict as Strict decoding, the decoded
 // length, and the same lines as encoding the decoded content.
 func checkBase64Like(t *testing.T, s string) {
@@ -26,8 +26,8 @@ func checkBase64Like(t *testing.T, s string) {
 	if n != len(want) {
 		t.Fatalf("CheckBase64(%q) = %d, want %d", s, n, len(want))
 	}
-	if got, wantLines := appendBase64Text(nil, s), appendBase64Lines(nil, want); !bytes.Equal(got, wantLines) {
-		t.Fatalf("appendBase64Text(%q) = %q, want %q", s, got, wantLines)
+	if got, wantLines := WrapBase64(nil, s), appendBase64Lines(nil, want); !bytes.Equal(got, wantLines) {
+		t.Fatalf("WrapBase64(%q) = %q, want %q", s, got, wantLines)
 	}
 }
 
@@ -61,7 +61,7 @@ func BenchmarkBase64(b *testing.B) {
 			if _, err := CheckBase64(text); err != nil {
 				b.Fatal(err)
 			}
-			dst = appendBase64Text(dst[:0], text)
+			dst = WrapBase64(dst[:0], text)
 		}
 	})
 	b.Run("decode+encode", func(b *testing.B) {

@@ -41,8 +41,8 @@ func (b *skelBuilder) file(f *File, inline bool) error {
 		}
 	}
 	b.str("Content-Transfer-Encoding: base64\r\n\r\n")
-	if f.Base64 != "" {
-		b.buf = appendBase64Text(b.buf, f.Base64)
+	if f.Lines != nil {
+		b.shared(f.Lines)
 	} else {
 		b.buf = appendBase64Lines(b.buf, f.Data)
 	}

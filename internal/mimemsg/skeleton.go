@@ -16,8 +16,8 @@ import (
 )
 
 // File is an inline image or an attachment, already validated: its
-// content decoded (Data) or as base64 text that CheckBase64 accepts
-// (Base64). New reads it and does not keep it or modify it. The zero
+// content decoded (Data) or already encoded (Lines). New reads it and
+// keeps only Lines, which it does not modify. The zero
 // File is an empty file named "attachment" (or "image") of no valid
 // content type: New refuses it.
 type File struct {
@@ -29,14 +29,15 @@ type File struct {
 	// ContentType is a validated media type with parameters, such as
 	// "image/png" or "application/pdf"; any name parameter is replaced.
 	ContentType string
-	// Data is the decoded content, written base64 encoded when Base64 is
-	// empty.
+	// Data is the decoded content, written base64 encoded when Lines is
+	// nil.
 	Data []byte
-	// Base64 is the content as standard base64 text that CheckBase64
-	// accepts (New does not check it again). When not empty, New writes it
-	// re-wrapped into 76-character lines, which is what encoding its
-	// decoded content would write, and Data is not read.
-	Base64 string
+	// Lines is the content as base64 in lines of 76 characters, as
+	// WrapBase64 writes it (New does not check it). When not nil, Data is
+	// not read, and the Skeleton refers to Lines instead of copying it:
+	// the bytes must not change while the Skeleton is in use. The Mailer
+	// shares one Lines among the calls that attach the same content.
+	Lines []byte
 }
 
 // Header is a custom header field of a call. The zero Header has no
@@ -132,7 +133,8 @@ type segment struct {
 // Skeleton is a call's messages laid out once: static segments, and slots
 // for what differs per recipient. It is read-only after New, so
 // Append may run from many goroutines at once without locks. It owns
-// its segments (copies of the layout's bytes, never aliases). The zero
+// its segments (copies of the layout's bytes), except the files' Lines,
+// which it refers to. The zero
 // Skeleton writes nothing; make one with New.
 type Skeleton struct {
 	segs    []segment
@@ -156,10 +158,11 @@ func New(l *Layout, rnd io.Reader) (*Skeleton, error) {
 	}
 	size := 4096
 	for _, f := range slices.Concat(l.Images, l.Attachments) {
-		n := base64.StdEncoding.EncodedLen(len(f.Data))
-		if f.Base64 != "" {
-			n = len(f.Base64)
+		if f.Lines != nil {
+			size += 1024 // the part's header fields; Lines are referred to
+			continue
 		}
+		n := base64.StdEncoding.EncodedLen(len(f.Data))
 		size += n + 2*(n/76) + 1024
 	}
 	b := &skelBuilder{buf: make([]byte, 0, size)}
@@ -352,7 +355,8 @@ func bodyFits(dst, body []byte, final bool, room int) bool {
 }
 
 // skelBuilder collects a skeleton's segments. Static segments are
-// consecutive pieces of buf, sized once for the files' base64.
+// consecutive pieces of buf, sized once for the files' base64, or a
+// file's Lines (shared).
 type skelBuilder struct {
 	sk   Skeleton
 	buf  []byte // static bytes; buf[mark:] is the run not yet flushed
@@ -369,6 +373,18 @@ func (b *skelBuilder) flush() {
 	b.sk.segs = append(b.sk.segs, segment{kind: segStatic, data: b.buf[b.mark:len(b.buf):len(b.buf)]})
 	b.sk.static += len(b.buf) - b.mark
 	b.mark = len(b.buf)
+}
+
+// shared adds lines, a file's Lines, as a static segment of its own,
+// referred to and not copied. Lines end without a line break: what follows
+// starts with one, so slot finds no line of buf broken by it.
+func (b *skelBuilder) shared(lines []byte) {
+	b.flush()
+	if len(lines) == 0 {
+		return
+	}
+	b.sk.segs = append(b.sk.segs, segment{kind: segStatic, data: lines[:len(lines):len(lines)]})
+	b.sk.static += len(lines)
 }
 
 // slot adds a per-recipient segment at the current position.
@@ -515,12 +531,29 @@ func (b *skelBuilder) part(n *mimeNode, top bool) error {
 // StaticTail returns the octets every message Append builds ends with:
 // what follows the last per-recipient part (the images, the attachments
 // and the closing boundaries), or nil when a per-recipient part ends the
-// message. The bytes are the Skeleton's, read-only. The DKIM signer
-// leaves them out of its canonicalization where they are canonical as
-// they are.
+// message. The bytes are read-only: the Skeleton's own when the tail is
+// one segment, else a copy joining its segments (the files' Lines are
+// segments of their own), made at each call. The DKIM signer leaves them
+// out of its canonicalization where they are canonical as they are.
 func (s *Skeleton) StaticTail() []byte {
-	if n := len(s.segs); n > 0 && s.segs[n-1].kind == segStatic {
-		return s.segs[n-1].data
+	first := len(s.segs)
+	for first > 0 && s.segs[first-1].kind == segStatic {
+		first--
 	}
-	return nil
+	switch tail := s.segs[first:]; len(tail) {
+	case 0:
+		return nil
+	case 1:
+		return tail[0].data
+	default:
+		n := 0
+		for _, seg := range tail {
+			n += len(seg.data)
+		}
+		joined := make([]byte, 0, n)
+		for _, seg := range tail {
+			joined = append(joined, seg.data...)
+		}
+		return joined
+	}
 }

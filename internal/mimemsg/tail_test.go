@@ -42,3 +42,65 @@ func TestStaticTail(t *testing.T) {
 		}
 	}
 }
+
+// TestLinesAsData checks that files given as Lines (WrapBase64 of their
+// base64) make the same messages and the same StaticTail as the same files
+// given as Data, and that the skeleton refers to the Lines: a change to
+// them shows in the next message (which is why the Mailer never changes
+// them).
+func TestLinesAsData(t *testing.T) {
+	for _, parts := range []mimeTestParts{
+		{HTML: true, Images: 2}, {Text: true, Attachments: 1},
+		{Text: true, HTML: true, Images: 2, Attachments: 2},
+	} {
+		l := mimeTestLayout(parts)
+		asLines := *l
+		asLines.Images, asLines.Attachments = toLines(l.Images), toLines(l.Attachments)
+		want, err := New(l, mimeSeededRand(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := New(&asLines, mimeSeededRand(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.StaticTail(), want.StaticTail()) {
+			t.Errorf("%+v: StaticTail differs with Lines", parts)
+		}
+		if got.StaticSize() != want.StaticSize() {
+			t.Errorf("%+v: StaticSize %d with Lines, %d with Data", parts, got.StaticSize(), want.StaticSize())
+		}
+		v := mimeTestVarying()
+		wantMsg, err := want.Append(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotMsg, err := got.Append(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(gotMsg, wantMsg) {
+			t.Fatalf("%+v: the message differs with Lines:\n%s\nwant:\n%s", parts, gotMsg, wantMsg)
+		}
+		files := append(asLines.Attachments, asLines.Images...)
+		files[0].Lines[0] = '#'
+		again, err := got.Append(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(again, []byte("\r\n\r\n#")) {
+			t.Errorf("%+v: a change to Lines does not show: the skeleton copied them", parts)
+		}
+	}
+}
+
+// toLines returns files with their Data given as Lines instead.
+func toLines(files []File) []File {
+	out := make([]File, len(files))
+	for i, f := range files {
+		f.Lines = WrapBase64(nil, base64.StdEncoding.EncodeToString(f.Data))
+		f.Data = nil
+		out[i] = f
+	}
+	return out
+}
