@@ -183,6 +183,7 @@
 //	Concurrency       4×GOMAXPROCS, at least 8
 //	TemplateCacheEntries  1024    compiled templates kept across calls (negative: no cache)
 //	TemplateCacheBytes    32 MiB  their estimated memory (negative: no cache)
+//	FileCacheBytes        32 MiB  images and attachments kept checked and encoded (negative: no cache)
 //
 // Addresses follow RFC 5321's lengths (local part 64, domain 255, path 254
 // octets); display names are at most 512 bytes, custom header names 76
