@@ -72,6 +72,14 @@ type PreviewRecipient struct {
 	// would be made.
 	Headers []Header
 
+	// EnvelopeFrom and EnvelopeTo are the envelope the transport would
+	// get (Envelope.From and Envelope.To): the reverse path (a VERP address
+	// when Options.VERP is set) and the recipient's address followed by
+	// the call's bcc addresses, which appear in no header field. Empty
+	// when no message would be made.
+	EnvelopeFrom string
+	EnvelopeTo   []string
+
 	// Message is the complete message (CRLF lines, as the transport would
 	// receive it in Envelope.Data) when PreviewOptions.Message is set and
 	// a message would be made; else nil.
@@ -156,6 +164,7 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 			// Made: the Result a transport that accepts it would give.
 			pr.Result = j.resultOf(ctx, i, classify(nil, m.queued), w.env.SendID)
 			pr.Headers = headerFields(w.env.Data)
+			pr.EnvelopeFrom, pr.EnvelopeTo = w.env.From, slices.Clone(w.env.To)
 			if opts.Message {
 				pr.Message = slices.Clone(w.env.Data)
 			}

@@ -45,7 +45,8 @@ func previewCall(t *testing.T) *postroom.Call {
 // Options.Now, each previewed recipient's Result is the one Run returns
 // and its message is byte for byte what Run hands the transport; Preview
 // itself hands nothing over. The deliverability case signs with DKIM,
-// sets VERP and drops the text, so that the text part is generated.
+// sets VERP, adds a bcc and drops the text, so that the text part is
+// generated; the previewed envelope is the one handed over.
 func TestPreviewMatchesRun(t *testing.T) {
 	signers, _ := testSigners(t)
 	tests := []struct {
@@ -64,6 +65,7 @@ func TestPreviewMatchesRun(t *testing.T) {
 			call := previewCall(t)
 			if tt.htmlOnly {
 				call.Message.Text = ""
+				call.Message.BCC = "audit@example.com"
 			}
 			opts := func() postroom.Options {
 				o := tt.opts
@@ -104,6 +106,12 @@ func TestPreviewMatchesRun(t *testing.T) {
 				made++
 				if !bytes.Equal(env.Data, pr.Message) {
 					t.Errorf("recipient %d: the previewed message differs from the one sent:\npreview:\n%.600s\nsent:\n%.600s", i, pr.Message, env.Data)
+				}
+				if pr.EnvelopeFrom != env.From || !slices.Equal(pr.EnvelopeTo, env.To) {
+					t.Errorf("recipient %d: previewed envelope %q -> %q, sent %q -> %q", i, pr.EnvelopeFrom, pr.EnvelopeTo, env.From, env.To)
+				}
+				if tt.htmlOnly && !slices.Contains(pr.EnvelopeTo, "audit@example.com") {
+					t.Errorf("recipient %d: the bcc is not in the previewed envelope %q", i, pr.EnvelopeTo)
 				}
 				if signed := bytes.HasPrefix(env.Data, []byte("DKIM-Signature:")); signed != (tt.opts.DKIM != nil) {
 					t.Errorf("recipient %d: signed %v, want %v", i, signed, tt.opts.DKIM != nil)

@@ -126,6 +126,8 @@ func TestPreviewWorkload(t *testing.T) {
 		`cid:logo@anchors`, // listed among the files
 		`<th>Subject</th><td>Your order #`,
 		`<pre>Hi Alice,`,
+		`<span class="label">Envelope</span> from <code>`,
+		`to <code>user000001@example.org</code></p>`,
 	)
 	if strings.Contains(page, "allow-scripts") {
 		t.Error("the iframe allows scripts")
@@ -294,5 +296,23 @@ func TestPreviewTooLarge(t *testing.T) {
 	code, _ := post(t, srv.URL, url.Values{"body": {workloadBody(t, 1)}})
 	if code != http.StatusRequestEntityTooLarge {
 		t.Errorf("status %d, want 413", code)
+	}
+}
+
+// TestPreviewEnvelope checks that each recipient shows the envelope its
+// message would get: the VERP reverse path, and the bcc, which no header
+// field shows.
+func TestPreviewEnvelope(t *testing.T) {
+	srv := newServer(t, postroom.Options{VERP: postroom.VERP{Domain: "bounce.example.com"}}, preview.Options{})
+	call := `{"key": "k", "account_id": "a", "message": {"from_email": "a@example.com", "subject": "Hi",
+		"text": "hello", "bcc": "audit@example.com"}, "recipients": [{"email": "b@example.com"}]}`
+	code, page := post(t, srv.URL, url.Values{"body": {call}})
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, page)
+	}
+	mustContain(t, page, `<span class="label">Envelope</span> from <code>bounces&#43;`, `@bounce.example.com</code>`,
+		`to <code>b@example.com</code>, <code>audit@example.com</code></p>`)
+	if strings.Contains(page, "<th>Bcc</th>") {
+		t.Error("the bcc shows as a header field")
 	}
 }

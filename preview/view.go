@@ -76,6 +76,8 @@ type recipientView struct {
 	HasHTML        bool
 	Srcdoc         template.HTMLAttr // srcdoc="..." of the html's iframe
 	Headers        []postroom.Header
+	EnvelopeFrom   string
+	EnvelopeTo     []string // the recipient, then the bcc
 	Missing        []string
 	Rendered       bool // the render ran: the parts are the recipient's
 	SendID         string
@@ -179,6 +181,7 @@ func (h *Handler) preview(ctx context.Context, f *form) *pageData {
 			Status: string(pr.Result.Status), Reason: pr.Result.Reason, Invalid: pr.Result.Status == postroom.StatusInvalid,
 			SendID:  pr.Result.SendID,
 			Subject: pr.Subject, Text: pr.Text, Headers: pr.Headers, Missing: pr.Missing,
+			EnvelopeFrom: pr.EnvelopeFrom, EnvelopeTo: pr.EnvelopeTo,
 			Rendered: pr.Subject != "" || pr.HTML != "" || pr.Text != "" || pr.Headers != nil,
 		}
 		for _, m := range pr.Missing {
