@@ -153,8 +153,9 @@
 // # Concurrency
 //
 // A Mailer is safe for concurrent use. Its configuration never changes
-// after New; what it keeps across calls (pooled buffers, a cache of
-// compiled templates) never shows in a call's results. Each call renders and
+// after New; what it keeps across calls (pooled buffers, caches of
+// compiled templates and of checked and encoded files, each bounded by
+// its Options) never shows in a call's results. Each call renders and
 // hands over up to Options.Concurrency recipients at once; each worker
 // writes only its own recipients' results, and a recipient's failure never
 // cancels the others. All of a call's goroutines have ended when Send
