@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/postroom/postroom/internal/bench"
@@ -30,7 +31,7 @@ func (r *report) runDKIM() {
 
 func (r *report) printDKIM(out io.Writer) {
 	d := &r.dkim
-	fmt.Fprintf(out, "DKIM signing, N=%d, GOMAXPROCS as above; floor = the SHA-256 and a copy of each message on as many goroutines (relaxed/relaxed on both sides; obvious: go-msgauth dkim.Sign over go-mail's message)\n", r.n)
+	fmt.Fprintf(out, "DKIM signing, N=%d, GOMAXPROCS %d; floor = the SHA-256 and a copy of each message on as many goroutines; relaxed/relaxed on both sides, the obvious way signing go-mail's message with go-msgauth's dkim.Sign\n", r.n, runtime.GOMAXPROCS(0))
 	v := newVersus("recipient")
 	o, p := r.pipeObvious[r.n], r.pipePR[r.n]
 	v.row("unsigned", "obvious: raymond + go-mail", o, nil, nil)
