@@ -52,6 +52,17 @@ func BenchmarkPipelineDKIM(b *testing.B) {
 	}
 }
 
+// BenchmarkPipelineObviousDKIM is the obvious pipeline of the largest call
+// size with every message signed by go-msgauth's dkim.Sign with each key
+// kind: BenchmarkPipelineDKIM's comparison.
+func BenchmarkPipelineObviousDKIM(b *testing.B) {
+	w := fixture.Shared(b)
+	n := pipelineSizes[len(pipelineSizes)-1]
+	for _, kind := range bench.DKIMKeys[1:] {
+		b.Run(fmt.Sprintf("%s/N=%d", kind, n), func(b *testing.B) { bench.PipelineObviousDKIM(b, w, n, kind) })
+	}
+}
+
 func BenchmarkMemmove(b *testing.B) {
 	bench.Memmove(b, fixture.Shared(b))
 }
@@ -62,13 +73,19 @@ func BenchmarkDKIMFloor(b *testing.B) {
 	bench.DKIMFloor(b, fixture.Shared(b))
 }
 
-// BenchmarkOneRecipient is a one-recipient call through Send, with the
-// Mailer's compiled-template cache warm and with it off (every call
-// compiles). The goals are stated for one core: run it with -cpu 1.
+// BenchmarkOneRecipient is a one-recipient call: the obvious way (raymond
+// + go-mail) parsing the templates in every call and parsing them once,
+// and postroom's Send with the Mailer's compiled-template cache off (cold:
+// every call compiles), warm, and warm with each call's files in strings
+// of their own (bench.OneRecipientFresh). The goals are stated for
+// GOMAXPROCS 1 and 2: run it with -cpu 1,2.
 func BenchmarkOneRecipient(b *testing.B) {
 	w := fixture.Shared(b)
+	b.Run("obvious", func(b *testing.B) { bench.OneRecipientObvious(b, w, false) })
+	b.Run("obvious-parsed-once", func(b *testing.B) { bench.OneRecipientObvious(b, w, true) })
 	b.Run("cold", func(b *testing.B) { bench.OneRecipient(b, w, false) })
 	b.Run("warm", func(b *testing.B) { bench.OneRecipient(b, w, true) })
+	b.Run("warm-fresh-files", func(b *testing.B) { bench.OneRecipientFresh(b, w) })
 }
 
 // BenchmarkCompile compiles the workload's html (about 8 KB) and a 512 KiB

@@ -34,24 +34,30 @@
 //   - Memmove: one core copying a finished message into a buffer that is
 //     not in cache: the floor of writing a message into memory. A pipeline
 //     on several cores, reusing warm buffers, can go below it per recipient.
-//   - PipelineDKIM and DKIMFloor: the 25,000-recipient pipeline unsigned
-//     and DKIM-signed with an ed25519 and an rsa-2048 key, against the
-//     floor of signing: the SHA-256 of each message (the body hash cannot
-//     cost less) and a copy of it, on as many goroutines as there are
-//     cores. Compare them at -cpu 1 (see docs/perf-dkim.md).
+//   - PipelineDKIM, PipelineObviousDKIM and DKIMFloor: the
+//     25,000-recipient pipeline unsigned and DKIM-signed with an ed25519
+//     and an rsa-2048 key, postroom's against the obvious pipeline signing
+//     each message with go-msgauth's dkim.Sign (relaxed/relaxed, as
+//     postroom signs), and against the floor of signing: the SHA-256 of
+//     each message (the body hash cannot cost less) and a copy of it, on
+//     as many goroutines as there are cores. Compare them at -cpu 1 (see
+//     docs/perf-dkim.md).
+//   - PipelineHTMLOnly and TextPart: the generated text part. The
+//     25,000-recipient pipeline on the workload's call without its text,
+//     so that every recipient's text part is made from its rendered html,
+//     postroom's against the obvious pipeline making it with
+//     k3a/html2text's HTML2Text; and the conversion of one rendered html
+//     alone, postroom's htmltext.Converter against HTML2Text (run it with
+//     -cpu 1).
 //   - OneRecipient: the compile path. A one-recipient call (most
-//     transactional calls) through Send, with the Mailer's compiled-template
-//     cache warm and off (cold: every call compiles its subject, html, text
-//     and header values).
+//     transactional calls): the obvious way parsing its templates in every
+//     call and parsing them once; postroom's Send with the Mailer's
+//     compiled-template cache off (cold: every call compiles its subject,
+//     html, text and header values), warm, and warm with each call's
+//     files in strings of their own, as a server decoding each request
+//     has them (32 copies of the call sent in turn).
 //   - Compile: the workload's html (8 KB) and a 512 KiB template compiled by
 //     postroom against raymond's parse of the same source.
-//
-// The compile path's goals are stated for one core; run it with
-//
-//	go test -run '^$' -bench 'OneRecipient|Compile' -cpu 1 ./benchmarks
-//
-// OneRecipient and Compile also report cpu-ns/op, the process's CPU time
-// per operation, which a busy machine inflates less than wall time.
 //   - PipelineOnResult: the 25,000-recipient pipeline without and with a
 //     progress callback (RunOptions.OnResult appending to a mutex-guarded
 //     slice).
@@ -59,8 +65,19 @@
 //     info level and at debug level (the protocol trace), through a
 //     TextHandler into io.Discard.
 //
-// Every benchmark reports ns/recipient, allocs/recipient and B/recipient;
-// MB/s is always counted in postroom's message size, so that rows compare.
+// The one-recipient goals are stated for GOMAXPROCS 1 and 2, the
+// compiles' for one core; run them with
+//
+//	go test -run '^$' -bench 'OneRecipient' -cpu 1,2 ./benchmarks
+//	go test -run '^$' -bench 'Compile' -cpu 1 ./benchmarks
+//
+// OneRecipient, Compile, TextPart and the pipelines also report cpu-ns/op
+// or cpu-ns/recipient, the process's CPU time, which a busy machine
+// inflates less than wall time.
+//
+// Every benchmark but TextPart and Compile (which count per operation)
+// reports ns/recipient, allocs/recipient and B/recipient; its MB/s is
+// counted in postroom's message size, so that rows compare.
 // Pipelines also report three heap figures, sampled every millisecond
 // during the run from runtime/metrics: peak-heap-MB, the largest heap (bytes
 // in heap objects, live or not yet collected); peak-live-MB, the largest

@@ -323,7 +323,7 @@ func MIMEGoMail(b *testing.B, w *fixture.Workload) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := parseObvious(call)
+	c, err := parseObvious(call, raymond.Parse)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -356,8 +356,13 @@ func PipelinePostroom(b *testing.B, w *fixture.Workload, n int) {
 // pipeline is PipelinePostroom with the Mailer's options opts (Auth and
 // Concurrency filled in).
 func pipeline(b *testing.B, w *fixture.Workload, n int, opts postroom.Options) {
+	pipelineCall(b, w, w.Call(n), opts)
+}
+
+// pipelineCall is pipeline sending call.
+func pipelineCall(b *testing.B, w *fixture.Workload, call *postroom.Call, opts postroom.Options) {
 	size := messageSize(b, w)
-	call := w.Call(n)
+	n := len(call.Recipients)
 	var sent atomic.Int64
 	opts.Auth, opts.Concurrency = postroom.NoAuth{}, Concurrency()
 	mailer, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
@@ -385,22 +390,31 @@ func pipeline(b *testing.B, w *fixture.Workload, n int, opts postroom.Options) {
 // PipelineObvious measures the obvious raymond + go-mail pipeline (Obvious)
 // with Concurrency() recipients in flight, sending Call(n) into a transport
 // that counts and discards. It also reports the heap figures (see package
-// benchmarks' documentation).
+// benchmarks' documentation) and cpu-ns/recipient.
 func PipelineObvious(b *testing.B, w *fixture.Workload, n int) {
+	obviousPipeline(b, w, fixture.PlainCall(w.Call(n)), &Obvious{})
+}
+
+// obviousPipeline is PipelineObvious sending call (see fixture.PlainCall)
+// with o, whose Transport and Concurrency it sets.
+func obviousPipeline(b *testing.B, w *fixture.Workload, call *postroom.Call, o *Obvious) {
 	size := messageSize(b, w)
-	call := fixture.PlainCall(w.Call(n))
+	n := len(call.Recipients)
 	var sent atomic.Int64
-	o := &Obvious{Transport: postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+	o.Transport = postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
 		sent.Add(1)
 		return nil
-	}), Concurrency: Concurrency()}
+	})
+	o.Concurrency = Concurrency()
 	ctx := b.Context()
 	m := startMeter(b, size, n, true)
+	cpu := startCPU()
 	for b.Loop() {
 		if err := o.Send(ctx, call); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.stop(b, n, "cpu-ns/recipient")
 	m.stop()
 	if got, want := sent.Load(), int64(b.N)*int64(n); got != want {
 		b.Fatalf("the transport saw %d messages, want %d", got, want)
@@ -440,25 +454,40 @@ func Memmove(b *testing.B, w *fixture.Workload) {
 // "ed25519" and "rsa-2048".
 var DKIMKeys = []string{"", "ed25519", "rsa-2048"}
 
+// dkimKey returns a new key of the given kind, one of DKIMKeys but "".
+func dkimKey(kind string) (crypto.Signer, error) {
+	switch kind {
+	case "ed25519":
+		_, key, err := ed25519.GenerateKey(rand.Reader)
+		return key, err
+	case "rsa-2048":
+		return rsa.GenerateKey(rand.Reader, 2048)
+	}
+	return nil, fmt.Errorf("bench: unknown DKIM key kind %q", kind)
+}
+
+// DKIM domain and selector of both pipelines' signatures.
+const (
+	dkimDomain   = "shop.example.com"
+	dkimSelector = "bench"
+)
+
 // dkimSigner returns a signer with a new key of the given kind, or nil
 // for "".
 func dkimSigner(kind string) ([]postroom.DKIMSigner, error) {
-	var key crypto.Signer
-	var err error
-	switch kind {
-	case "":
+	if kind == "" {
 		return nil, nil
-	case "ed25519":
-		_, key, err = ed25519.GenerateKey(rand.Reader)
-	case "rsa-2048":
-		key, err = rsa.GenerateKey(rand.Reader, 2048)
-	default:
-		err = fmt.Errorf("bench: unknown DKIM key kind %q", kind)
 	}
+	key, err := dkimKey(kind)
 	if err != nil {
 		return nil, err
 	}
-	return []postroom.DKIMSigner{{Domain: "shop.example.com", Selector: "bench", Key: key}}, nil
+	return postroomDKIM(key), nil
+}
+
+// postroomDKIM is postroom's signer with key.
+func postroomDKIM(key crypto.Signer) []postroom.DKIMSigner {
+	return []postroom.DKIMSigner{{Domain: dkimDomain, Selector: dkimSelector, Key: key}}
 }
 
 // PipelineDKIM is PipelinePostroom with every message DKIM-signed with a

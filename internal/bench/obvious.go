@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/aymerick/raymond"
+	"github.com/emersion/go-msgauth/dkim"
+	"github.com/k3a/html2text"
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/fixture"
 	"github.com/wneessen/go-mail"
@@ -26,6 +28,13 @@ import (
 // WriteTo into a pooled buffer and handed to the Transport. Images and
 // attachments are decoded from base64 once per call. Recipients run through
 // an errgroup limited to Concurrency, as postroom's workers are.
+//
+// A call with html and no text gets the text part postroom would generate
+// made the obvious way: k3a/html2text's HTML2Text of each recipient's
+// rendered html. With DKIM set, each finished message is signed with
+// go-msgauth's dkim.Sign into a second pooled buffer. With ParseOnce, the
+// parsed templates are kept across calls, by source, as a server that
+// sends the same templates again would keep them.
 //
 // It checks nothing postroom checks (addresses, duplicates, limits) and,
 // like raymond, HTML-escapes the subject and text too: it is the baseline of
@@ -43,14 +52,22 @@ type Obvious struct {
 	Transport postroom.Transport
 	// Concurrency is the most recipients in flight at once; 0 means 1.
 	Concurrency int
+	// DKIM, when not nil, are the options every message is signed with
+	// (go-msgauth's dkim.Sign); nil signs nothing.
+	DKIM *dkim.SignOptions
+	// ParseOnce keeps every template parsed in a map by its source, so that
+	// a later call with the same source does not parse it again; false
+	// parses each call's templates for that call.
+	ParseOnce bool
 
-	bufs sync.Pool // *bytes.Buffer
+	bufs   sync.Pool // *bytes.Buffer
+	parsed sync.Map  // source string -> *raymond.Template, with ParseOnce
 }
 
 // obviousCall is one call, parsed: what Obvious computes once per call.
 type obviousCall struct {
 	msg                 *postroom.Message
-	subject, html, text *raymond.Template
+	subject, html, text *raymond.Template   // text is nil when the call has none
 	headers             []*raymond.Template // nil for a value without "{{"
 	images, attachments [][]byte
 }
@@ -59,7 +76,7 @@ type obviousCall struct {
 // the recipients that failed, joined; one recipient's failure does not stop
 // the others.
 func (o *Obvious) Send(ctx context.Context, call *postroom.Call) error {
-	c, err := parseObvious(call)
+	c, err := parseObvious(call, o.parse)
 	if err != nil {
 		return err
 	}
@@ -76,7 +93,25 @@ func (o *Obvious) Send(ctx context.Context, call *postroom.Call) error {
 	return errors.Join(errs...)
 }
 
-func parseObvious(call *postroom.Call) (*obviousCall, error) {
+// parse is raymond.Parse, or with ParseOnce the template parsed before
+// from the same source.
+func (o *Obvious) parse(src string) (*raymond.Template, error) {
+	if !o.ParseOnce {
+		return raymond.Parse(src)
+	}
+	if t, ok := o.parsed.Load(src); ok {
+		return t.(*raymond.Template), nil
+	}
+	t, err := raymond.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	o.parsed.Store(src, t)
+	return t, nil
+}
+
+// parseObvious parses call's templates with parse and decodes its files.
+func parseObvious(call *postroom.Call, parse func(string) (*raymond.Template, error)) (*obviousCall, error) {
 	msg := &call.Message
 	c := &obviousCall{msg: msg, headers: make([]*raymond.Template, len(msg.Headers))}
 	var err error
@@ -84,13 +119,16 @@ func parseObvious(call *postroom.Call) (*obviousCall, error) {
 		dst **raymond.Template
 		src string
 	}{{&c.subject, msg.Subject}, {&c.html, msg.HTML}, {&c.text, msg.Text}} {
-		if *t.dst, err = raymond.Parse(t.src); err != nil {
+		if t.src == "" && t.dst == &c.text {
+			continue // made from the html per recipient
+		}
+		if *t.dst, err = parse(t.src); err != nil {
 			return nil, err
 		}
 	}
 	for i, h := range msg.Headers {
 		if strings.Contains(h.Value, "{{") {
-			if c.headers[i], err = raymond.Parse(h.Value); err != nil {
+			if c.headers[i], err = parse(h.Value); err != nil {
 				return nil, err
 			}
 		}
@@ -125,7 +163,9 @@ func (o *Obvious) one(ctx context.Context, c *obviousCall, globals map[string]an
 	if p.HTML, err = c.html.Exec(params); err != nil {
 		return err
 	}
-	if p.Text, err = c.text.Exec(params); err != nil {
+	if c.text == nil {
+		p.Text = html2text.HTML2Text(p.HTML)
+	} else if p.Text, err = c.text.Exec(params); err != nil {
 		return err
 	}
 	values := make([]string, len(c.msg.Headers))
@@ -137,16 +177,30 @@ func (o *Obvious) one(ctx context.Context, c *obviousCall, globals map[string]an
 			}
 		}
 	}
+	buf := o.buf()
+	defer o.bufs.Put(buf)
+	if err := writeGoMail(buf, c, &p, values, r); err != nil {
+		return err
+	}
+	if o.DKIM != nil {
+		signed := o.buf()
+		defer o.bufs.Put(signed)
+		if err := dkim.Sign(signed, bytes.NewReader(buf.Bytes()), o.DKIM); err != nil {
+			return err
+		}
+		buf = signed
+	}
+	return o.Transport.Send(ctx, &postroom.Envelope{From: c.msg.FromEmail, To: []string{r.Email}, Data: buf.Bytes()})
+}
+
+// buf returns an empty buffer from the pool.
+func (o *Obvious) buf() *bytes.Buffer {
 	buf, _ := o.bufs.Get().(*bytes.Buffer)
 	if buf == nil {
 		buf = new(bytes.Buffer)
 	}
-	defer o.bufs.Put(buf)
 	buf.Reset()
-	if err := writeGoMail(buf, c, &p, values, r); err != nil {
-		return err
-	}
-	return o.Transport.Send(ctx, &postroom.Envelope{From: c.msg.FromEmail, To: []string{r.Email}, Data: buf.Bytes()})
+	return buf
 }
 
 // writeGoMail writes one recipient's message with go-mail, the obvious
