@@ -289,3 +289,35 @@ func TestGiveUpCancelled(t *testing.T) {
 		t.Errorf("jobs %v, want one cancelled", n)
 	}
 }
+
+// TestMaxAttemptsOption checks New's bounds of Options.MaxAttempts and
+// the River attempts Enqueue gives a job: one more, for giving up.
+func TestMaxAttemptsOption(t *testing.T) {
+	m, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newPool(t)
+	for _, tt := range []struct {
+		n  int
+		ok bool
+	}{{0, true}, {1, true}, {32766, true}, {-1, false}, {32767, false}} {
+		_, err := outbox.New(m, pool, outbox.Options{MaxAttempts: tt.n})
+		if (err == nil) != tt.ok {
+			t.Errorf("MaxAttempts %d: %v", tt.n, err)
+		}
+	}
+	// Enqueue gives the jobs one attempt more than MaxAttempts.
+	ob, err := outbox.New(m, pool, outbox.Options{MaxAttempts: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&env{pool: pool, ob: ob}).enqueue(t, postroom.OpSend, newCall("max", 1), outbox.EnqueueOptions{})
+	var got int
+	if err := pool.QueryRow(t.Context(), `SELECT max_attempts FROM river_job`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != 8 {
+		t.Errorf("the job's max_attempts is %d, want 8", got)
+	}
+}
