@@ -109,8 +109,9 @@ type Options struct {
 	// schedules, is its Config.Test.Time.)
 	Now func() time.Time
 	// Logger receives a record per batch and per job run at debug level
-	// (a run's errors go back to River, which logs them). Nil discards
-	// them.
+	// (a run's errors go back to River, which logs them), and one at warn
+	// level when a job gives up recipients, with River's last error of
+	// the job (a reason never holds error text). Nil discards them.
 	Logger *slog.Logger
 }
 
