@@ -80,7 +80,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		return err
 	}
 	// River ends the job now: its recipients get their results first. If
-	// they cannot, the job is retried instead, and gives up again.
+	// that cannot be written, the error goes back to River: a job with an
+	// unreadable row is retried (and gives up again, at the latest in its
+	// last attempt); a cancelled one ends all the same.
 	if _, gerr := w.giveUp(ctx, job.Args, why); gerr != nil {
 		return gerr
 	}
