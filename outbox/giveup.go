@@ -52,7 +52,11 @@ func (w *Worker) NextRetry(job *river.Job[SendArgs]) time.Time {
 func (w *Worker) lastAttempt(ctx context.Context, job *river.Job[SendArgs]) error {
 	o := w.o
 	failed := job.Attempt - 1
-	n, err := w.giveUp(ctx, job.Args, fmt.Sprintf("not sent after %d failed runs of its job", failed))
+	runs := "runs"
+	if failed == 1 {
+		runs = "run"
+	}
+	n, err := w.giveUp(ctx, job.Args, fmt.Sprintf("not sent after %d failed %s of its job", failed, runs))
 	attrs := []slog.Attr{
 		slog.String("call_id", job.Args.CallID), slog.Int("first", job.Args.First),
 		slog.Int64("job_id", job.ID), slog.Int("failed_runs", failed),

@@ -152,7 +152,7 @@ func TestGiveUpAfterPanics(t *testing.T) {
 					}
 					continue
 				}
-				wantGaveUp(t, i, r, fmt.Sprintf("after %d failed runs", attempts), "")
+				wantGaveUp(t, i, r, fmt.Sprintf("after %d failed run", attempts), "")
 			}
 			if handed.Load() < int64(attempts) {
 				t.Errorf("%d messages handed over, want at least one per run (%d)", handed.Load(), attempts)
