@@ -21,12 +21,20 @@
 // # Statuses
 //
 // A recipient's final status is one of postroom's: sent (or queued, for a
-// Queuer transport), invalid, rejected, unknown. Two reason codes are the
-// outbox's own: ReasonInterrupted (unknown: a run died between handing a
-// batch over and writing its results) and ReasonExpired (rejected: still
-// deferred after Options.MaxAge). A recipient whose message the relay
-// deferred (4xx, a connection failure) is retried by its job with
-// Options.Backoff; rejected (5xx), invalid and unknown are never retried.
+// Queuer transport), invalid, rejected, unknown. Three reason codes are
+// the outbox's own: ReasonInterrupted (unknown: a run died between
+// handing a batch over and writing its results), ReasonExpired
+// (rejected: still deferred after Options.MaxAge) and ReasonGaveUp
+// (rejected: not sent, and its job is ending: its runs failed
+// Options.MaxAttempts times, or it was cancelled). A recipient whose
+// message the relay deferred (4xx, a connection failure) is retried by
+// its job with Options.Backoff; rejected (5xx), invalid and unknown are
+// never retried.
+//
+// Every recipient of a committed call gets a final result: a job that
+// River is about to end (its attempts used up, cancelled while it runs,
+// its stored rows unreadable) first gives up its recipients (see
+// Worker). What escapes that is listed in "What it does not do".
 //
 // # Schema
 //
@@ -41,6 +49,14 @@
 // River client (its own, or one from NewClient). A stored template is
 // read when the job runs, not at Enqueue. It deletes nothing: DeleteBefore
 // removes old calls when the application calls it.
+//
+// It cannot give up the recipients of a job that River ends without
+// running the Worker: a job cancelled with River's Client.JobCancel while
+// it waits (not while it runs), a job whose arguments no longer decode
+// (a river_job row edited by hand), a job of a queue worked by a client
+// without the Worker. Nor those of a job whose process dies during the
+// last attempt itself (two writes). Their recipients stay counted as
+// queued in Status until DeleteBefore removes the call.
 //
 // The root package postroom does not import this package; only this
 // package imports River and pgx.

@@ -94,7 +94,8 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 
 	rows := make([][]any, len(chunks))
 	jobs := make([]river.InsertManyParams, len(chunks))
-	insertOpts := &river.InsertOpts{Queue: o.opts.Queue, ScheduledAt: eo.At}
+	// One attempt more than MaxAttempts: the last only gives up (Worker).
+	insertOpts := &river.InsertOpts{Queue: o.opts.Queue, ScheduledAt: eo.At, MaxAttempts: o.opts.MaxAttempts + 1}
 	for k, c := range chunks {
 		first := k * o.opts.JobSize
 		n := min(o.opts.JobSize, len(call.Recipients)-first)

@@ -99,13 +99,15 @@ func newEnv(t *testing.T, s setup) *env {
 }
 
 // startClient starts a River client working ob's queue until the test
-// ends.
-func startClient(t *testing.T, ob *outbox.Outbox) {
+// ends, and returns it. A failed run is retried at once (retryAtOnce):
+// no test waits for River's default retry policy.
+func startClient(t *testing.T, ob *outbox.Outbox) *river.Client[pgx.Tx] {
 	t.Helper()
 	client, err := ob.NewClient(&river.Config{
 		Logger:            slog.New(slog.DiscardHandler),
 		FetchCooldown:     5 * time.Millisecond,
 		FetchPollInterval: 20 * time.Millisecond,
+		RetryPolicy:       retryAtOnce(river.Job[outbox.SendArgs]{}.JobRow),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +122,39 @@ func startClient(t *testing.T, ob *outbox.Outbox) {
 			t.Error(err)
 		}
 	})
+	return client
+}
+
+// retryNow is a river.ClientRetryPolicy that retries a failed job at
+// once. Its method takes River's *rivertype.JobRow; retryAtOnce infers
+// that type from a value, so that the tests need not import rivertype.
+type retryNow[J any] struct{}
+
+func (retryNow[J]) NextRetry(J) time.Time { return time.Now() }
+
+func retryAtOnce[J any](J) retryNow[J] { return retryNow[J]{} }
+
+// waitJobsEnded polls River's jobs until none is left to run (each is
+// completed, cancelled or discarded), or the test's deadline.
+func waitJobsEnded(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var left int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
+			WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%d jobs left", left)
+		case <-tick.C:
+		}
+	}
 }
 
 // enqueue enqueues call in a transaction of its own and commits it.

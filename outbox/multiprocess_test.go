@@ -154,3 +154,61 @@ func TestMultiProcess(t *testing.T) {
 	}
 	t.Logf("counts %v; batches per process: %d, %d, %d", s.Counts, len(procs[0].log.batches()), len(procs[1].log.batches()), len(procs[2].log.batches()))
 }
+
+// TestGiveUpAfterKill SIGKILLs the worker process in the middle of a
+// job's only sending run (Options.MaxAttempts 1): River's rescuer, on a
+// second process, hands the job to its last attempt, which gives up. On
+// the server's ledger and in Status: the batch recorded before the kill
+// is sent, the batch being handed over unknown (interrupted), the
+// recipients never tried rejected (gave-up), and none is left queued.
+func TestGiveUpAfterKill(t *testing.T) {
+	const (
+		n     = 10
+		batch = 3
+		held  = 4 // in the second batch
+	)
+	pool, dsn := newDB(t)
+	bin := buildWorker(t)
+	hold := &holdAt{addr: addr("kill", held), reached: make(chan struct{}), open: make(chan struct{})}
+	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true, Faults: hold.fault})
+	defer hold.release() // before the server stops
+	args := []string{"-smtp", srv.Addr(), "-batch-size", "3", "-rescue-after", "2s"}
+	first := startWorker(t, bin, dsn, args...)
+
+	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pool, outbox.Options{JobSize: n, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{pool: pool, srv: srv, ob: ob}
+	call := newCall("kill", n)
+	id := e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
+	select {
+	case <-hold.reached:
+	case <-t.Context().Done():
+		t.Fatal("the held message never reached the server")
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.exited
+	first.exited <- nil // for the cleanup's wait
+	hold.release()
+	startWorker(t, bin, dsn, args...)
+
+	s := waitDone(t, ob, id)
+	checkResults(t, e, s, call)
+	for i, r := range s.Results {
+		switch {
+		case i < batch:
+			if r.Status != postroom.StatusSent {
+				t.Errorf("recipient %d: %+v, want sent before the kill", i, r)
+			}
+		case i < 2*batch:
+			if r.Status != postroom.StatusUnknown || r.Code != outbox.ReasonInterrupted {
+				t.Errorf("recipient %d: %+v, want unknown, interrupted", i, r)
+			}
+		default:
+			wantGaveUp(t, i, r, "after 1 failed run of its job", "")
+		}
+	}
+}

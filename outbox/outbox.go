@@ -28,7 +28,15 @@ const (
 	DefaultQueue = "postroom"
 	// DefaultCachedCalls is how many call bodies a process keeps decoded.
 	DefaultCachedCalls = 64
+	// DefaultMaxAttempts is how many runs of a job may fail before it
+	// gives up its recipients: River's own default.
+	DefaultMaxAttempts = river.MaxAttemptsDefault
 )
+
+// maxMaxAttempts is the most Options.MaxAttempts: River keeps a job's
+// max_attempts in a smallint, and the job gets one attempt more (see
+// Worker).
+const maxMaxAttempts = 32766
 
 // ReasonExpired is the reason code of a recipient still not delivered
 // when the call's Options.MaxAge ran out: its status is rejected.
@@ -39,6 +47,15 @@ const ReasonExpired postroom.ReasonCode = "expired"
 // before the outcome was written. Its status is unknown: the message may
 // have been delivered, and it is never sent again.
 const ReasonInterrupted postroom.ReasonCode = "interrupted"
+
+// ReasonGaveUp is the reason code of a recipient that its job gave up
+// without having sent it: the job's runs failed Options.MaxAttempts times
+// (an error, a panic, its timeout, its process dying), or the job was
+// cancelled, or the call's stored rows could not be read. Its status is
+// rejected: the message was not accepted by the transport (never handed
+// over, or refused for now at its last attempt, whose reply the reason
+// then gives), and it is never sent.
+const ReasonGaveUp postroom.ReasonCode = "gave-up"
 
 // Errors of Enqueue and Status, for errors.Is.
 var (
@@ -73,6 +90,15 @@ type Options struct {
 	// recipients. It is called from the workers concurrently. Nil means
 	// DefaultBackoff.
 	Backoff func(retry int) time.Duration
+	// MaxAttempts is how many runs of a job may fail (return an error,
+	// panic, pass River's JobTimeout, or die with their process) before
+	// the job gives up: its recipients without a final result then become
+	// rejected, ReasonGaveUp. A deferral is no failure: it snoozes the job
+	// and is bounded by MaxAge. It is set on the jobs at Enqueue, which
+	// inserts them with River's MaxAttempts one higher: River's last
+	// attempt of a job only records the giving up (see Worker). Zero means
+	// DefaultMaxAttempts (25); at most 32,766.
+	MaxAttempts int
 	// Queue is the River queue of the jobs. Empty means DefaultQueue.
 	Queue string
 	// CachedCalls is how many call bodies each process keeps decoded for
@@ -83,8 +109,9 @@ type Options struct {
 	// schedules, is its Config.Test.Time.)
 	Now func() time.Time
 	// Logger receives a record per batch and per job run at debug level
-	// (a run's errors go back to River, which logs them). Nil discards
-	// them.
+	// (a run's errors go back to River, which logs them), and one at warn
+	// level when a job gives up recipients, with River's last error of
+	// the job (a reason never holds error text). Nil discards them.
 	Logger *slog.Logger
 }
 
@@ -132,6 +159,7 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 		{"JobSize", &opts.JobSize, DefaultJobSize},
 		{"BatchSize", &opts.BatchSize, DefaultBatchSize},
 		{"CachedCalls", &opts.CachedCalls, DefaultCachedCalls},
+		{"MaxAttempts", &opts.MaxAttempts, DefaultMaxAttempts},
 	} {
 		switch {
 		case *f.v < 0:
@@ -141,6 +169,9 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 		}
 	}
 	opts.BatchSize = min(opts.BatchSize, opts.JobSize)
+	if opts.MaxAttempts > maxMaxAttempts {
+		return nil, fmt.Errorf("outbox: New: Options.MaxAttempts is over %d (%d)", maxMaxAttempts, opts.MaxAttempts)
+	}
 	switch {
 	case opts.MaxAge < 0:
 		return nil, fmt.Errorf("outbox: New: Options.MaxAge is negative (%v)", opts.MaxAge)

@@ -34,8 +34,18 @@ import (
 // A call refused as a whole when its job runs (its key no longer
 // accepted, a stored template deleted) gives its remaining recipients the
 // final status invalid, reason not-sent. Any other error of a run (the
-// database unreachable, the job's timeout) is returned to River, which
-// retries the job by its retry policy.
+// database unreachable, a template store unreachable, the job's timeout)
+// is returned to River, which retries the job by its retry policy; so is
+// a panic, which River recovers.
+//
+// A job never ends with recipients left without a final result. Enqueue
+// inserts the jobs with River's MaxAttempts at Options.MaxAttempts + 1,
+// and River's last attempt of a job sends nothing: it gives up the
+// recipients that the failed runs before it left (see ReasonGaveUp), and
+// keeps trying to write that (snoozing, which uses no attempt) until it
+// has. A run that is cancelled (River's Client.JobCancel while it runs),
+// or that finds the call's stored rows unreadable, gives its recipients
+// up the same way before it returns.
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
 	o *Outbox
@@ -49,8 +59,38 @@ func (o *Outbox) Worker() *Worker { return &Worker{o: o} }
 // must be kept.
 const writeTimeout = 10 * time.Second
 
-// Work runs one run of a job.
+// Work runs one run of a job: River's last attempt gives the job's
+// recipients up (lastAttempt); any other sends them.
 func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
+	if job.Attempt >= job.MaxAttempts {
+		return w.lastAttempt(ctx, job)
+	}
+	err := w.run(ctx, job)
+	if err == nil {
+		return nil
+	}
+	var ue *unreadableError
+	var why string
+	switch {
+	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+		why = "not sent: its job was cancelled"
+	case errors.As(err, &ue):
+		why = "not sent: the stored " + ue.what + " could not be read"
+	default:
+		return err
+	}
+	// River ends the job now: its recipients get their results first. If
+	// that cannot be written, the error goes back to River: a job with an
+	// unreadable row is retried (and gives up again, at the latest in its
+	// last attempt); a cancelled one ends all the same.
+	if _, gerr := w.giveUp(ctx, job.Args, why); gerr != nil {
+		return gerr
+	}
+	return err
+}
+
+// run sends the job's recipients.
+func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	o := w.o
 	args := job.Args
 	l, err := takeLease(ctx, o.pool, args)
@@ -66,7 +106,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	}
 	var recipients []postroom.Recipient
 	if err := json.Unmarshal(l.chunk, &recipients); err != nil || len(recipients) != args.Count {
-		return river.JobCancel(fmt.Errorf("outbox: job %s/%d: stored recipients unreadable (%v)", args.CallID, args.First, err))
+		if err == nil {
+			err = fmt.Errorf("%d recipients for a job of %d", len(recipients), args.Count)
+		}
+		return river.JobCancel(&unreadableError{what: "recipients", callID: args.CallID, err: err})
 	}
 	at := func(i int32) *postroom.Recipient { return &recipients[int(i)-args.First] }
 	emails := func(idx []int32) []string {
@@ -219,7 +262,7 @@ func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*s
 	}
 	sc := &storedCall{op: op}
 	if err := json.Unmarshal(body, &sc.body); err != nil {
-		return nil, river.JobCancel(fmt.Errorf("outbox: call %s: stored body unreadable: %w", id, err))
+		return nil, river.JobCancel(&unreadableError{what: "call", callID: id, err: err})
 	}
 	o.cache.put(id, sc)
 	return sc, nil
