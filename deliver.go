@@ -24,6 +24,26 @@ type worker struct {
 	in, out [aes.BlockSize]byte // send id scratch
 }
 
+// footprint is the bytes w's buffers hold: the render buffer (subject,
+// bodies and header values), the generated text and the message (with
+// room for its signatures), at their capacity.
+func (w *worker) footprint() int {
+	return cap(w.rb.out) + cap(w.gen) + cap(w.signed)
+}
+
+// keptBufferBytes is the most a worker's buffers keep between recipients
+// (and, pooled, between calls): the buffers of a larger message are
+// dropped once it is handed over, so that memory beyond what the
+// recipients in flight hold (inflight.go) is garbage, not kept.
+const keptBufferBytes = 1 << 20
+
+// dropBuffers lets go of w's message-sized buffers.
+func (w *worker) dropBuffers() {
+	w.rb.out, w.rb.subject, w.rb.html, w.rb.text = nil, nil, nil, nil
+	w.gen, w.signed, w.msg = nil, nil, nil
+	w.env.Data = nil
+}
+
 // deliver makes recipient i's message and hands it over: build, then
 // handOver, each returning the recipient's outcome, and one exit that
 // turns the outcome into the Result. The error is the transport's, for the

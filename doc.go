@@ -162,10 +162,12 @@
 // returns. A call with one worker (one recipient, or Concurrency 1) runs on
 // the caller's goroutine. Memory in flight is about Concurrency × message
 // size, flat in the number of recipients, and at most about Concurrency ×
-// MaxMessageBytes: a recipient in flight holds about three times its
-// message (render buffers, message, signed copy), so large messages run
-// fewer at a time (the call's first recipient runs alone and gives the size
-// of the rest).
+// MaxMessageBytes: a recipient in flight weighs twice what its buffers
+// hold (render buffers, generated text, message with its signatures; the
+// garbage collector's headroom is the other half), so large messages run
+// fewer at a time (the call's first recipient runs alone and gives the
+// size of the rest), and a worker lets go of buffers over 1 MiB after its
+// recipient.
 //
 // # Limits
 //

@@ -175,24 +175,45 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 		case stopped.Err() != nil:
 			return nil // another worker stopped the group: see finish
 		default:
-			var weight int64
+			var s slot
 			if gate != nil {
 				var err error
-				if weight, err = gate.acquire(ctx); err != nil {
-					j.report(results, i, j.resultOf(ctx, i, deferredBy(err), ""))
+				if s, err = gate.acquire(stopped); err != nil {
+					if ctx.Err() == nil {
+						return nil // another worker stopped the group: see finish
+					}
+					j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
 					continue
 				}
 			}
-			res, err := j.deliver(ctx, i, w)
-			if gate != nil {
-				gate.release(weight, len(w.msg))
-			}
+			res, err := j.deliverIn(ctx, i, w, gate, s)
 			j.report(results, i, res)
 			if errors.Is(err, ErrTransportUnusable) {
 				return err
 			}
 		}
 	}
+}
+
+// deliverIn is deliver within gate's bound when gate is not nil: s, taken
+// from gate, is given back however deliver ends, a panic included, so that
+// no worker waits for the weight of one that has stopped. The gate learns
+// what w's buffers held for the message; buffers larger than
+// keptBufferBytes are then dropped, so that memory beyond what the
+// recipients in flight hold is garbage, not kept by idle workers.
+func (j *job) deliverIn(ctx context.Context, i int, w *worker, gate *inFlight, s slot) (Result, error) {
+	held := 0
+	if gate != nil {
+		defer func() { gate.release(s, held) }()
+	}
+	res, err := j.deliver(ctx, i, w)
+	if res.SendID != "" {
+		held = w.footprint() // a message was made, whatever the transport said
+	}
+	if w.footprint() > keptBufferBytes {
+		w.dropBuffers()
+	}
+	return res, err
 }
 
 // finish fills in the recipients no worker reached once every worker has

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/transport"
@@ -113,5 +114,78 @@ func TestRunUnknownOperation(t *testing.T) {
 	}
 	if got := postroom.OpSendTemplate.String(); got != "message.send_template" {
 		t.Errorf("OpSendTemplate.String() = %q", got)
+	}
+}
+
+// TestTransportPanic checks that a Transport's panic reaches the caller of
+// Send, on its goroutine, with every worker ended, whichever recipient
+// panics: also the call's first, which holds the whole in-flight budget
+// (inflight.go) while it runs, so that a worker holding its weight through
+// a panic would leave the others waiting for it forever.
+func TestTransportPanic(t *testing.T) {
+	for _, at := range []string{"a@example.com", "c@example.com"} {
+		t.Run(at, func(t *testing.T) {
+			m := newMailer(t, postroom.TransportFunc(func(_ context.Context, e *postroom.Envelope) error {
+				if e.To[0] == at {
+					panic("transport bug")
+				}
+				return nil
+			}), postroom.Options{Concurrency: 4})
+			call := smallCall("a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com", "f@example.com")
+			done := make(chan any, 1)
+			go func() {
+				defer func() { done <- recover() }()
+				_, _ = m.Send(context.Background(), call)
+			}()
+			select {
+			case p := <-done:
+				if p != "transport bug" {
+					t.Fatalf("Send recovered %v, want the transport's panic", p)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("Send has not returned a minute after a transport panicked: its workers wait for one another")
+			}
+		})
+	}
+}
+
+// TestSmallMessagesInParallel checks that once the call's first message
+// has given the size of its messages (inflight.go), small messages are
+// handed over Concurrency at a time: four recipients wait in the
+// transport until all four are there, which they never are when the
+// workers that waited for the first recipient go one by one.
+func TestSmallMessagesInParallel(t *testing.T) {
+	const together = 4
+	var mu sync.Mutex
+	arrived, all := 0, make(chan struct{})
+	first := true
+	m := newMailer(t, postroom.TransportFunc(func(ctx context.Context, e *postroom.Envelope) error {
+		mu.Lock()
+		if first { // the probe: runs alone
+			first = false
+			mu.Unlock()
+			return nil
+		}
+		if arrived++; arrived == together {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}), postroom.Options{Concurrency: together})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results, err := m.Send(ctx, smallCall("a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com"))
+	if err != nil {
+		t.Fatalf("Send: %v (the messages after the first were not handed over %d at a time)", err, together)
+	}
+	for _, r := range results {
+		if r.Status != postroom.StatusSent {
+			t.Errorf("%s: %s %s", r.Email, r.Status, r.Reason)
+		}
 	}
 }
