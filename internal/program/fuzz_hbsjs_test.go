@@ -182,7 +182,7 @@ func useNumber(t *testing.T, m map[string]any) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := decodeData(b)
+	v, _, err := decodeData(b)
 	if err != nil {
 		t.Fatal(err)
 	}
