@@ -43,7 +43,9 @@ func DecodeCall(data []byte) (*Call, error) {
 		return nil, decodeError(err)
 	}
 	var call Call
-	if err := json.Unmarshal(data, &call); err != nil {
+	// As json.Unmarshal, without its pass that checks the JSON, which
+	// checkShape has done.
+	if err := call.UnmarshalJSON(data); err != nil {
 		if ve := (*ValidationError)(nil); errors.As(err, &ve) {
 			return nil, locateParams(data, ve)
 		}
