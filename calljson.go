@@ -30,6 +30,10 @@ func (c *Call) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 	}
+	return c.decodeSlow(b)
+}
+
+func (c *Call) decodeSlow(b []byte) error {
 	aux := struct {
 		Key          string      `json:"key"`
 		AccountID    string      `json:"account_id"`
