@@ -123,7 +123,9 @@ func decodeCallFast(b []byte) (c Call, ok bool) {
 		if i >= len(b) || b[i] != ':' {
 			return c, false
 		}
-		i = skipSpace(b, i+1)
+		if i = skipSpace(b, i+1); i >= len(b) {
+			return c, false
+		}
 		f := slices.Index(callKeys[:], string(key))
 		if f < 0 || seen[f] {
 			return c, false
@@ -196,6 +198,9 @@ func decodeRecipientsAt(b []byte, i int, c *Call) (int, bool) {
 		return i + 1, true
 	}
 	for {
+		if i >= len(b) {
+			return 0, false
+		}
 		r, next, ok := decodeRecipientAt(b, i)
 		if !ok {
 			// An unusual recipient: encoding/json reads it.
@@ -246,7 +251,9 @@ func decodeRecipientAt(b []byte, i int) (r Recipient, next int, ok bool) {
 		if i >= len(b) || b[i] != ':' {
 			return r, 0, false
 		}
-		i = skipSpace(b, i+1)
+		if i = skipSpace(b, i+1); i >= len(b) {
+			return r, 0, false
+		}
 		var f int
 		switch string(key) {
 		case "email":
