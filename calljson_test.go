@@ -1,6 +1,7 @@
 package postroom
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -66,4 +67,66 @@ func FuzzCallJSON(f *testing.F) {
 			t.Fatalf("%q encodes as %s, which decodes to %#v (%v), not %#v", data, b, again, err, fast)
 		}
 	})
+}
+
+// TestMarshalAsStruct checks that a Call without an order (built in Go)
+// encodes byte for byte as encoding/json encodes a struct of its fields,
+// as it did before it had a MarshalJSON, and that a decoded one encodes
+// its params in the order of its JSON.
+func TestMarshalAsStruct(t *testing.T) {
+	var c Call
+	if err := json.Unmarshal(workload.Read(t), &c); err != nil {
+		t.Fatal(err)
+	}
+	type recipientFields struct {
+		Email  string `json:"email"`
+		Name   string `json:"name"`
+		Params Params `json:"params"`
+	}
+	type callFields struct {
+		Key          string            `json:"key"`
+		AccountID    string            `json:"account_id"`
+		Message      Message           `json:"message"`
+		Recipients   []recipientFields `json:"recipients"`
+		GlobalParams Params            `json:"global_params"`
+	}
+	c.Message.Subject += " <&> \u2028"
+	c.globalOrder = nil
+	mirror := callFields{c.Key, c.AccountID, c.Message, nil, c.GlobalParams}
+	for i := range c.Recipients {
+		c.Recipients[i].order = nil
+		r := c.Recipients[i]
+		mirror.Recipients = append(mirror.Recipients, recipientFields{r.Email, r.Name, r.Params})
+	}
+	got, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(mirror)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("a Call without an order encodes as\n%.300s\nnot as a struct of its fields:\n%.300s", got, want)
+	}
+	var d Call
+	if err := json.Unmarshal([]byte(`{"global_params":{"z":1,"a":2},"recipients":[{"params":{"y":"<","b":null,"1":[]}}]}`), &d); err != nil {
+		t.Fatal(err)
+	}
+	d.Recipients[0].Params["c"] = true
+	got, err = json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"key":"","account_id":"","message":` + string(must(json.Marshal(d.Message))) +
+		`,"recipients":[{"email":"","name":"","params":{"y":"\u003c","b":null,"1":[],"c":true}}],"global_params":{"z":1,"a":2}}`; string(got) != want {
+		t.Errorf("decoded call encodes as\n%s\nwant\n%s", got, want)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
