@@ -34,13 +34,16 @@ func (c *Call) UnmarshalJSON(b []byte) error {
 }
 
 func (c *Call) decodeSlow(b []byte) error {
-	aux := struct {
-		Key          string      `json:"key"`
-		AccountID    string      `json:"account_id"`
-		Message      Message     `json:"message"`
-		Recipients   []Recipient `json:"recipients"`
-		GlobalParams paramsJSON  `json:"global_params"`
-	}{c.Key, c.AccountID, c.Message, c.Recipients, paramsJSON{c.GlobalParams, c.globalOrder}}
+	type recipients = []Recipient
+	// Named Call, as encoding/json's errors name the struct.
+	type Call struct {
+		Key          string     `json:"key"`
+		AccountID    string     `json:"account_id"`
+		Message      Message    `json:"message"`
+		Recipients   recipients `json:"recipients"`
+		GlobalParams paramsJSON `json:"global_params"`
+	}
+	aux := Call{c.Key, c.AccountID, c.Message, c.Recipients, paramsJSON{c.GlobalParams, c.globalOrder}}
 	err := json.Unmarshal(b, &aux)
 	c.Key, c.AccountID, c.Message, c.Recipients = aux.Key, aux.AccountID, aux.Message, aux.Recipients
 	c.GlobalParams, c.globalOrder = aux.GlobalParams.p, aux.GlobalParams.order
@@ -61,11 +64,13 @@ func (r *Recipient) UnmarshalJSON(b []byte) error {
 }
 
 func (r *Recipient) decodeSlow(b []byte) error {
-	aux := struct {
+	// Named Recipient, as encoding/json's errors name the struct.
+	type Recipient struct {
 		Email  string     `json:"email"`
 		Name   string     `json:"name"`
 		Params paramsJSON `json:"params"`
-	}{r.Email, r.Name, paramsJSON{r.Params, r.order}}
+	}
+	aux := Recipient{r.Email, r.Name, paramsJSON{r.Params, r.order}}
 	err := json.Unmarshal(b, &aux)
 	r.Email, r.Name, r.Params, r.order = aux.Email, aux.Name, aux.Params.p, aux.Params.order
 	return err
