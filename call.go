@@ -16,6 +16,10 @@ type Call struct {
 	// GlobalParams are template parameters for every recipient; a recipient's
 	// own Params override them key by key.
 	GlobalParams Params `json:"global_params"`
+
+	// globalOrder is the order of GlobalParams' keys in the JSON decoded
+	// into the Call (calljson.go); nil when it was not decoded.
+	globalOrder []string
 }
 
 // Message is the message definition of a Call.
@@ -72,4 +76,8 @@ type Recipient struct {
 	Email  string `json:"email"`
 	Name   string `json:"name"`
 	Params Params `json:"params"`
+
+	// order is the order of Params' keys in the JSON decoded into the
+	// Recipient (calljson.go); nil when it was not decoded.
+	order []string
 }

@@ -26,7 +26,8 @@ var callType = reflect.TypeFor[Call]()
 // are how requests get smuggled past checks), and objects, arrays and
 // strings must be where the spec has them. params and global_params take any
 // JSON object, decoded as Params.UnmarshalJSON decodes it (as json.Unmarshal
-// does): objects keep the order of their keys, numbers are json.Number
+// does): objects keep the order of their keys, and so does the top level
+// of each params (see Params), numbers are json.Number
 // values, so that an integer keeps its exact value (an order id
 // 9007199254740993 prints as written, not rounded to a float64), and a
 // number beyond float64's range is refused.
@@ -43,7 +44,9 @@ func DecodeCall(data []byte) (*Call, error) {
 		return nil, decodeError(err)
 	}
 	var call Call
-	if err := json.Unmarshal(data, &call); err != nil {
+	// As json.Unmarshal, without its pass that checks the JSON, which
+	// checkShape has done.
+	if err := call.UnmarshalJSON(data); err != nil {
 		if ve := (*ValidationError)(nil); errors.As(err, &ve) {
 			return nil, locateParams(data, ve)
 		}

@@ -66,7 +66,7 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	r := &j.call.Recipients[i]
 	addr := j.address(i)
 	budget := j.m.opts.MaxMessageBytes - j.skel.StaticSize()
-	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r.Params, j.call.GlobalParams, j.m.opts.StrictParams, budget); err != nil {
+	if err := j.tpl.render(ctx, &w.rb, j.call.Message.Headers, r, j.call, j.m.opts.StrictParams, budget); err != nil {
 		return outcomeOf(err)
 	}
 	if o := j.recipientUnsubscribe(w); o.status != "" {

@@ -107,9 +107,10 @@
 //     internal/program and docs/TEMPLATES.md), except that integers print
 //     exactly as given. {{#each}} over an object decoded from JSON visits
 //     its keys in handlebars.js's order (integer-like keys first, in
-//     numeric order, then the others as written); over a Go map, which
-//     has no order (the root context, params over global_params, is one),
-//     the others sorted. See Params.
+//     numeric order, then the others as written), the root context too
+//     (params over global_params, as Object.assign({}, global_params,
+//     params)); over a Go map built in Go, which has no order, the others
+//     sorted. See Params.
 //   - Helpers: if, unless, each, with, lookup, equal, log, and upper, lower,
 //     title, default, eq, ne, gt, lt, and, or, not, length, url, striptags,
 //     date. They are registered per template, never globally. {{log}} goes

@@ -17,8 +17,16 @@ import (
 // {{#each}} visits a decoded object's keys in handlebars.js's order (keys
 // that are array indexes first, in numeric order, then the others as
 // written); it visits the keys of a Go map, which has no order, the same
-// way but with the others sorted. The params themselves are a Go map, so
-// {{#each}} over the root context (this at the top, @root) is sorted too.
+// way but with the others sorted. The params themselves are a Go map:
+// decoding a Call or a Recipient keeps the order of their keys beside it,
+// so that {{#each}} over the root context (this at the top, @root) visits
+// them as handlebars.js visits Object.assign({}, global_params, params):
+// integer-like keys first, then the global keys in their order (a key the
+// params override keeps its place), then the params' new keys in theirs.
+// A key added after decoding comes after the decoded ones, sorted; a
+// deleted one is skipped. Params a Go caller builds have no order: their
+// keys are sorted. Params.UnmarshalJSON alone keeps no order (it has
+// nowhere to).
 //
 // A number is accepted when its value is within float64's range (as
 // JSON.parse gives a finite number): 1e308 and an integer of 308 digits

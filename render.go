@@ -110,11 +110,11 @@ type renderBuffers struct {
 // rendered text. A failure is returned as an error carrying the
 // recipient's outcome (see outcomeOf), or, when ctx is done, as an error
 // wrapping ctx's.
-func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders []Header, params, globals map[string]any, strict bool, budget int) error {
+func (t *templates) render(ctx context.Context, b *renderBuffers, staticHeaders []Header, r *Recipient, call *Call, strict bool, budget int) error {
 	if budget <= 0 {
 		return invalid(ReasonMessageTooLarge, "the images, attachments and fixed headers leave no room for the rendered parts").asError()
 	}
-	b.data = program.Data{Params: params, Globals: globals, Missing: b.data.Missing[:0], MaxBytes: budget, Partials: t.partials}
+	b.data = program.Data{Params: r.Params, ParamsOrder: r.order, Globals: call.GlobalParams, GlobalsOrder: call.globalOrder, Missing: b.data.Missing[:0], MaxBytes: budget, Partials: t.partials}
 	b.ends, b.headerVals = b.ends[:0], b.headerVals[:0]
 	var err error
 	// The parts' offsets in out; the slices are cut at the end, from the

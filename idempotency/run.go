@@ -19,8 +19,9 @@ const ReasonInterrupted postroom.ReasonCode = "interrupted"
 
 // HashCall returns the Hash of call as operation op: SHA-256 of the
 // operation's name and the call's canonical JSON (encoding/json of the
-// Call: fields in a fixed order, object keys sorted), so that two bodies
-// that differ only in spacing or key order have the same Hash. The API key
+// Call: fields in a fixed order, the keys of params and their objects in
+// the order they were decoded in, which {{#each}} follows), so that two
+// bodies that differ only in spacing or field order have the same Hash. The API key
 // is part of the body: a replay answers only the credentials the call was
 // made with.
 func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {

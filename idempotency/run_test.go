@@ -37,7 +37,7 @@ func TestHashCallCanonical(t *testing.T) {
 		return c
 	}
 	a := decode(`{"key":"k","account_id":"a","recipients":[{"email":"x@example.org","params":{"b":1,"a":"2"}}]}`)
-	b := decode(`{ "recipients": [ {"params": {"a": "2", "b": 1}, "email": "x@example.org"} ], "account_id": "a", "key": "k" }`)
+	b := decode(`{ "recipients": [ {"params": {"b": 1, "a": "2"}, "email": "x@example.org"} ], "account_id": "a", "key": "k" }`)
 	ha, _ := HashCall(postroom.OpSend, a)
 	hb, _ := HashCall(postroom.OpSend, b)
 	ht, _ := HashCall(postroom.OpSendTemplate, a)

@@ -92,14 +92,40 @@ func (r *Renderer) Render(template string, data any) (Result, error) {
 	return r.RenderPartials(template, nil, data)
 }
 
+// RenderMerged renders template in handlebars.js with the root context a
+// call makes of its global_params and a recipient's params, both JSON
+// objects (or null): Object.assign({}, globals, params), in which a key
+// of both keeps its place among the globals with the params' value.
+// partials are as RenderPartials's.
+func (r *Renderer) RenderMerged(template string, partials map[string]string, globals, params json.RawMessage) (Result, error) {
+	if len(globals) == 0 {
+		globals = json.RawMessage("null")
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("null")
+	}
+	return r.send(struct {
+		Template string            `json:"template"`
+		Merge    bool              `json:"merge"`
+		Globals  json.RawMessage   `json:"globals"`
+		Params   json.RawMessage   `json:"params"`
+		Partials map[string]string `json:"partials,omitempty"`
+	}{template, true, globals, params, partials})
+}
+
 // RenderPartials is Render with partials, by name, as the render's
 // options.partials (their sources, compiled by handlebars.js when used).
 func (r *Renderer) RenderPartials(template string, partials map[string]string, data any) (Result, error) {
-	line, err := json.Marshal(struct {
+	return r.send(struct {
 		Template string            `json:"template"`
 		Data     any               `json:"data"`
 		Partials map[string]string `json:"partials,omitempty"`
 	}{template, data, partials})
+}
+
+// send sends one request, encoded with encoding/json, and reads its reply.
+func (r *Renderer) send(req any) (Result, error) {
+	line, err := json.Marshal(req)
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,7 +1,10 @@
 // render.js renders handlebars templates with handlebars.js, the reference
 // for postroom's templates, for the differential tests: one JSON object
 // {"template": "...", "data": {...}, "partials": {"name": "..."}} (partials
-// optional, passed as the render's options.partials) per line on stdin, one JSON object
+// optional, passed as the render's options.partials) per line on stdin,
+// or {"template": "...", "globals": {...}, "params": {...}} to render with
+// Object.assign({}, globals, params), the root context a call's
+// global_params and a recipient's params make; one JSON object
 // {"out": "..."} or {"error": "..."} per line on stdout, in order.
 // handlebars.js is compiled with its default options (no compat, no
 // strict); its own logging ({{log}}, prototype-access warnings) is
@@ -21,7 +24,8 @@ rl.on('line', (line) => {
   let reply;
   try {
     const req = JSON.parse(line);
-    reply = { out: hbs.compile(req.template)(req.data, { partials: req.partials || {} }) };
+    const data = req.merge ? Object.assign({}, req.globals, req.params) : req.data;
+    reply = { out: hbs.compile(req.template)(data, { partials: req.partials || {} }) };
   } catch (e) {
     reply = { error: String((e && e.message) || e) };
   }

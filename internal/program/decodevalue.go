@@ -245,28 +245,60 @@ func (d *decoder) array(depth int) ([]any, error) {
 }
 
 // DecodeMap decodes a JSON object as a map (nil for null), its values as
-// DecodeValue decodes them: Params.UnmarshalJSON, which needs no order at
-// the top (Params is a Go map).
+// DecodeValue decodes them.
 func DecodeMap(b []byte) (map[string]any, error) {
+	m, _, err := DecodeMapKeys(b)
+	return m, err
+}
+
+// DecodeMapKeys is DecodeMap that also returns the object's keys in the
+// order they were first written (nil when it has none): Params.UnmarshalJSON
+// and the decoding of a call's params, whose top level is a Go map, keep
+// it for Data.ParamsOrder and Data.GlobalsOrder.
+func DecodeMapKeys(b []byte) (map[string]any, []string, error) {
 	d := decoder{b: b}
 	d.space()
 	if d.literal("null") {
-		return nil, d.end()
+		return nil, nil, d.end()
 	}
-	if d.i >= len(d.b) || d.b[d.i] != '{' {
-		return nil, d.syntax("expected an object")
-	}
-	if _, err := d.objectMembers(0); err != nil {
-		return nil, err
+	m, keys, err := d.topObject()
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := d.end(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	return m, keys, nil
+}
+
+// DecodeMapAt decodes the JSON object that starts at b[i], after spaces,
+// as DecodeMapKeys does, and returns the offset just after it, so that a
+// caller that reads a larger document can decode params in place.
+func DecodeMapAt(b []byte, i int) (m map[string]any, keys []string, next int, err error) {
+	d := decoder{b: b, i: i}
+	d.space()
+	m, keys, err = d.topObject()
+	return m, keys, d.i, err
+}
+
+// topObject reads an object as a map and its keys in order.
+func (d *decoder) topObject() (map[string]any, []string, error) {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return nil, nil, d.syntax("expected an object")
+	}
+	if _, err := d.objectMembers(0); err != nil {
+		return nil, nil, err
 	}
 	m := make(map[string]any, len(d.members))
-	for _, x := range d.members {
-		m[x.key] = x.val
+	var keys []string
+	if len(d.members) > 0 {
+		keys = make([]string, len(d.members))
 	}
-	return m, nil
+	for i, x := range d.members {
+		m[x.key] = x.val
+		keys[i] = x.key
+	}
+	return m, keys, nil
 }
 
 // str reads a string. One with no escape and valid UTF-8 is its bytes;

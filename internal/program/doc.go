@@ -76,7 +76,8 @@
 // as handlebars.js does: those that are array indexes (0, 1, 10; not 01
 // or -1) first, in numeric order, then the others in the order the JSON
 // gave them; a Go map's the same way but with the others sorted (a Go map
-// has no order; the root context, Params over Globals, is one); a
+// has no order); the root context's as handlebars.js visits
+// Object.assign({}, globals, params) (see Data.ParamsOrder); a
 // struct's fields in their order.
 // A block that changes the context starts a new level for ../ only when
 // the new context is not == the current one (JavaScript's loose equality),
@@ -157,11 +158,10 @@
 //     carry a number its sender did not send.
 //   - Text mode (subjects, text bodies, headers) never escapes: escaping is
 //     for HTML; handlebars.js has one mode.
-//   - {{#each}} over a Go map, the root context included, visits the keys
-//     that are not integer-like in sorted order: a Go map has no order,
-//     where handlebars.js follows the JSON object's. Decoded objects
-//     (*Object) keep theirs; the root is the merge of two Go maps (Params
-//     over Globals), so {{#each this}} at the top and {{#each @root}} sort.
+//   - {{#each}} over a Go map built in Go visits the keys that are not
+//     integer-like in sorted order: a Go map has no order. Decoded objects
+//     (*Object) keep theirs, and the root context follows
+//     Data.ParamsOrder and Data.GlobalsOrder.
 //   - postroom's own helpers (upper ... date) and raymond's equal exist;
 //     handlebars.js fails with "Missing helper" on them.
 //   - {{log}} calls Options.Log (with no arguments for {{log}} alone),

@@ -34,10 +34,13 @@ func (s *state) iter(p *prog, ctx any, f frame) error {
 // keys of an *Object (a decoded JSON object) in JavaScript's property
 // order (the integer-like ones first, in numeric order, then the others as
 // written), the keys of a Go map with the integer-like ones first, then
-// the others sorted (a Go map has no order), the fields of a struct in
-// their order.
+// the others sorted (a Go map has no order), the keys of the root context
+// in the order of Data.ParamsOrder and Data.GlobalsOrder (see rootKeys),
+// the fields of a struct in their order.
 func (s *state) each(p *prog, c any) (int, error) {
 	switch v := c.(type) {
+	case rootT:
+		return s.eachRoot(p)
 	case []any:
 		for i, x := range v {
 			if err := s.iter(p, x, frame{iter: true, index: i, length: len(v), key: i}); err != nil {

@@ -409,7 +409,7 @@ func (s *state) block(b *block) error {
 		return s.fnWith(b.body, c)
 	case hEach:
 		if isObject(c) {
-			if n, err := s.each(b.body, s.valueOf(c)); err != nil || n > 0 {
+			if n, err := s.each(b.body, c); err != nil || n > 0 {
 				return err
 			}
 		}

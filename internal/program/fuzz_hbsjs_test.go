@@ -63,8 +63,10 @@ func assembleJS(src string, pick []byte) string {
 // package's limits are not compared. The parameters are Params over
 // Globals here (for odd seeds with numbers as json.Number, as DecodeCall
 // gives them) and their merge (JSON, keys sorted) in handlebars.js, so
-// that the documented differences (the root's key order, integers beyond
-// 2^53) do not arise. For seeds with bit 1 set the nested objects are
+// that the documented difference (integers beyond 2^53) does not arise;
+// for seeds with bit 2 set, the top levels have an order (Data.ParamsOrder,
+// Data.GlobalsOrder) and handlebars.js gets Object.assign({}, globals,
+// params) of them in that order. For seeds with bit 1 set the nested objects are
 // *Object values in a shuffled order (MarshalJSON gives handlebars.js
 // the same order), so that key order is compared too.
 func FuzzHandlebarsJS(f *testing.F) {
@@ -123,11 +125,25 @@ func FuzzHandlebarsJS(f *testing.F) {
 		if seed&1 == 1 { // numbers as DecodeCall gives them: json.Number
 			ours = &Data{Params: useNumber(t, params), Globals: useNumber(t, globals), Partials: &partials}
 		}
+		var globalsJSON, paramsJSON json.RawMessage
+		if seed&4 == 4 {
+			// The top levels in an order of the seed's, as decoding
+			// records it, and the merge handlebars.js gets that order too.
+			r := rand.New(rand.NewPCG(seed, 11))
+			ours.GlobalsOrder, globalsJSON = orderedJSON(t, r, globals)
+			ours.ParamsOrder, paramsJSON = orderedJSON(t, r, params)
+		}
 		got, err := p.Append(t.Context(), nil, ours)
 		if errors.Is(err, ErrTooManySteps) || errors.Is(err, ErrOutputTooLarge) {
 			return
 		}
-		ref, jsErr := js.RenderPartials(tmpl, jsPartials, merged(params, globals))
+		var ref hbsjs.Result
+		var jsErr error
+		if seed&4 == 4 {
+			ref, jsErr = js.RenderMerged(tmpl, jsPartials, globalsJSON, paramsJSON)
+		} else {
+			ref, jsErr = js.RenderPartials(tmpl, jsPartials, merged(params, globals))
+		}
 		if jsErr != nil {
 			t.Fatal(jsErr)
 		}
@@ -138,6 +154,30 @@ func FuzzHandlebarsJS(f *testing.F) {
 			t.Fatalf("template %q\nparams %v\nglobals %v\n got %q\nwant %q (handlebars.js)", tmpl, params, globals, got, ref.Out)
 		}
 	})
+}
+
+// orderedJSON returns the keys of m in an order drawn from r and m as a
+// JSON object with its keys in that order.
+func orderedJSON(t *testing.T, r *rand.Rand, m map[string]any) ([]string, json.RawMessage) {
+	t.Helper()
+	keys := slices.Sorted(maps.Keys(m))
+	r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	b := []byte{'{'}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vb, err := json.Marshal(m[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(append(b, kb...), ':'), vb...)
+	}
+	return keys, append(b, '}')
 }
 
 // shuffled returns v with the maps below the top level turned into
@@ -182,7 +222,7 @@ func useNumber(t *testing.T, m map[string]any) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := decodeData(b)
+	v, _, err := decodeData(b)
 	if err != nil {
 		t.Fatal(err)
 	}

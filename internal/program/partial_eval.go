@@ -185,7 +185,7 @@ func (s *state) resolve(name string) (body *prog, base int, ok bool) {
 // argument, or the current context, extended with the hash when there is
 // one (handlebars.js: Utils.extend({}, context, options.hash)): an
 // *Object of the context's members in the order {{#each}} visits them (a
-// Go map's, the root's included, sorted), then the hash's new keys, last
+// Go map's sorted, the root's as rootKeys orders them), then the hash's new keys, last
 // to first, as handlebars.js builds its hash object.
 func (s *state) partialContext(pc *partialOp) (any, error) {
 	c := s.cur
@@ -200,6 +200,21 @@ func (s *state) partialContext(pc *partialOp) (any, error) {
 		return c, nil
 	}
 	var o objectBuilder
+	if _, ok := c.(rootT); ok {
+		base := len(s.keys)
+		keys := s.rootKeys()
+		if s.steps < 0 {
+			s.keys = s.keys[:base]
+			return nil, &RenderError{Err: ErrTooManySteps}
+		}
+		o.members = slices.Grow(o.members, len(keys)+len(pc.hash))
+		for _, k := range keys {
+			v, _ := fieldOf(rootCtx, k, s.d)
+			o.set(k, v)
+		}
+		s.keys = s.keys[:base]
+		c = nil // done: the switch below adds nothing
+	}
 	switch x := s.valueOf(c).(type) {
 	case *Object:
 		s.steps -= x.Len()

@@ -134,6 +134,17 @@ type Data struct {
 	Params map[string]any
 	// Globals are the parameters shared by every recipient. nil: none.
 	Globals map[string]any
+	// ParamsOrder and GlobalsOrder are the keys of Params and Globals in
+	// the order their JSON gave them (DecodeMapKeys), for {{#each}} over
+	// the root context, which then visits the keys of the merge as
+	// handlebars.js visits those of Object.assign({}, globals, params):
+	// integer-like keys first, in numeric order, then the others in
+	// order of first appearance, globals first (a key of both keeps its
+	// place among the globals). A key of the order that is not in its map
+	// is skipped; the keys of a map that are not in its order come after
+	// those that are, sorted. Both nil: no order, all the keys sorted as
+	// those of one Go map.
+	ParamsOrder, GlobalsOrder []string
 	// Missing collects, per render, the path (as written, such as
 	// "first_name" or "order.id") of each output mustache whose value was
 	// absent: some segment of the path is not present anywhere it was looked
