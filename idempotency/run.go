@@ -3,7 +3,6 @@ package idempotency
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -28,9 +27,14 @@ func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
 	h := sha256.New()
 	h.Write([]byte(op.String()))
 	h.Write([]byte{0})
-	if err := json.NewEncoder(h).Encode(call); err != nil {
+	// Call.MarshalJSON's own output, as json.Marshal would give it but
+	// without encoding/json checking it again (the call's files are most
+	// of it).
+	b, err := call.MarshalJSON()
+	if err != nil {
 		return Hash{}, fmt.Errorf("idempotency: hashing the call: %w", err)
 	}
+	h.Write(b)
 	var sum Hash
 	h.Sum(sum[:0])
 	return sum, nil

@@ -2,6 +2,8 @@ package idempotency
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -46,6 +48,18 @@ func TestHashCallCanonical(t *testing.T) {
 	}
 	if ha == ht {
 		t.Error("the operation is not part of the hash")
+	}
+	// The hash is of the call's canonical JSON, json.Marshal's: HTML
+	// characters escaped, no space, params in their decoded order.
+	c := decode(`{"key":"k","account_id":"a","message":{"subject":"<b> & \u2028","html":"<p>{{x}}</p>"},` +
+		`"recipients":[{"email":"x@example.org","params":{"z":"<&>","a":[1,{"y":2,"b":3}]}}],"global_params":{"q":1,"c":2}}`)
+	body, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(append([]byte("message.send\x00"), body...))
+	if got, _ := HashCall(postroom.OpSend, c); got != Hash(want) {
+		t.Errorf("HashCall is not SHA-256 of the operation and json.Marshal of the call (%s)", body)
 	}
 }
 
