@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,6 +264,119 @@ func FuzzIndexDoubleSpace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := indexDoubleSpace(b), bytes.Index(b, []byte("  ")); got != want {
 			t.Fatalf("indexDoubleSpace(%q) = %d, bytes.Index %d", b, got, want)
+		}
+	})
+}
+
+// relaxedBodyReference is RFC 6376 §3.4.4 as written, line by line, with
+// the signer's line ends (an LF ends a line, a CR right before it is part
+// of the line end, any other CR is an octet): the oracle for
+// hashRelaxedBody, which does not go line by line.
+func relaxedBodyReference(body []byte) []byte {
+	var lines [][]byte
+	for len(body) > 0 {
+		line := body
+		body = nil
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, body = bytes.TrimSuffix(line[:i], []byte("\r")), line[i+1:]
+		}
+		var out []byte
+		space := false
+		for _, c := range line {
+			if c == ' ' || c == '\t' {
+				space = true
+				continue
+			}
+			if space {
+				out = append(out, ' ')
+				space = false
+			}
+			out = append(out, c)
+		}
+		lines = append(lines, out) // WSP at the end of the line: gone
+	}
+	for len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	var out []byte
+	for _, l := range lines {
+		out = append(append(out, l...), '\r', '\n')
+	}
+	return out
+}
+
+// FuzzRelaxedBody holds hashRelaxedBody, without a static tail, to
+// relaxedBodyReference on any body.
+func FuzzRelaxedBody(f *testing.F) {
+	for _, seed := range []string{
+		"", "\r\n", " C \r\nD \t E\r\n\r\n\r\n", "a\nb \n\nc", "a\rb\r\n", "x \r", "x  \ry\r\n",
+		"\n\n", "  \n", "a\r\r\n\r\n", "line with  runs \t and\ttabs\r\n=20 \r\n\r\n \t\r\n",
+		"0123456789abcdef 0123456789abcdef  0123456789\tabcdef \r\n0123456789\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var h recordingHash
+		buf := hashRelaxedBody(&h, body, nil, bodySpan{})
+		want := relaxedBodyReference(body)
+		if !bytes.Equal(h.Bytes(), want) {
+			t.Fatalf("relaxed(%q) = %q, want %q", body, h.Bytes(), want)
+		}
+		if len(buf) != 0 {
+			t.Fatalf("the scratch holds %d octets not written", len(buf))
+		}
+	})
+}
+
+// TestRelaxedBodyLarge holds hashRelaxedBody to relaxedBodyReference on
+// bodies large enough that parts go to the hash straight from the body
+// (relaxedDirect) and the scratch is written part way (relaxedFlush):
+// long lines as they are, lines with runs to rewrite, bare LFs and CRs,
+// empty and blank lines, in random order.
+func TestRelaxedBodyLarge(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(4, 5))
+	pieces := []string{"as is ", "two  spaces", "tab\there", " \t ", "\r\n", "\n", "\r", "end \r\n", "\r\n\r\n"}
+	for n := range 20 {
+		var body []byte
+		for len(body) < 64<<10 {
+			if rnd.IntN(8) == 0 {
+				// A long stretch without an edit, past relaxedDirect.
+				line := bytes.Repeat([]byte("QUJDREVGR0hJ"), rnd.IntN(1000))
+				body = append(append(body, line...), "\r\n"...)
+				continue
+			}
+			body = append(body, pieces[rnd.IntN(len(pieces))]...)
+		}
+		if n%2 == 0 {
+			body = append(body, " \r\n\t\r\n\r\n"...)
+		}
+		var h recordingHash
+		hashRelaxedBody(&h, body, nil, bodySpan{})
+		if want := relaxedBodyReference(body); !bytes.Equal(h.Bytes(), want) {
+			t.Fatalf("body %d: the canonical form differs from the reference's", n)
+		}
+	}
+}
+
+// FuzzNextRelaxedEdit holds nextRelaxedEdit, eight offsets at a time, to
+// isRelaxedEdit octet by octet.
+func FuzzNextRelaxedEdit(f *testing.F) {
+	for _, seed := range []string{"", "\n", "a\nb", " ", "abcdefgh ", "abcdefghi\t", "abcdefgh\r\nij  kl", "\x8d\n\xa0 \x89\xa0\x8a", "        x\r\n"} {
+		for k := range 3 {
+			f.Add([]byte(seed), uint(k))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte, k uint) {
+		from := int(k % uint(len(b)+1))
+		want := len(b)
+		for i := from; i < len(b); i++ {
+			if isRelaxedEdit(b, i) {
+				want = i
+				break
+			}
+		}
+		if got := nextRelaxedEdit(b, from); got != want {
+			t.Fatalf("nextRelaxedEdit(%q, %d) = %d, want %d", b, from, got, want)
 		}
 	})
 }
