@@ -116,8 +116,12 @@ func appendRelaxedField(dst, field []byte) []byte {
 		dst = append(dst, c)
 	}
 	dst = append(dst, ':')
+	value = trimFoldSpace(value)
+	if isRelaxedValue(value) {
+		return append(append(dst, value...), '\r', '\n')
+	}
 	space := false
-	for _, c := range trimFoldSpace(value) {
+	for _, c := range value {
 		if isFoldSpace(c) {
 			space = true
 			continue
@@ -129,6 +133,21 @@ func appendRelaxedField(dst, field []byte) []byte {
 		dst = append(dst, c)
 	}
 	return append(dst, '\r', '\n')
+}
+
+// isRelaxedValue reports whether a header field value without white
+// space at its ends is in relaxed form as it is: no HTAB, CR or LF, and
+// no two SPs in a row. Most values are; they are then copied at once.
+func isRelaxedValue(v []byte) bool {
+	for i, c := range v {
+		if c > ' ' {
+			continue
+		}
+		if c == ' ' && v[i+1] == ' ' || c != ' ' && isFoldSpace(c) {
+			return false // v[i+1]: v does not end with SP
+		}
+	}
+	return true
 }
 
 // hashRelaxedBody writes the relaxed form of body (RFC 6376 §3.4.4) to
@@ -272,8 +291,9 @@ func (w *relaxedWriter) edit(body []byte, from, to int) {
 	w.asIs(b[pos:to])
 }
 
-// SWAR constants: in every byte of a uint64, 0x01, 0x80, 0x7f, SP, and
-// what added to a byte below 0x80 sets its top bit when it is above SP.
+// SWAR constants: in every byte of a uint64, 0x01, 0x80, 0x7f, SP, HTAB,
+// LF, CR, and what added to a byte below 0x80 sets its top bit when it is
+// above SP.
 const (
 	swarLo   = 0x0101010101010101
 	swarHi   = 0x8080808080808080
@@ -292,32 +312,33 @@ const (
 // canonical as it is but for trailing empty lines. It looks at eight
 // offsets at once.
 func nextRelaxedEdit(b []byte, k int) int {
-	if k == 0 && len(b) > 0 {
-		if isRelaxedEdit(b, 0) {
-			return 0
-		}
-		k = 1
+	if k < len(b) && b[k] == '\n' && (k == 0 || b[k-1] != '\r') {
+		return k
 	}
 	for ; k+9 <= len(b); k += 8 {
-		x := b[k-1 : k+9 : k+9]
-		u := binary.LittleEndian.Uint64(x[0:]) // the octet before each
-		v := binary.LittleEndian.Uint64(x[1:])
-		w := binary.LittleEndian.Uint64(x[2:]) // the octet after each
-		// Per byte, with its top bit: (x^c)&0x7f + 0x7f has it unless x
-		// is c or has it itself; x&0x7f + 0x5f has it unless x is at
-		// most SP or has it itself. An octet of v with its top bit set
-		// is no edit; v's top bits are ORed in once at the end.
-		v7 := v & swarLow7
-		notTab := (v7 ^ swarTab) + swarLow7
-		notSP := (v7 ^ swarSP) + swarLow7
-		notLF := (v7 ^ swarLF) + swarLow7
-		wAboveSP := (w&swarLow7 + swarGtSP) | w
-		uNotCR := ((u&swarLow7 ^ swarCR) + swarLow7) | u
-		// No edit at a byte: not HTAB, not an SP before a control octet
-		// or WSP, and not an LF after an octet that is not CR.
-		none := notTab&(notSP|wAboveSP)&(notLF|^uNotCR) | v
+		// v is eight octets, w the octet after each. Per byte, with its
+		// top bit: (x^c)&0x7f + 0x7f has it unless x is c or has it
+		// itself; x&0x7f + 0x5f has it unless x is at most SP or has it
+		// itself. The top bits of v and w are ORed in where an octet of
+		// 0x80 or above must not pass for one below it. An LF is flagged
+		// at the octet before it.
+		x := b[k : k+9 : k+9]
+		v, w := binary.LittleEndian.Uint64(x[0:]), binary.LittleEndian.Uint64(x[1:])
+		v7, w7 := v&swarLow7, w&swarLow7
+		notTab := v7 ^ swarTab + swarLow7
+		notSP := v7 ^ swarSP + swarLow7
+		notCR := (v7 ^ swarCR + swarLow7) | v
+		wAboveSP := (w7 + swarGtSP) | w
+		wNotLF := (w7 ^ swarLF + swarLow7) | w
+		// No edit: not HTAB, not an SP before a control octet or WSP, and
+		// not an octet but CR before an LF.
+		none := (notTab&(notSP|wAboveSP) | v) & (wNotLF | ^notCR)
 		if m := ^none & swarHi; m != 0 {
-			return k + bits.TrailingZeros64(m)/8
+			i := k + bits.TrailingZeros64(m)/8
+			if isRelaxedEdit(b, i) {
+				return i
+			}
+			return i + 1 // a bare LF
 		}
 	}
 	for ; k < len(b); k++ {

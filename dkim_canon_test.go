@@ -380,3 +380,39 @@ func FuzzNextRelaxedEdit(f *testing.F) {
 		}
 	})
 }
+
+// relaxedFieldReference is RFC 6376 §3.4.2 as written, an octet at a
+// time: the oracle for appendRelaxedField, which copies values already in
+// relaxed form at once.
+func relaxedFieldReference(field []byte) []byte {
+	name, value := field, []byte(nil)
+	if i := bytes.IndexByte(field, ':'); i >= 0 {
+		name, value = field[:i], field[i+1:]
+	}
+	var out []byte
+	for _, c := range bytes.Trim(name, " \t\r\n") {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out = append(out, c)
+	}
+	out = append(out, ':')
+	for _, w := range bytes.FieldsFunc(value, isFoldSpaceRune) {
+		out = append(append(out, w...), ' ')
+	}
+	return append(bytes.TrimSuffix(out, []byte(" ")), '\r', '\n')
+}
+
+func isFoldSpaceRune(r rune) bool { return r < 0x80 && isFoldSpace(byte(r)) }
+
+// FuzzRelaxedField holds appendRelaxedField to relaxedFieldReference.
+func FuzzRelaxedField(f *testing.F) {
+	for _, seed := range []string{"A: X\r\n", "B : Y\t\r\n\tZ  \r\n", "Subject: a b\r\n", "X: a\x01 b\r\n", "To:\r\n a,\r\n  b\r\n", "N:  \r\n", "no colon"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, field []byte) {
+		if got, want := appendRelaxedField(nil, field), relaxedFieldReference(field); !bytes.Equal(got, want) {
+			t.Fatalf("relaxed(%q) = %q, want %q", field, got, want)
+		}
+	})
+}
