@@ -159,7 +159,7 @@ func isRelaxedValue(v []byte) bool {
 // written without being looked at; a span with from >= to is none.
 //
 // It does not go line by line: it looks for the octets where the
-// canonical form differs from the body (nextRelaxedEdit), eight at a
+// canonical form differs from the body (relaxedEdits), eight at a
 // time, and writes what lies between them as it is.
 func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
 	end, final := relaxedEnd(body)
@@ -250,14 +250,15 @@ func (w *relaxedWriter) flush() {
 
 // edit writes body[from:to] in relaxed form, to being relaxedEnd's end
 // or the start of a line (so that a run of WSP reaching to is at the end
-// of the body's last line). Only where nextRelaxedEdit stops can the
+// of the body's last line). Only where relaxedEdits stops can the
 // canonical form differ from the body: there a run of WSP becomes one SP
 // or, at a line end, nothing, and a bare LF becomes CRLF.
 func (w *relaxedWriter) edit(body []byte, from, to int) {
 	b := body[:to] // b[from-1] is still the octet before from
-	pos := from    // b[pos:k] is taken as it is
+	e := newRelaxedEdits(b)
+	pos := from // b[pos:k] is taken as it is
 	for k := from; ; {
-		if k = nextRelaxedEdit(b, k); k >= to {
+		if k = e.next(k); k >= to {
 			break
 		}
 		c := b[k]
@@ -267,7 +268,7 @@ func (w *relaxedWriter) edit(body []byte, from, to int) {
 			pos, k = k+1, k+1
 			continue
 		}
-		// A run of WSP starts at k: nextRelaxedEdit stops at the first
+		// A run of WSP starts at k: relaxedEdits stops at the first
 		// octet of any run of two or more, at a lone HTAB, and at a lone
 		// SP before a control octet (an SP before a CR that does not
 		// end the line stays).
@@ -291,65 +292,83 @@ func (w *relaxedWriter) edit(body []byte, from, to int) {
 	w.asIs(b[pos:to])
 }
 
-// SWAR constants: in every byte of a uint64, 0x01, 0x80, 0x7f, SP, HTAB,
-// LF, CR, and what added to a byte below 0x80 sets its top bit when it is
+// SWAR constants: in every byte of a uint64, 0x01, 0x80, 0x7f, SP, LF,
+// CR, and what added to a byte below 0x80 sets its top bit when it is
 // above SP.
 const (
 	swarLo   = 0x0101010101010101
 	swarHi   = 0x8080808080808080
 	swarLow7 = 0x7f7f7f7f7f7f7f7f
 	swarSP   = 0x2020202020202020
-	swarTab  = 0x0909090909090909
 	swarLF   = 0x0a0a0a0a0a0a0a0a
 	swarCR   = 0x0d0d0d0d0d0d0d0d
 	swarGtSP = 0x5f5f5f5f5f5f5f5f // 0x80 - 0x21
 )
 
-// nextRelaxedEdit returns the offset of the first octet at or after k
-// where the relaxed form of b may differ from b, or len(b): an HTAB, an SP
-// followed by a control octet, SP or HTAB, or by the end of b, and an LF
-// after an octet that is not CR (or first in b). Past these, b is
-// canonical as it is but for trailing empty lines. It looks at eight
-// offsets at once.
-func nextRelaxedEdit(b []byte, k int) int {
-	if k < len(b) && b[k] == '\n' && (k == 0 || b[k-1] != '\r') {
-		return k
+// relaxedEdits finds the octets of b where its relaxed form may differ
+// from it (isRelaxedEdit): an HTAB, an SP followed by a control octet,
+// SP or HTAB, or by the end of b, and an LF after an octet that is not
+// CR (or first in b). Past these, b is canonical as it is but for
+// trailing empty lines. HTABs, rare, are found with bytes.IndexByte and
+// the next one kept until passed; the rest eight offsets at a time.
+type relaxedEdits struct {
+	b   []byte
+	tab int // the next HTAB at or after it, or len(b)
+	// swar holds the SWAR constants the scan uses, so that they stay in
+	// registers: the compiler makes a constant again at each use.
+	swar [6]uint64
+}
+
+// newRelaxedEdits returns the finder of b's edits.
+func newRelaxedEdits(b []byte) relaxedEdits {
+	return relaxedEdits{b: b, tab: -1, swar: [...]uint64{swarLow7, swarSP, swarGtSP, swarHi, swarLF, swarCR}}
+}
+
+// next returns the offset of the first edit at or after k, or len(b).
+func (e *relaxedEdits) next(k int) int {
+	b := e.b
+	if e.tab < k {
+		e.tab = len(b)
+		if i := bytes.IndexByte(b[k:], '\t'); i >= 0 {
+			e.tab = k + i
+		}
 	}
-	for ; k+9 <= len(b); k += 8 {
+	if k < len(b) && b[k] == '\n' && (k == 0 || b[k-1] != '\r') {
+		return k // a bare LF (the loop flags one at the octet before it)
+	}
+	lim := e.tab
+	low7, sp, gtSP, hi, lf, cr := e.swar[0], e.swar[1], e.swar[2], e.swar[3], e.swar[4], e.swar[5]
+	for ; k+9 <= len(b) && k < lim; k += 8 {
 		// v is eight octets, w the octet after each. Per byte, with its
 		// top bit: (x^c)&0x7f + 0x7f has it unless x is c or has it
 		// itself; x&0x7f + 0x5f has it unless x is at most SP or has it
-		// itself. The top bits of v and w are ORed in where an octet of
-		// 0x80 or above must not pass for one below it. An LF is flagged
-		// at the octet before it.
+		// itself. No top bit in none: an SP before an octet at most SP,
+		// or an octet but CR before an LF.
 		x := b[k : k+9 : k+9]
 		v, w := binary.LittleEndian.Uint64(x[0:]), binary.LittleEndian.Uint64(x[1:])
-		v7, w7 := v&swarLow7, w&swarLow7
-		notTab := v7 ^ swarTab + swarLow7
-		notSP := v7 ^ swarSP + swarLow7
-		notCR := (v7 ^ swarCR + swarLow7) | v
-		wAboveSP := (w7 + swarGtSP) | w
-		wNotLF := (w7 ^ swarLF + swarLow7) | w
-		// No edit: not HTAB, not an SP before a control octet or WSP, and
-		// not an octet but CR before an LF.
-		none := (notTab&(notSP|wAboveSP) | v) & (wNotLF | ^notCR)
-		if m := ^none & swarHi; m != 0 {
+		v7, w7 := v&low7, w&low7
+		notSP := (v7 ^ sp) + low7 | v
+		wAboveSP := (w7 + gtSP) | w
+		notCR := (v7 ^ cr) + low7 | v
+		wNotLF := (w7 ^ lf) + low7 | w
+		none := (notSP | wAboveSP) & (wNotLF | ^notCR)
+		if m := ^none & hi; m != 0 {
 			i := k + bits.TrailingZeros64(m)/8
-			if isRelaxedEdit(b, i) {
-				return i
+			if b[i] != ' ' || b[i+1] > ' ' {
+				i++ // not an SP before an octet at most SP: a bare LF after it
 			}
-			return i + 1 // a bare LF
+			return min(i, lim)
 		}
 	}
-	for ; k < len(b); k++ {
+	for ; k < lim; k++ {
 		if isRelaxedEdit(b, k) {
 			return k
 		}
 	}
-	return len(b)
+	return lim
 }
 
-// isRelaxedEdit reports whether nextRelaxedEdit stops at b[k].
+// isRelaxedEdit reports whether relaxedEdits stops at b[k].
 func isRelaxedEdit(b []byte, k int) bool {
 	switch b[k] {
 	case '\t':

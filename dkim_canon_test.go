@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -358,25 +359,32 @@ func TestRelaxedBodyLarge(t *testing.T) {
 	}
 }
 
-// FuzzNextRelaxedEdit holds nextRelaxedEdit, eight offsets at a time, to
-// isRelaxedEdit octet by octet.
-func FuzzNextRelaxedEdit(f *testing.F) {
-	for _, seed := range []string{"", "\n", "a\nb", " ", "abcdefgh ", "abcdefghi\t", "abcdefgh\r\nij  kl", "\x8d\n\xa0 \x89\xa0\x8a", "        x\r\n"} {
+// FuzzRelaxedEdits holds relaxedEdits, which keeps the next HTAB and bare
+// LF and looks at eight SPs at a time, to isRelaxedEdit octet by octet:
+// from any offset, every edit in turn.
+func FuzzRelaxedEdits(f *testing.F) {
+	for _, seed := range []string{"", "\n", "a\nb", " ", "abcdefgh ", "abcdefghi\t", "abcdefgh\r\nij  kl", "\x8d\n\xa0 \x89\xa0\x8a", "        x\r\n", "a \tb\t \n\n \r\n x  \n"} {
 		for k := range 3 {
 			f.Add([]byte(seed), uint(k))
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte, k uint) {
-		from := int(k % uint(len(b)+1))
-		want := len(b)
-		for i := from; i < len(b); i++ {
+		var want []int
+		for i := int(k % uint(len(b)+1)); i < len(b); i++ {
 			if isRelaxedEdit(b, i) {
-				want = i
-				break
+				want = append(want, i)
 			}
 		}
-		if got := nextRelaxedEdit(b, from); got != want {
-			t.Fatalf("nextRelaxedEdit(%q, %d) = %d, want %d", b, from, got, want)
+		var got []int
+		e := newRelaxedEdits(b)
+		for i := int(k % uint(len(b)+1)); ; i++ {
+			if i = e.next(i); i >= len(b) {
+				break
+			}
+			got = append(got, i)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("edits of %q from %d: %v, want %v", b, k%uint(len(b)+1), got, want)
 		}
 	})
 }
