@@ -26,6 +26,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"encoding"
 	"encoding/base64"
 	"fmt"
 	"hash"
@@ -177,7 +178,8 @@ type dkimScratch struct {
 	fields []dkimField
 	names  [][]byte // the fields' names
 	body   []byte   // rewritten body lines
-	input  []byte   // the header hash input
+	input  []byte   // the signed fields, the start of the header hash input
+	state  []byte   // the header hash's state after them
 	b64    []byte
 	bh     []byte
 	digest []byte
@@ -358,12 +360,28 @@ func (d *dkimCall) appendFields(s *dkimScratch, dst, msg []byte) ([]byte, error)
 			n--
 		}
 	}
-	fields := len(s.input)
+	// The header hash input starts with the signed fields for every
+	// signer: they are hashed once, and the hash's state kept for the
+	// signers after the first.
+	s.h.Reset()
+	s.h.Write(s.input)
+	if len(d.sigs) > 1 {
+		var err error
+		if s.state, err = s.h.(encoding.BinaryAppender).AppendBinary(s.state[:0]); err != nil {
+			return dst, err
+		}
+	}
 	for i := range d.sigs {
 		sig := &d.sigs[i]
-		s.input = append(append(append(s.input[:fields], sig.canonHead...), s.bh...), sig.canonTail...)
-		sum := sha256.Sum256(s.input)
-		s.digest = append(s.digest[:0], sum[:]...)
+		if i > 0 {
+			if err := s.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(s.state); err != nil {
+				return dst, err
+			}
+		}
+		s.h.Write(sig.canonHead)
+		s.h.Write(s.bh)
+		s.h.Write(sig.canonTail)
+		s.digest = s.h.Sum(s.digest[:0])
 		b, err := sig.key.Sign(rand.Reader, s.digest, sig.opts)
 		if err != nil {
 			return dst, err

@@ -116,8 +116,12 @@ func appendRelaxedField(dst, field []byte) []byte {
 		dst = append(dst, c)
 	}
 	dst = append(dst, ':')
+	value = trimFoldSpace(value)
+	if isRelaxedValue(value) {
+		return append(append(dst, value...), '\r', '\n')
+	}
 	space := false
-	for _, c := range trimFoldSpace(value) {
+	for _, c := range value {
 		if isFoldSpace(c) {
 			space = true
 			continue
@@ -131,150 +135,251 @@ func appendRelaxedField(dst, field []byte) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// relaxedBody writes a body's relaxed canonical form (RFC 6376 §3.4.4) to
-// a hash: runs of WSP become one SP, WSP at line ends goes, and empty
-// lines at the end go (a body of nothing but them hashes as empty). Lines
-// that are already canonical, which is nearly all of a built message
-// (base64 and quoted-printable lines have no WSP runs), are written as
-// they are, many at once; consecutive rewritten lines are written at
-// once too.
-type relaxedBody struct {
-	h          hash.Hash
-	body       []byte
-	start, end int    // body[start:end] is taken as is and not yet written
-	buf        []byte // rewritten lines not yet written
+// isRelaxedValue reports whether a header field value without white
+// space at its ends is in relaxed form as it is: no HTAB, CR or LF, and
+// no two SPs in a row. Most values are; they are then copied at once.
+func isRelaxedValue(v []byte) bool {
+	for i, c := range v {
+		if c > ' ' {
+			continue
+		}
+		if c == ' ' && v[i+1] == ' ' || c != ' ' && isFoldSpace(c) {
+			return false // v[i+1]: v does not end with SP
+		}
+	}
+	return true
 }
 
-// hashRelaxedBody writes the relaxed form of body to h, rewriting lines in
-// buf, and returns buf for reuse. body[span.from:span.to] is taken to be
-// canonical as it is (staticTail.span): whole lines, ending with one that
-// is not blank, written as they are without being looked at; a span
-// with from >= to is none.
+// hashRelaxedBody writes the relaxed form of body (RFC 6376 §3.4.4) to
+// h and returns buf, the scratch it used, for reuse: runs of WSP become
+// one SP, WSP at line ends goes, and empty lines at the end go (a body of
+// nothing but them hashes as empty); a last line without a line end gets
+// CRLF. body[span.from:span.to] is taken to be canonical as it is
+// (staticTail.span): whole CRLF lines, ending with one that is not empty,
+// written without being looked at; a span with from >= to is none.
+//
+// It does not go line by line: it looks for the octets where the
+// canonical form differs from the body (relaxedEdits), eight at a
+// time, and writes what lies between them as it is.
 func hashRelaxedBody(h hash.Hash, body, buf []byte, span bodySpan) []byte {
-	r := relaxedBody{h: h, body: body, buf: buf[:0]}
-	if span.from >= span.to {
-		span = bodySpan{len(body) + 1, len(body) + 1}
+	end, final := relaxedEnd(body)
+	if span.from >= span.to || span.to > end {
+		span = bodySpan{end, end}
 	}
-	empty, plain := 0, true // empty lines held back; all of them a bare CRLF
-	// tab and dsp are the offsets of the next HTAB and the next two SPs
-	// at or after pos (or lim, the span's start or the end, for none
-	// before it), searched again only once passed: a line that ends with
-	// CRLF, not SP, and holds neither is canonical as it is.
-	tab, dsp := -1, -1
-	for pos := 0; pos < len(body); {
-		if pos == span.from {
-			// Like the start of a line that is not blank: the span
-			// ends with one.
-			r.holdEmpty(pos, empty, plain)
-			empty, plain = 0, true
-			r.asIs(span.from, span.to)
-			pos = span.to
-			continue
-		}
-		end, next, crlf := len(body), len(body), false
-		if i := bytes.IndexByte(body[pos:], '\n'); i >= 0 {
-			end, next = pos+i, pos+i+1
-			if end > pos && body[end-1] == '\r' {
-				end--
-				crlf = true
+	w := relaxedWriter{h: h, buf: buf[:0]}
+	w.edit(body, 0, span.from)
+	w.asIs(body[span.from:span.to])
+	w.edit(body, span.to, end)
+	if final {
+		w.add("\r\n")
+	}
+	w.flush()
+	return w.buf
+}
+
+// relaxedEnd returns the end of the last line of body that is not blank
+// (empty or only WSP), with its line end if it has one, and whether it
+// has none: what follows are the empty lines that relaxed
+// canonicalization drops. It is 0 for a body of blank lines only. A CR
+// is part of a line end only right before an LF.
+func relaxedEnd(body []byte) (int, bool) {
+	i := len(body)
+back:
+	for i > 0 {
+		switch body[i-1] {
+		case ' ', '\t', '\n':
+		case '\r':
+			if i == len(body) || body[i] != '\n' {
+				break back
 			}
+		default:
+			break back
 		}
-		line := body[pos:end]
-		if isBlankLine(line) {
-			empty++
-			plain = plain && crlf && len(line) == 0
-			pos = next
-			continue
-		}
-		r.holdEmpty(pos, empty, plain)
-		empty, plain = 0, true
-		lim := len(body)
-		if pos < span.from {
-			lim = min(lim, span.from)
-		}
-		if tab < pos {
-			tab = nextIndex(body[:lim], pos, bytes.IndexByte(body[pos:lim], '\t'))
-		}
-		if dsp < pos {
-			dsp = nextIndex(body[:lim], pos, indexDoubleSpace(body[pos:lim]))
-		}
-		// line is not blank, so not empty: line[len(line)-1] exists.
-		if crlf && tab >= end && dsp >= end && line[len(line)-1] != ' ' {
-			r.asIs(pos, next)
-		} else {
-			r.flushAsIs()
-			if tab >= end {
-				// No HTAB: the first run of SPs to shorten is at dsp.
-				r.buf = append(appendRelaxedSpaces(r.buf, line, min(dsp, end)-pos), '\r', '\n')
-			} else {
-				r.buf = append(appendRelaxedWSP(r.buf, line), '\r', '\n')
-			}
-		}
-		pos = next
+		i--
 	}
-	r.flushAsIs()
-	r.flushBuf()
-	return r.buf
+	if i == 0 {
+		return 0, false
+	}
+	if j := bytes.IndexByte(body[i:], '\n'); j >= 0 {
+		return i + j + 1, false
+	}
+	return len(body), true
 }
 
-// holdEmpty adds the empty lines held back before the line at pos: as
-// they are when plain (each a bare CRLF), else each as CRLF.
-func (r *relaxedBody) holdEmpty(pos, empty int, plain bool) {
-	switch {
-	case empty == 0:
-	case plain:
-		r.asIs(pos-2*empty, pos)
-	default:
-		r.flushAsIs()
-		for range empty {
-			r.buf = append(r.buf, '\r', '\n')
-		}
-	}
+// relaxedWriter writes a canonical body to a hash: the parts taken as
+// they are, short ones gathered in buf so that the hash gets few, long
+// writes.
+type relaxedWriter struct {
+	h   hash.Hash
+	buf []byte
 }
 
-// asIs adds body[from:to] to what is written as it is, after the
-// rewritten lines held.
-func (r *relaxedBody) asIs(from, to int) {
-	r.flushBuf()
-	if from != r.end {
-		r.flushAsIs()
-		r.start = from
-	}
-	r.end = to
-}
-
-// flushAsIs writes what is held to be written as it is.
-func (r *relaxedBody) flushAsIs() {
-	if r.end > r.start {
-		r.h.Write(r.body[r.start:r.end])
-	}
-	r.start, r.end = 0, 0
-}
-
-// flushBuf writes the rewritten lines held.
-func (r *relaxedBody) flushBuf() {
-	if len(r.buf) > 0 {
-		r.h.Write(r.buf)
-		r.buf = r.buf[:0]
-	}
-}
-
-// nextIndex returns from+i, the offset in body of what was found at i in
-// body[from:], or len(body) when i < 0 (not found).
-func nextIndex(body []byte, from, i int) int {
-	if i < 0 {
-		return len(body)
-	}
-	return from + i
-}
-
-// SWAR constants: a byte of 0x01, of 0x80 and of SP in every byte of a
-// uint64.
+// Past relaxedDirect octets a part taken as it is goes to the hash
+// straight from the body; buf is written once it holds relaxedFlush.
+// buf stays below the two together, whatever the body's size.
 const (
-	swarLo = 0x0101010101010101
-	swarHi = 0x8080808080808080
-	swarSP = 0x2020202020202020
+	relaxedDirect = 4 << 10
+	relaxedFlush  = 16 << 10
 )
+
+// asIs writes p as it is.
+func (w *relaxedWriter) asIs(p []byte) {
+	if len(p) >= relaxedDirect {
+		w.flush()
+		w.h.Write(p)
+		return
+	}
+	w.buf = append(w.buf, p...)
+	if len(w.buf) >= relaxedFlush {
+		w.flush()
+	}
+}
+
+// add writes s, a replacement (SP or CRLF).
+func (w *relaxedWriter) add(s string) {
+	w.buf = append(w.buf, s...)
+}
+
+// flush writes what buf holds.
+func (w *relaxedWriter) flush() {
+	if len(w.buf) > 0 {
+		w.h.Write(w.buf)
+		w.buf = w.buf[:0]
+	}
+}
+
+// edit writes body[from:to] in relaxed form, to being relaxedEnd's end
+// or the start of a line (so that a run of WSP reaching to is at the end
+// of the body's last line). Only where relaxedEdits stops can the
+// canonical form differ from the body: there a run of WSP becomes one SP
+// or, at a line end, nothing, and a bare LF becomes CRLF.
+func (w *relaxedWriter) edit(body []byte, from, to int) {
+	b := body[:to] // b[from-1] is still the octet before from
+	e := newRelaxedEdits(b)
+	pos := from // b[pos:k] is taken as it is
+	for k := from; ; {
+		if k = e.next(k); k >= to {
+			break
+		}
+		c := b[k]
+		if c == '\n' { // a bare LF
+			w.asIs(b[pos:k])
+			w.add("\r\n")
+			pos, k = k+1, k+1
+			continue
+		}
+		// A run of WSP starts at k: relaxedEdits stops at the first
+		// octet of any run of two or more, at a lone HTAB, and at a lone
+		// SP before a control octet (an SP before a CR that does not
+		// end the line stays).
+		f := k + 1
+		for f < to && (b[f] == ' ' || b[f] == '\t') {
+			f++
+		}
+		switch {
+		case f == to || b[f] == '\n' || b[f] == '\r' && f+1 < to && b[f+1] == '\n':
+			w.asIs(b[pos:k]) // at the end of a line: dropped
+			pos = f
+		case f == k+1 && c == ' ':
+			// One SP inside a line: as it is.
+		default:
+			w.asIs(b[pos:k])
+			w.add(" ")
+			pos = f
+		}
+		k = f
+	}
+	w.asIs(b[pos:to])
+}
+
+// SWAR constants: in every byte of a uint64, 0x01, 0x80, 0x7f, SP, LF,
+// CR, and what added to a byte below 0x80 sets its top bit when it is
+// above SP.
+const (
+	swarLo   = 0x0101010101010101
+	swarHi   = 0x8080808080808080
+	swarLow7 = 0x7f7f7f7f7f7f7f7f
+	swarSP   = 0x2020202020202020
+	swarLF   = 0x0a0a0a0a0a0a0a0a
+	swarCR   = 0x0d0d0d0d0d0d0d0d
+	swarGtSP = 0x5f5f5f5f5f5f5f5f // 0x80 - 0x21
+)
+
+// relaxedEdits finds the octets of b where its relaxed form may differ
+// from it (isRelaxedEdit): an HTAB, an SP followed by a control octet,
+// SP or HTAB, or by the end of b, and an LF after an octet that is not
+// CR (or first in b). Past these, b is canonical as it is but for
+// trailing empty lines. HTABs, rare, are found with bytes.IndexByte and
+// the next one kept until passed; the rest eight offsets at a time.
+type relaxedEdits struct {
+	b   []byte
+	tab int // the next HTAB at or after it, or len(b)
+	// swar holds the SWAR constants the scan uses, so that they stay in
+	// registers: the compiler makes a constant again at each use.
+	swar [6]uint64
+}
+
+// newRelaxedEdits returns the finder of b's edits.
+func newRelaxedEdits(b []byte) relaxedEdits {
+	return relaxedEdits{b: b, tab: -1, swar: [...]uint64{swarLow7, swarSP, swarGtSP, swarHi, swarLF, swarCR}}
+}
+
+// next returns the offset of the first edit at or after k, or len(b).
+func (e *relaxedEdits) next(k int) int {
+	b := e.b
+	if e.tab < k {
+		e.tab = len(b)
+		if i := bytes.IndexByte(b[k:], '\t'); i >= 0 {
+			e.tab = k + i
+		}
+	}
+	if k < len(b) && b[k] == '\n' && (k == 0 || b[k-1] != '\r') {
+		return k // a bare LF (the loop flags one at the octet before it)
+	}
+	lim := e.tab
+	low7, sp, gtSP, hi, lf, cr := e.swar[0], e.swar[1], e.swar[2], e.swar[3], e.swar[4], e.swar[5]
+	for ; k+9 <= len(b) && k < lim; k += 8 {
+		// v is eight octets, w the octet after each. Per byte, with its
+		// top bit: (x^c)&0x7f + 0x7f has it unless x is c or has it
+		// itself; x&0x7f + 0x5f has it unless x is at most SP or has it
+		// itself. No top bit in none: an SP before an octet at most SP,
+		// or an octet but CR before an LF.
+		x := b[k : k+9 : k+9]
+		v, w := binary.LittleEndian.Uint64(x[0:]), binary.LittleEndian.Uint64(x[1:])
+		v7, w7 := v&low7, w&low7
+		notSP := (v7 ^ sp) + low7 | v
+		wAboveSP := (w7 + gtSP) | w
+		notCR := (v7 ^ cr) + low7 | v
+		wNotLF := (w7 ^ lf) + low7 | w
+		none := (notSP | wAboveSP) & (wNotLF | ^notCR)
+		if m := ^none & hi; m != 0 {
+			i := k + bits.TrailingZeros64(m)/8
+			if b[i] != ' ' || b[i+1] > ' ' {
+				i++ // not an SP before an octet at most SP: a bare LF after it
+			}
+			return min(i, lim)
+		}
+	}
+	for ; k < lim; k++ {
+		if isRelaxedEdit(b, k) {
+			return k
+		}
+	}
+	return lim
+}
+
+// isRelaxedEdit reports whether relaxedEdits stops at b[k].
+func isRelaxedEdit(b []byte, k int) bool {
+	switch b[k] {
+	case '\t':
+		return true
+	case ' ':
+		return k+1 == len(b) || b[k+1] <= ' '
+	case '\n':
+		return k == 0 || b[k-1] != '\r'
+	}
+	return false
+}
 
 // indexDoubleSpace returns the offset of the first two SPs in a row in b,
 // or -1. It looks at eight offsets at once: bytes.Index stops at every
@@ -304,65 +409,10 @@ func indexDoubleSpace(b []byte) int {
 	}
 }
 
-// isBlankLine reports whether line (without its line end) is empty or
-// only WSP: an empty line once canonical.
-func isBlankLine(line []byte) bool {
-	for _, c := range line {
-		if c != ' ' && c != '\t' {
-			return false
-		}
-	}
-	return true
-}
-
 // isRelaxedLine reports whether a line that is not blank is canonical as
 // it is: no HTAB, no two SPs in a row, no SP at its end.
 func isRelaxedLine(line []byte) bool {
 	return bytes.IndexByte(line, '\t') < 0 && line[len(line)-1] != ' ' && indexDoubleSpace(line) < 0
-}
-
-// appendRelaxedSpaces appends a line without HTAB with each run of SPs
-// made one SP and none at its end, copied in pieces between the runs;
-// its first two SPs in a row are at i (len(line) for none).
-func appendRelaxedSpaces(dst, line []byte, i int) []byte {
-	for {
-		if i >= len(line) {
-			if n := len(line); n > 0 && line[n-1] == ' ' {
-				line = line[:n-1]
-			}
-			return append(dst, line...)
-		}
-		j := i + 2
-		for j < len(line) && line[j] == ' ' {
-			j++
-		}
-		if j == len(line) {
-			return append(dst, line[:i]...)
-		}
-		dst = append(dst, line[:i+1]...)
-		line = line[j:]
-		if i = indexDoubleSpace(line); i < 0 {
-			i = len(line)
-		}
-	}
-}
-
-// appendRelaxedWSP appends line with each run of WSP made one SP and none
-// at its end, an octet at a time.
-func appendRelaxedWSP(dst, line []byte) []byte {
-	space := false
-	for _, c := range line {
-		if c == ' ' || c == '\t' {
-			space = true
-			continue
-		}
-		if space {
-			dst = append(dst, ' ')
-			space = false
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }
 
 // bodySpan is a part of a message body, body[from:to].

@@ -124,7 +124,8 @@ func TestDKIMStaticTail(t *testing.T) {
 
 // FuzzDKIMStaticTail holds the static tail's shortcut to the full relaxed
 // canonicalization: for any message that ends with any tail, the
-// canonical body is the same with the shortcut as without.
+// canonical body is the same with the shortcut as without, and the
+// reference's (relaxedBodyReference).
 func FuzzDKIMStaticTail(f *testing.F) {
 	for _, seed := range []struct{ prefix, tail string }{
 		{"From: a\r\n\r\nHello  world \r\n", "\r\n--b\r\nContent-Type: image/png\r\n\r\nQUJD\r\nREVG\r\n--b--\r\n"},
@@ -145,6 +146,10 @@ func FuzzDKIMStaticTail(f *testing.F) {
 		st := newStaticTail(tail)
 		if got, want := canonicalBody(t, msg, &st), canonicalBody(t, msg, nil); !bytes.Equal(got, want) {
 			t.Fatalf("with the static tail %q (span %d:%d):\n%q\nfull canonicalization:\n%q", tail, st.from, st.to, got, want)
+		}
+		_, body, _ := scanHeader(nil, msg)
+		if got, want := canonicalBody(t, msg, &st), relaxedBodyReference(msg[body:]); !bytes.Equal(got, want) {
+			t.Fatalf("with the static tail %q (span %d:%d):\n%q\nreference:\n%q", tail, st.from, st.to, got, want)
 		}
 	})
 }

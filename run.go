@@ -156,16 +156,34 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	return j.finish(ctx, results, stop)
 }
 
+// workClaim is how many recipient indexes a worker takes at once in a
+// call of at least 16 × workClaim × Concurrency recipients (at
+// GOMAXPROCS 2 about 1 µs a recipient less in the 25,000-recipient
+// pipeline).
+const workClaim = 4
+
 // work is one worker's loop: it takes the next recipient index until none
 // is left, or stopped is done (another worker stopped the group), or the
 // transport reports ErrTransportUnusable, which it returns. A non-nil gate
 // bounds the bytes in flight among the workers.
 func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.Int64, w *worker, gate *inFlight) error {
 	n := len(results)
-	for {
-		i := int(next.Add(1) - 1)
-		if i >= n {
-			return nil
+	// In a large call indexes are taken workClaim at a time, so that one
+	// worker writes adjacent Results: written from two cores, they share
+	// cache lines. A smaller call takes them one at a time, so that every
+	// worker has some.
+	claim := 1
+	if n >= 16*workClaim*j.m.opts.Concurrency {
+		claim = workClaim
+	}
+	i, end := 0, 0 // [i, end): the indexes this worker has taken and not begun
+	for ; ; i++ {
+		if i == end {
+			i = int(next.Add(int64(claim))) - claim
+			if i >= n {
+				return nil
+			}
+			end = min(i+claim, n)
 		}
 		switch {
 		case results[i].Status != "":
