@@ -22,7 +22,9 @@ import (
 
 // UnmarshalJSON decodes a call as encoding/json decodes a struct of its
 // fields, params as Params.UnmarshalJSON, and notes the order of the keys
-// of global_params.
+// of global_params. Like encoding/json by default, it ignores unknown
+// fields; a json.Decoder's DisallowUnknownFields does not reach a method,
+// so use DecodeCall, which refuses them, to decode strictly.
 func (c *Call) UnmarshalJSON(b []byte) error {
 	if reflect.ValueOf(c).Elem().IsZero() {
 		if fast, ok := decodeCallFast(b); ok {
