@@ -3,6 +3,7 @@ package postroom
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -24,8 +25,9 @@ type inFlight struct {
 	sem    *semaphore.Weighted
 	budget int64
 
-	mu      sync.Mutex
-	seen    int64         // the largest footprint so far, 0 before the first
+	seen atomic.Int64 // the largest footprint so far, 0 before the first
+
+	mu      sync.Mutex    // for a probe, until seen is known
 	probing bool          // a probe is in flight
 	probed  chan struct{} // closed when the probe in flight ends
 }
@@ -48,11 +50,14 @@ type slot struct {
 // the error is ctx's.
 func (f *inFlight) acquire(ctx context.Context) (slot, error) {
 	for {
-		f.mu.Lock()
-		if f.seen > 0 {
-			s := slot{weight: min(f.seen, f.budget)}
-			f.mu.Unlock()
+		if seen := f.seen.Load(); seen > 0 {
+			s := slot{weight: min(seen, f.budget)}
 			return s, f.sem.Acquire(ctx, s.weight)
+		}
+		f.mu.Lock()
+		if f.seen.Load() > 0 {
+			f.mu.Unlock()
+			continue
 		}
 		if !f.probing {
 			f.probing = true
@@ -80,9 +85,12 @@ func (f *inFlight) acquire(ctx context.Context) (slot, error) {
 func (f *inFlight) release(s slot, held int) {
 	if held > 0 {
 		fp := int64(held) * footprintFactor
-		f.mu.Lock()
-		f.seen = max(f.seen, fp)
-		f.mu.Unlock()
+		for {
+			old := f.seen.Load()
+			if fp <= old || f.seen.CompareAndSwap(old, fp) {
+				break
+			}
+		}
 	}
 	f.sem.Release(s.weight)
 	if s.probe {
