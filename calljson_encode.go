@@ -23,7 +23,20 @@ func (c Call) MarshalJSON() ([]byte, error) {
 	w.buf.WriteString(`,"message":`)
 	w.value(c.Message)
 	w.buf.WriteString(`,"recipients":`)
-	w.value(c.Recipients)
+	if c.Recipients == nil {
+		w.buf.WriteString("null")
+	} else {
+		// Each recipient written here, not through its MarshalJSON, whose
+		// output encoding/json would check again.
+		w.buf.WriteByte('[')
+		for i := range c.Recipients {
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			w.recipient(&c.Recipients[i])
+		}
+		w.buf.WriteByte(']')
+	}
 	w.buf.WriteString(`,"global_params":`)
 	w.params(c.GlobalParams, c.globalOrder)
 	w.buf.WriteByte('}')
@@ -35,6 +48,12 @@ func (c Call) MarshalJSON() ([]byte, error) {
 // then any added since, sorted.
 func (r Recipient) MarshalJSON() ([]byte, error) {
 	w := newJSONWriter()
+	w.recipient(&r)
+	return w.buf.Bytes(), w.err
+}
+
+// recipient writes r as Recipient.MarshalJSON does.
+func (w *jsonWriter) recipient(r *Recipient) {
 	w.buf.WriteString(`{"email":`)
 	w.value(r.Email)
 	w.buf.WriteString(`,"name":`)
@@ -42,7 +61,6 @@ func (r Recipient) MarshalJSON() ([]byte, error) {
 	w.buf.WriteString(`,"params":`)
 	w.params(r.Params, r.order)
 	w.buf.WriteByte('}')
-	return w.buf.Bytes(), w.err
 }
 
 // jsonWriter writes JSON values as json.Marshal writes them (HTML
