@@ -225,10 +225,11 @@ func (j *job) deliverIn(ctx context.Context, i int, w *worker, gate *inFlight, s
 		defer func() { gate.release(s, held) }()
 	}
 	res, err := j.deliver(ctx, i, w)
+	fp := w.footprint()
 	if res.SendID != "" {
-		held = w.footprint() // a message was made, whatever the transport said
+		held = fp // a message was made, whatever the transport said
 	}
-	if w.footprint() > keptBufferBytes {
+	if fp > keptBufferBytes {
 		w.dropBuffers()
 	}
 	return res, err
