@@ -271,6 +271,8 @@ func TestRecipientLimits(t *testing.T) {
 	call.Recipients = append(call.Recipients, postroom.Recipient{Email: "one.more@example.org"})
 	if results, err := m.Send(t.Context(), call); !errors.Is(err, postroom.ErrTooManyRecipients) || results != nil || sent.Load() != 0 {
 		t.Fatalf("25,001 recipients: err %v, %d results, %d sent", err, len(results), sent.Load())
+	} else if msg := err.Error(); !strings.Contains(msg, "25001, at most 25000 (Options.MaxRecipients)") || !strings.Contains(msg, "JobSize") {
+		t.Errorf("the error %q says neither which option limits nor what to do", msg)
 	}
 	call.Recipients = nil
 	if _, err := m.Send(t.Context(), call); !errors.Is(err, postroom.ErrNoRecipients) {
