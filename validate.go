@@ -434,7 +434,7 @@ func (j *job) checkStructure(c *checked) error {
 		}
 	case OpSend:
 		if msg.HTML == "" && msg.Text == "" {
-			bad("message.html", "message.send needs html or text", nil)
+			bad("message.html", "message.send needs html or text (if the call came from JSON: json.Unmarshal drops fields it does not know, such as a misspelt \"htmll\"; postroom.DecodeCall names them)", nil)
 		}
 		if msg.HTMLTemplateID != "" {
 			bad("message.html_template_id", "only for message.send_template", nil)
