@@ -157,8 +157,10 @@ type Options struct {
 	MaxRenderSteps int
 
 	// StrictParams makes a recipient invalid, with reason missing-param
-	// naming the params, when a placeholder has no value. When false, a
-	// missing param renders empty.
+	// naming the params, when a placeholder ({{x}}) or the value a block
+	// iterates or enters ({{#each items}}, {{#with item}}, {{#items}}) has
+	// no value; a condition ({{#if x}}, {{#unless x}}) never counts. When
+	// false, a missing param renders empty.
 	StrictParams bool
 
 	// Logger receives a debug record per call and the output of templates'

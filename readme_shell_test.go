@@ -81,8 +81,8 @@ func TestReadmeNames(t *testing.T) {
 	}
 }
 
-// The README's PostgreSQL set-up, run as written: the ```sh block of its
-// "### PostgreSQL" section that runs initdb, then the block that runs the
+// The PostgreSQL set-up for development, run as written: the ```sh block
+// of docs/RELIABILITY.md's "Running the tests" that runs initdb, then the block that runs the
 // SQL tests against the server it starts. Two things change, so that the
 // test leaves the machine as it found it and cannot collide with a server
 // already running: the cluster's folder and its port are the test's own.
@@ -118,9 +118,9 @@ func TestReadmePostgreSQL(t *testing.T) {
 	}
 
 	var setup, check string
-	for _, b := range readmeBlocks(t) {
+	for _, b := range mdBlocks(t, "docs/RELIABILITY.md") {
 		switch {
-		case b.lang != "sh" || b.section != "Scaling out":
+		case b.lang != "sh" || b.section != "Running the tests":
 		case strings.Contains(b.text, "initdb"):
 			setup = b.text
 		case strings.Contains(b.text, "POSTROOM_TEST_DATABASE_URL="):
@@ -128,15 +128,15 @@ func TestReadmePostgreSQL(t *testing.T) {
 		}
 	}
 	if setup == "" || check == "" {
-		t.Fatal(`README.md: "## Scaling out" lacks the PostgreSQL set-up block (initdb) or the block running the SQL tests (POSTROOM_TEST_DATABASE_URL=)`)
+		t.Fatal(`docs/RELIABILITY.md: "## Running the tests" lacks the PostgreSQL set-up block (initdb) or the block running the SQL tests (POSTROOM_TEST_DATABASE_URL=)`)
 	}
 	for _, s := range []string{setup, check} {
 		if !strings.Contains(s, readmePGPort) {
-			t.Fatalf("README.md: the PostgreSQL block does not use port %s, which this test replaces:\n%s", readmePGPort, s)
+			t.Fatalf("docs/RELIABILITY.md: the PostgreSQL block does not use port %s, which this test replaces:\n%s", readmePGPort, s)
 		}
 	}
 	if !strings.Contains(setup, readmePGDir) {
-		t.Fatalf("README.md: the PostgreSQL set-up does not use %s, which this test replaces:\n%s", readmePGDir, setup)
+		t.Fatalf("docs/RELIABILITY.md: the PostgreSQL set-up does not use %s, which this test replaces:\n%s", readmePGDir, setup)
 	}
 
 	// The test's own folder (its parent must let the user postgres in)
@@ -169,7 +169,7 @@ func TestReadmePostgreSQL(t *testing.T) {
 		script.WriteString(line)
 	}
 	if pgLine == "" {
-		t.Fatal("README.md: the PostgreSQL set-up does not set PG, which its stop command uses")
+		t.Fatal("docs/RELIABILITY.md: the PostgreSQL set-up does not set PG, which its stop command uses")
 	}
 	t.Cleanup(func() {
 		// Stop the server as the README does (fast), then remove the folder.

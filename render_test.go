@@ -63,16 +63,16 @@ func TestParams(t *testing.T) {
 func TestStrictParams(t *testing.T) {
 	call := smallCall("a@example.com", "b@example.com")
 	call.Message.Subject = "{{name}} {{order.id}}"
-	call.Message.Text = "{{zip}} {{name}}{{#if flag}}x{{/if}}"
+	call.Message.Text = "{{zip}} {{name}}{{#if flag}}x{{/if}}{{#each items}}{{sku}}{{/each}}"
 	call.Message.HTML = ""
-	call.Recipients[1].Params = map[string]any{"name": "B", "zip": "1", "order": map[string]any{"id": 7.0}}
+	call.Recipients[1].Params = map[string]any{"name": "B", "zip": "1", "order": map[string]any{"id": 7.0}, "items": []any{map[string]any{"sku": "S1"}}}
 	mem := transport.NewMemory()
 	m := newMailer(t, mem, postroom.Options{StrictParams: true})
 	results, err := m.Send(t.Context(), call)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := results[0]; r.Status != postroom.StatusInvalid || r.Reason != "missing-param: order.id, zip" || r.SendID != "" {
+	if r := results[0]; r.Status != postroom.StatusInvalid || r.Reason != "missing-param: items, order.id, zip" || r.SendID != "" {
 		t.Fatalf("result 0 = %+v", r)
 	}
 	if r := results[1]; r.Status != postroom.StatusSent {

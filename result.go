@@ -8,7 +8,9 @@ package postroom
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/postroom/postroom/internal/mimemsg"
 )
@@ -202,7 +204,34 @@ func classify(err error, queued bool) outcome {
 		// ctx's own error says nothing more; a network timeout does.
 		return outcome{status: StatusDeferred, code: code, err: err, logErr: !fromContext(err)}
 	}
+	if reply == "" {
+		reply = networkDetail(err)
+	}
 	return outcome{status: StatusDeferred, code: ReasonConnectionFailed, detail: reply, err: err, logErr: true}
+}
+
+// networkDetail says, for people, what kind of network failure err holds
+// ("connection refused", "no such host"), or "" when it holds none it
+// knows. It is read from err's types and errnos, never from its text, and
+// names no address, host or port: those stay in the log.
+func networkDetail(err error) string {
+	var dnsErr *net.DNSError
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "no such host"
+	case errors.As(err, &dnsErr):
+		return "host lookup failed"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to host"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return "timed out"
+	}
+	return ""
 }
 
 // notAttempted is the outcome of a recipient not handed over because the

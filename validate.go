@@ -368,7 +368,7 @@ func (j *job) validate() (*checked, error) {
 	case n == 0:
 		return nil, ErrNoRecipients
 	case n > opts.MaxRecipients:
-		return nil, fmt.Errorf("%w: %d, at most %d", ErrTooManyRecipients, n, opts.MaxRecipients)
+		return nil, fmt.Errorf("%w: %d, at most %d (Options.MaxRecipients): split the call, or raise Options.MaxRecipients (queued through the outbox, a call is sent in jobs of outbox.Options.JobSize recipients, so a larger limit there does not mean larger jobs)", ErrTooManyRecipients, n, opts.MaxRecipients)
 	}
 	msg := &j.call.Message
 	c := new(checked)
@@ -434,7 +434,7 @@ func (j *job) checkStructure(c *checked) error {
 		}
 	case OpSend:
 		if msg.HTML == "" && msg.Text == "" {
-			bad("message.html", "message.send needs html or text", nil)
+			bad("message.html", "message.send needs html or text (if the call came from JSON: json.Unmarshal drops fields it does not know, such as a misspelt \"htmll\"; postroom.DecodeCall names them)", nil)
 		}
 		if msg.HTMLTemplateID != "" {
 			bad("message.html_template_id", "only for message.send_template", nil)

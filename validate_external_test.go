@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -271,9 +272,36 @@ func TestRecipientLimits(t *testing.T) {
 	call.Recipients = append(call.Recipients, postroom.Recipient{Email: "one.more@example.org"})
 	if results, err := m.Send(t.Context(), call); !errors.Is(err, postroom.ErrTooManyRecipients) || results != nil || sent.Load() != 0 {
 		t.Fatalf("25,001 recipients: err %v, %d results, %d sent", err, len(results), sent.Load())
+	} else if msg := err.Error(); !strings.Contains(msg, "25001, at most 25000 (Options.MaxRecipients)") || !strings.Contains(msg, "JobSize") {
+		t.Errorf("the error %q says neither which option limits nor what to do", msg)
 	}
 	call.Recipients = nil
 	if _, err := m.Send(t.Context(), call); !errors.Is(err, postroom.ErrNoRecipients) {
 		t.Fatalf("no recipients: err %v", err)
+	}
+}
+
+// TestMisspeltBodyPointsToDecodeCall: a body whose html is misspelt
+// ("htmll"), decoded with json.Unmarshal, which drops unknown fields, is
+// refused on message.html with a reason that points to DecodeCall, and
+// DecodeCall does name the misspelt field.
+func TestMisspeltBodyPointsToDecodeCall(t *testing.T) {
+	body := []byte(`{"message": {"from_email": "shop@example.com", "subject": "Hi", "htmll": "<p>Hi</p>"}, "recipients": [{"email": "a@example.com"}]}`)
+	var call postroom.Call
+	if err := json.Unmarshal(body, &call); err != nil {
+		t.Fatal(err)
+	}
+	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Send(t.Context(), &call)
+	var ve *postroom.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "message.html" || !strings.Contains(ve.Reason, "DecodeCall") {
+		t.Fatalf("Send: %v; want a ValidationError on message.html pointing to DecodeCall", err)
+	}
+	_, err = postroom.DecodeCall(body)
+	if !errors.As(err, &ve) || ve.Field != "message.htmll" {
+		t.Fatalf("DecodeCall: %v; want a ValidationError on message.htmll", err)
 	}
 }

@@ -82,14 +82,14 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 		var prior []byte
 		if err := tx.QueryRow(ctx, `SELECT id, request_hash FROM postroom_outbox_calls
 			WHERE account_id = $1 AND idempotency_key = $2`, call.AccountID, key).Scan(&got, &prior); err != nil {
-			return "", fmt.Errorf("outbox: Enqueue: %w", err)
+			return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 		}
 		if !bytes.Equal(prior, hash) {
 			return "", ErrConflict
 		}
 		return got, nil
 	case err != nil:
-		return "", fmt.Errorf("outbox: Enqueue: %w", err)
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 	}
 
 	rows := make([][]any, len(chunks))
@@ -104,7 +104,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_chunks"},
 		[]string{"call_id", "first", "count", "recipients"}, pgx.CopyFromRows(rows)); err != nil {
-		return "", fmt.Errorf("outbox: Enqueue: %w", err)
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 	}
 	var invalid [][]any
 	for i, r := range checked {
@@ -115,11 +115,11 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	if len(invalid) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_recipients"},
 			[]string{"call_id", "idx", "email", "status", "code", "reason"}, pgx.CopyFromRows(invalid)); err != nil {
-			return "", fmt.Errorf("outbox: Enqueue: %w", err)
+			return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 		}
 	}
 	if _, err := o.river.InsertManyFastTx(ctx, tx, jobs); err != nil {
-		return "", fmt.Errorf("outbox: Enqueue: %w", err)
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 	}
 	return id, nil
 }

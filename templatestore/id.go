@@ -10,8 +10,14 @@ import (
 // ErrInvalidID is wrapped by the error for an account id or template id that
 // breaks the rules in the package documentation. It wraps
 // postroom.ErrTemplateNotFound, so a lookup by an invalid id is, for the
-// Mailer, a template that does not exist.
-var ErrInvalidID = fmt.Errorf("templatestore: invalid id: %w", postroom.ErrTemplateNotFound)
+// Mailer, a template that does not exist; its text does not say "not
+// found", since Put returns it too.
+var ErrInvalidID error = invalidIDError{}
+
+type invalidIDError struct{}
+
+func (invalidIDError) Error() string { return "templatestore: invalid id" }
+func (invalidIDError) Unwrap() error { return postroom.ErrTemplateNotFound }
 
 // ErrTooLarge is wrapped by the error for a stored template bigger than the
 // store accepts (see Dir.MaxBytes).
@@ -40,6 +46,9 @@ func validID(s string) bool {
 
 // checkIDs returns an error wrapping ErrInvalidID unless both ids are valid.
 func checkIDs(accountID, id string) error {
+	if accountID == "" {
+		return fmt.Errorf("%w: the account id is empty: stored templates belong to an account, also under postroom.NoAuth; store them under the account_id the calls carry", ErrInvalidID)
+	}
 	if !validID(accountID) {
 		return fmt.Errorf("%w: account id %q", ErrInvalidID, accountID)
 	}

@@ -160,6 +160,20 @@ func TestMemoryPutInvalidID(t *testing.T) {
 	}
 }
 
+// TestPutEmptyAccount: a template put under an empty account id (as an
+// application under postroom.NoAuth may try) is refused with an error
+// that says stored templates need an account, not "template not found".
+func TestPutEmptyAccount(t *testing.T) {
+	err := templatestore.NewMemory().Put("", "welcome", "x")
+	if !errors.Is(err, templatestore.ErrInvalidID) {
+		t.Fatalf("Put(\"\", welcome) = %v; want ErrInvalidID", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "not found") || !strings.Contains(msg, "account id is empty") || !strings.Contains(msg, "NoAuth") {
+		t.Errorf("Put(\"\", welcome): %q; want it to say that stored templates need an account, also under NoAuth", msg)
+	}
+}
+
 func TestMemoryPutReplaceDelete(t *testing.T) {
 	var m templatestore.Memory // the zero value is ready to use
 	steps := []storeStep{

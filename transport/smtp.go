@@ -150,8 +150,10 @@ type SMTPOptions struct {
 	// a way no retry can fix: AUTH refused (535, any 5xx), a certificate
 	// that does not verify, a 5xx greeting or EHLO, STARTTLS or the AUTH
 	// mechanism not offered, plaintext injected after the 220 to STARTTLS.
-	// Then the next Send (or Check) tries once, alone, and
-	// decides. Until a setup has succeeded (at first, and after every such
+	// Then the next Send tries once, alone, and decides. Check never
+	// waits for a cool-down: it always asks the server (one dial, alone),
+	// and its success ends the cool-down at once, so that a fixed
+	// configuration is confirmed without waiting. Until a setup has succeeded (at first, and after every such
 	// refusal) connections are dialed one at a time, so that a wrong
 	// password costs one AUTH, not MaxConns: relays lock accounts and
 	// fail2ban bans hosts for a burst of failed logins. Zero means
@@ -308,7 +310,7 @@ var (
 // Uncertain, never sent. A refused session setup (a wrong password, a
 // certificate that does not verify) costs one attempt, then
 // SMTPOptions.SetupCoolDown of ErrCoolingDown without contacting the
-// server.
+// server (Check still asks it).
 //
 // Printing an SMTP or SMTPOptions (fmt, slog, encoding/json) never shows
 // the password or token.

@@ -15,7 +15,7 @@ import (
 // ago (AUTH refused, a certificate that does not verify, any other error
 // wrapping postroom.ErrTransportUnusable from the setup). The error also
 // wraps that refusal's error and postroom.ErrTransportUnusable.
-var ErrCoolingDown = errors.New("transport: session setup refused recently, not asking the server again yet")
+var ErrCoolingDown = errors.New("transport: session setup refused recently; not asking the server again before SMTPOptions.SetupCoolDown has passed (SMTP.Check asks at once)")
 
 // gate keeps a transport from asking a server that refuses the session
 // setup again and again: relays lock the account, fail2ban bans the host.
@@ -36,11 +36,13 @@ type gate struct {
 }
 
 // enter is called before a dial. It says whether the dial is the probe
-// (then leave must follow), or fails during a cool-down.
-func (g *gate) enter(ctx context.Context) (probe bool, err error) {
+// (then leave must follow), or fails during a cool-down, unless check is
+// set: Check's dial is a probe, cool-down or not, since an operator who
+// runs Check while fixing the configuration wants the server's answer.
+func (g *gate) enter(ctx context.Context, check bool) (probe bool, err error) {
 	for {
 		g.mu.Lock()
-		if g.refused != nil && g.coolDown >= 0 && g.now().Before(g.until) {
+		if !check && g.refused != nil && g.coolDown >= 0 && g.now().Before(g.until) {
 			se, until := g.refused, g.until
 			g.mu.Unlock()
 			return false, se.coolingDown(until)

@@ -92,7 +92,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		}
 		select {
 		case p.slots <- struct{}{}:
-			return p.open(ctx, start)
+			return p.open(ctx, start, false)
 		case <-p.wake:
 		case <-p.done:
 		case <-ctx.Done():
@@ -103,9 +103,10 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 
 // open dials a connection in the slot the caller took, through the
 // gate; it frees the slot when that fails. start is when the caller began
-// to wait, for the pool wait's record.
-func (p *pool) open(ctx context.Context, start time.Time) (*smtpConn, error) {
-	probe, err := p.gate.enter(ctx)
+// to wait, for the pool wait's record. check says the dial is Check's,
+// which asks the server even during a cool-down.
+func (p *pool) open(ctx context.Context, start time.Time, check bool) (*smtpConn, error) {
+	probe, err := p.gate.enter(ctx, check)
 	p.waited(ctx, time.Since(start))
 	if err != nil {
 		<-p.slots
@@ -128,7 +129,7 @@ func (p *pool) fresh(ctx context.Context) (*smtpConn, error) {
 	for {
 		select {
 		case p.slots <- struct{}{}:
-			return p.open(ctx, start)
+			return p.open(ctx, start, true)
 		default:
 		}
 		p.mu.Lock()
@@ -149,7 +150,7 @@ func (p *pool) fresh(ctx context.Context) (*smtpConn, error) {
 		}
 		select {
 		case p.slots <- struct{}{}:
-			return p.open(ctx, start)
+			return p.open(ctx, start, true)
 		case <-p.wake:
 		case <-p.done:
 		case <-ctx.Done():

@@ -128,9 +128,10 @@ func unusable(text string, sentinel error) *postroom.DeliveryError {
 //
 // Check is Send's set-up, under the same rules: it waits for a free
 // connection slot (closing an idle connection when all MaxConns are
-// taken), it dials alone until a set-up has succeeded, a refusal starts
-// SMTPOptions.SetupCoolDown, and during a cool-down it fails at once with
-// ErrCoolingDown without contacting the server. The session it sets up
+// taken), it dials alone until a set-up has succeeded, and a refusal
+// starts SMTPOptions.SetupCoolDown; but it never waits for a cool-down: it
+// asks the server whatever the last refusal, and a success ends the
+// cool-down, so that Send delivers again at once. The session it sets up
 // is kept as an idle connection for the next Send. It honours ctx, and
 // ConnectTimeout and CommandTimeout bound each step. After Close it
 // returns an error wrapping ErrClosed.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -228,14 +229,49 @@ func TestSMTPCheckPool(t *testing.T) {
 		if err := tr.Check(t.Context()); !errors.Is(err, postroom.ErrTransportUnusable) {
 			t.Fatalf("Check: %v, want ErrTransportUnusable", err)
 		}
-		err := tr.Check(t.Context())
+		// Send, during the cool-down, does not ask the server; its error
+		// names the option and the time.
+		err := tr.Send(t.Context(), envelope("a", rcpt(0)))
 		var se *transport.SetupError
 		var de *postroom.DeliveryError
 		if !errors.Is(err, transport.ErrCoolingDown) || !errors.As(err, &se) || se.Step != transport.StepAuth || !errors.As(err, &de) || de.Code != 535 {
-			t.Fatalf("second Check: %v; want ErrCoolingDown at AUTH with the 535", err)
+			t.Fatalf("Send: %v; want ErrCoolingDown at AUTH with the 535", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "SMTPOptions.SetupCoolDown") || !strings.Contains(msg, "until ") {
+			t.Errorf("Send's error %q names neither the option nor the time", msg)
 		}
 		if n := srv.Conns(); n != 1 {
-			t.Errorf("%d connections, want 1", n)
+			t.Errorf("%d connections after Send, want 1", n)
+		}
+		// Check always asks: refused again, it says so with the server's
+		// reply, not ErrCoolingDown.
+		err = tr.Check(t.Context())
+		if errors.Is(err, transport.ErrCoolingDown) || !errors.As(err, &de) || de.Code != 535 {
+			t.Fatalf("second Check: %v; want the server's 535, not ErrCoolingDown", err)
+		}
+		if n := srv.Conns(); n != 2 {
+			t.Errorf("%d connections after the second Check, want 2", n)
+		}
+	})
+	t.Run("check ends the cool-down", func(t *testing.T) {
+		var refuse atomic.Bool
+		refuse.Store(true)
+		srv := smtptest.NewServer(t, smtptest.Options{Users: map[string]string{"u": "p"}, Faults: func(c smtptest.Command) smtptest.Fault {
+			if c.Stage == smtptest.Auth && refuse.Load() {
+				return smtptest.Fault{Code: 535, Enhanced: "5.7.8", Text: "authentication failed"}
+			}
+			return smtptest.Fault{}
+		}})
+		tr := newSMTP(t, srv, transport.SMTPOptions{Username: "u", Password: "p", AllowInsecureAuth: true, SetupCoolDown: time.Hour})
+		if err := tr.Check(t.Context()); !errors.Is(err, postroom.ErrTransportUnusable) {
+			t.Fatalf("Check: %v, want ErrTransportUnusable", err)
+		}
+		refuse.Store(false) // the operator fixes the relay
+		if err := tr.Check(t.Context()); err != nil {
+			t.Fatalf("Check after the fix: %v", err)
+		}
+		if err := tr.Send(t.Context(), envelope("a", rcpt(0))); err != nil {
+			t.Fatalf("Send after a successful Check: %v", err)
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
@@ -322,5 +358,47 @@ func TestSMTPTLSAlert(t *testing.T) {
 	var de *postroom.DeliveryError
 	if !errors.Is(err, postroom.ErrTransportUnusable) || !errors.As(err, &se) || se.Step != transport.StepTLSHandshake || !errors.As(err, &de) || de.Text != "relay refused the TLS handshake" {
 		t.Fatalf("Check: %v; want the handshake refused, unusable", err)
+	}
+}
+
+// TestSMTPConnectionFailedDetail: a relay that refuses the connection (a
+// wrong port) or a host that does not resolve gives deferred,
+// connection-failed, with what happened in the reason's detail and
+// neither the address nor the port.
+func TestSMTPConnectionFailedDetail(t *testing.T) {
+	srv := smtptest.NewServer(t, smtptest.Options{})
+	refused := srv.Addr()
+	srv.Close()
+	for _, tc := range []struct {
+		name, addr string
+		want       []string // any of
+	}{
+		{"refused", refused, []string{"connection-failed: connection refused"}},
+		// Without a resolver that answers, the lookup fails otherwise.
+		{"no such host", "no-such-host.invalid:25", []string{"connection-failed: no such host", "connection-failed: host lookup failed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: tc.addr, TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}, ConnectTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = tr.Close() })
+			m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, err := m.Send(t.Context(), newCall(1, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := results[0]
+			if r.Status != postroom.StatusDeferred || !slices.Contains(tc.want, r.Reason) {
+				t.Fatalf("%s %q, want deferred %q", r.Status, r.Reason, tc.want)
+			}
+			host, port, _ := net.SplitHostPort(tc.addr)
+			if strings.Contains(r.Reason, host) || strings.Contains(r.Reason, port) {
+				t.Errorf("reason %q shows the relay's address", r.Reason)
+			}
+		})
 	}
 }

@@ -64,7 +64,7 @@ func TestSendTemplateSQL(t *testing.T) {
 	}
 
 	outbox := t.TempDir()
-	api, _ := startConfig(t, config{Outbox: outbox, NoAuth: true, DB: db})
+	api, _ := startConfig(t, config{EMLDir: outbox, NoAuth: true, DB: db})
 	sendTemplate := func(t *testing.T) *response {
 		t.Helper()
 		c := smallCall(1)

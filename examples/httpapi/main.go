@@ -14,7 +14,7 @@
 // Usage:
 //
 //	go run ./examples/httpapi -no-auth                      # deliver into ./mail
-//	go run ./examples/httpapi -keys keys.json -templates templates -outbox /var/spool/mail-preview
+//	go run ./examples/httpapi -keys keys.json -templates templates -eml-dir /var/spool/mail-preview
 //	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
 //	POSTROOM_DATABASE_URL=postgres://app@db.example.com/app go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587
 //

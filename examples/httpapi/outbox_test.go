@@ -35,7 +35,7 @@ func TestSendLater(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	folder := t.TempDir()
-	api, _ := startConfig(t, config{Outbox: folder, NoAuth: true, DB: db, Pool: pool})
+	api, _ := startConfig(t, config{EMLDir: folder, NoAuth: true, DB: db, Pool: pool})
 
 	postAsync := func(t *testing.T, body []byte, key string) (*http.Response, httpapi.CallStatus) {
 		t.Helper()

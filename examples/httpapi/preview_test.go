@@ -16,7 +16,7 @@ import (
 // without the flag.
 func TestPreviewFlag(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		cfg := config{NoAuth: true, Outbox: t.TempDir(), Preview: on}
+		cfg := config{NoAuth: true, EMLDir: t.TempDir(), Preview: on}
 		srv, _ := startConfig(t, cfg)
 		body := string(marshal(t, fixture.Shared(t).Call(2)))
 		res, err := http.PostForm(srv+"/preview/", url.Values{"body": {body}})
@@ -32,7 +32,7 @@ func TestPreviewFlag(t *testing.T) {
 			t.Errorf("with -preview: %s, page without recipient 1", res.Status)
 		}
 		if on {
-			if files, err := os.ReadDir(cfg.Outbox); err != nil || len(files) != 0 {
+			if files, err := os.ReadDir(cfg.EMLDir); err != nil || len(files) != 0 {
 				t.Errorf("the preview delivered %d messages (%v)", len(files), err)
 			}
 		}

@@ -116,7 +116,7 @@ func TestReadmeCurl(t *testing.T) {
 				if res.Status != postroom.StatusSent {
 					t.Errorf("%s: %s %s; want sent", res.Email, res.Status, res.Reason)
 				}
-				if _, err := os.Stat(filepath.Join(cfg.Outbox, res.SendID+".eml")); err != nil {
+				if _, err := os.Stat(filepath.Join(cfg.EMLDir, res.SendID+".eml")); err != nil {
 					t.Errorf("%s: %v", res.Email, err)
 				}
 			}

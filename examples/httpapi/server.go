@@ -27,7 +27,7 @@ import (
 // environment.
 type config struct {
 	Listen       string
-	Outbox       string // deliver into this folder (transport.Dir)
+	EMLDir       string // deliver into this folder (transport.Dir)
 	SMTP         string // or to this relay, HOST:PORT (transport.SMTP)
 	SMTPTLS      string // none, starttls or tls
 	SMTPUser     string
@@ -81,7 +81,7 @@ var defaultTimeouts = timeouts{
 
 const (
 	defaultListen      = "127.0.0.1:8025"
-	defaultOutbox      = "mail"
+	defaultEMLDir      = "mail"
 	defaultMaxBody     = httpapi.DefaultMaxBodyBytes
 	defaultMaxInflight = httpapi.DefaultMaxInflightBytes
 	passwordEnv        = "POSTROOM_SMTP_PASSWORD"
@@ -95,7 +95,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs := flag.NewFlagSet("httpapi", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "`address` to serve HTTP on")
-	fs.StringVar(&cfg.Outbox, "outbox", "", "deliver by writing each message as <send_id>.eml into `dir` (default ./"+defaultOutbox+" without -smtp)")
+	fs.StringVar(&cfg.EMLDir, "eml-dir", "", "deliver by writing each message as <send_id>.eml into `dir` (default ./"+defaultEMLDir+" without -smtp)")
 	fs.StringVar(&cfg.SMTP, "smtp", "", "deliver through the SMTP server at `host:port`; the password is read from $"+passwordEnv)
 	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls")
 	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
@@ -119,8 +119,8 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	switch {
 	case fs.NArg() > 0:
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
-	case cfg.Outbox != "" && cfg.SMTP != "":
-		return config{}, errors.New("-outbox and -smtp exclude each other: deliver into a folder or through SMTP")
+	case cfg.EMLDir != "" && cfg.SMTP != "":
+		return config{}, errors.New("-eml-dir and -smtp exclude each other: deliver into a folder or through SMTP")
 	case cfg.Templates != "" && cfg.DatabaseURL != "":
 		return config{}, errors.New("-templates and -database-url exclude each other: templates come from a folder or from the database")
 	case cfg.Keys != "" && cfg.NoAuth:
@@ -134,8 +134,8 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	case cfg.SMTP == "" && (cfg.SMTPUser != "" || cfg.SMTPTLS != "starttls"):
 		return config{}, errors.New("-smtp-user and -smtp-tls need -smtp")
 	}
-	if cfg.SMTP == "" && cfg.Outbox == "" {
-		cfg.Outbox = defaultOutbox
+	if cfg.SMTP == "" && cfg.EMLDir == "" {
+		cfg.EMLDir = defaultEMLDir
 	}
 	cfg.SMTPPassword = getenv(passwordEnv)
 	return cfg, nil
@@ -190,12 +190,12 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 			logger.Warn("-smtp-tls none: the SMTP password is sent without TLS")
 		}
 	} else {
-		if err := os.MkdirAll(cfg.Outbox, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("-outbox: %w", err)
+		if err := os.MkdirAll(cfg.EMLDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("-eml-dir: %w", err)
 		}
-		d, err := transport.NewDir(cfg.Outbox)
+		d, err := transport.NewDir(cfg.EMLDir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("-outbox: %w", err)
+			return nil, nil, fmt.Errorf("-eml-dir: %w", err)
 		}
 		t = d
 	}

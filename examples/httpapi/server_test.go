@@ -129,22 +129,22 @@ func TestParseFlags(t *testing.T) {
 		args []string
 		want *config // nil: refused
 	}{
-		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
-		{"outbox, keys, templates", []string{"-keys", "k.json", "-outbox", "out", "-templates", "tpl", "-listen", ":9000", "-max-body", "1024", "-max-inflight", "4096"},
-			&config{Listen: ":9000", Outbox: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, MaxInflight: 4096, SMTPPassword: "s3cret"}},
+		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
+		{"eml-dir, keys, templates", []string{"-keys", "k.json", "-eml-dir", "out", "-templates", "tpl", "-listen", ":9000", "-max-body", "1024", "-max-inflight", "4096"},
+			&config{Listen: ":9000", EMLDir: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, MaxInflight: 4096, SMTPPassword: "s3cret"}},
 		{"smtp", []string{"-no-auth", "-smtp", "relay.example.com:587", "-smtp-tls", "tls", "-smtp-user", "app"},
 			&config{Listen: defaultListen, SMTP: "relay.example.com:587", SMTPTLS: "tls", SMTPUser: "app", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
-		{"neither keys nor no-auth", []string{"-outbox", "out"}, nil},
+		{"neither keys nor no-auth", []string{"-eml-dir", "out"}, nil},
 		{"keys and no-auth", []string{"-keys", "k.json", "-no-auth"}, nil},
-		{"outbox and smtp", []string{"-no-auth", "-outbox", "out", "-smtp", "relay:25"}, nil},
+		{"eml-dir and smtp", []string{"-no-auth", "-eml-dir", "out", "-smtp", "relay:25"}, nil},
 		{"smtp-user without smtp", []string{"-no-auth", "-smtp-user", "app"}, nil},
 		{"bad smtp-tls", []string{"-no-auth", "-smtp", "relay:25", "-smtp-tls", "ssl"}, nil},
 		{"zero max-body", []string{"-no-auth", "-max-body", "0"}, nil},
 		{"max-inflight under max-body", []string{"-no-auth", "-max-body", "2048", "-max-inflight", "1024"}, nil},
 		{"password flag", []string{"-no-auth", "-smtp-password", "x"}, nil},
 		{"extra argument", []string{"-no-auth", "serve"}, nil},
-		{"log-results", []string{"-no-auth", "-log-results", "WARN"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Level: slog.LevelWarn}}},
-		{"log-results off", []string{"-no-auth", "-log-results", "off"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Off: true}}},
+		{"log-results", []string{"-no-auth", "-log-results", "WARN"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Level: slog.LevelWarn}}},
+		{"log-results off", []string{"-no-auth", "-log-results", "off"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Off: true}}},
 		{"bad log-results", []string{"-no-auth", "-log-results", "loud"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,8 +170,8 @@ func TestParseFlags(t *testing.T) {
 // message.send_template is not configured.
 func TestKeysAndTemplates(t *testing.T) {
 	keys := writeKeys(t, map[string][]string{"acct": {"k"}})
-	api, _ := startConfig(t, config{Outbox: t.TempDir(), Keys: keys, Templates: writeTemplates(t, map[string]string{"acct/good": "Hello {{name}}"})})
-	bare, _ := startConfig(t, config{Outbox: t.TempDir(), Keys: keys})
+	api, _ := startConfig(t, config{EMLDir: t.TempDir(), Keys: keys, Templates: writeTemplates(t, map[string]string{"acct/good": "Hello {{name}}"})})
+	bare, _ := startConfig(t, config{EMLDir: t.TempDir(), Keys: keys})
 	stored := smallCall(2)
 	stored.Message.Text, stored.Message.TextTemplateID = "", "good"
 	wrongKey := smallCall(1)

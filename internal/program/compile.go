@@ -42,6 +42,11 @@ type block struct {
 	e       *expr // its expression; e.kind == exHelper for helper blocks
 	body    *prog // nil when the block has no program ({{^x}}...{{/x}})
 	inverse *prog // nil when the block has no inverse
+	// subject is the path a block iterates or enters ({{#each items}},
+	// {{#with item}}, {{#items}}), noted in Data.Missing when absent as an
+	// output mustache's is; nil for every other block: {{#if x}} and
+	// {{#unless x}} ask whether x is there, so an absent x is no omission.
+	subject *expr
 }
 
 type exprKind uint8
@@ -290,6 +295,16 @@ func (c *compiler) block(n *ast.BlockStatement) (*block, error) {
 		return nil, c.errAt(n, "block parameters (as |x|) are only given by {{#each}} and {{#with}}")
 	}
 	b := &block{e: e}
+	switch {
+	case e.kind == exPath || e.kind == exField:
+		b.subject = e
+	case e.kind == exHelper && (e.helper == hEach || e.helper == hWith) && len(e.args) > 0 &&
+		(e.args[0].kind == exPath || e.args[0].kind == exField):
+		b.subject = e.args[0]
+	}
+	if b.subject != nil {
+		b.subject.missing = c.missingID(b.subject.orig)
+	}
 	if b.body, err = c.program(n.Program, true); err != nil {
 		return nil, err
 	}

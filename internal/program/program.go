@@ -146,9 +146,11 @@ type Data struct {
 	// those of one Go map.
 	ParamsOrder, GlobalsOrder []string
 	// Missing collects, per render, the path (as written, such as
-	// "first_name" or "order.id") of each output mustache whose value was
-	// absent: some segment of the path is not present anywhere it was looked
-	// up. Conditions ({{#if x}}) and helper arguments never count. Each path
+	// "first_name" or "order.id") of each output mustache, and of each
+	// block's subject ({{#each items}}, {{#with item}}, {{#items}}), whose
+	// value was absent: some segment of the path is not present anywhere it
+	// was looked up. Conditions ({{#if x}}, {{#unless x}}) and helper
+	// arguments never count: they ask whether a value is there. Each path
 	// is appended once per render. Append only appends: the caller resets it
 	// (Missing = Missing[:0]) between renders.
 	Missing []string

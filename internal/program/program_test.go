@@ -192,8 +192,12 @@ func TestMissing(t *testing.T) {
 		{"none", "{{first_name}} {{company}} {{nothing}}", nil},
 		{"top", "{{a}} {{b}} {{a}}", []string{"a", "b"}},
 		{"nested", "{{order.id}} {{order.nope}} {{nope.id}}", []string{"order.nope", "nope.id"}},
-		{"conditions and arguments do not count", "{{#if a}}{{/if}}{{upper b}}{{#each c}}{{/each}}", nil},
+		{"conditions and arguments do not count", "{{#if a}}{{/if}}{{#unless a}}{{/unless}}{{upper b}}", nil},
+		{"blocks over an absent value count", "{{#each c}}{{/each}}{{#with d}}{{/with}}{{#e}}{{/e}}{{#each order.nope}}{{/each}}", []string{"c", "d", "e", "order.nope"}},
+		{"blocks over a present value do not", "{{#each items}}{{/each}}{{#with order}}{{/with}}{{#order}}{{/order}}", nil},
+		{"a block's subject once, after its mustache", "{{c}}{{#each c}}{{/each}}{{#each c}}{{/each}}", []string{"c"}},
 		{"inside each", "{{#each items}}{{price}}{{/each}}", []string{"price"}},
+		{"each inside each", "{{#each items}}{{#each parts}}{{/each}}{{/each}}", []string{"parts"}},
 		{"triple", "{{{x}}}", []string{"x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

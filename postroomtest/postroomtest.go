@@ -1,0 +1,284 @@
+// Package postroomtest is for the tests of applications that send mail
+// with postroom, as net/http/httptest is for HTTP handlers: a Recorder, a
+// postroom.Transport that keeps every message handed to it and gives them
+// back decoded (subject, addresses, html, text, headers, attachments and
+// inline images) instead of as raw MIME, and checks that report a
+// mismatch in words a reader can act on:
+//
+//	want subject "Your order 1001", got "Your order "
+//
+// A test builds its application's Mailer over a Recorder instead of the
+// SMTP transport, runs the code under test, and looks at what was sent:
+//
+//	rec := postroomtest.NewRecorder()
+//	m, _ := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
+//	shop := NewShop(m)
+//	shop.PlaceOrder(ctx, order)
+//	msg := rec.Only(t)
+//	msg.Check(t, postroomtest.Want{Subject: "Your order 1001", To: "ann@example.com", HTMLContains: []string{"€12.50"}})
+//
+// Messages are decoded with the standard library (net/mail,
+// mime/multipart, mime/quotedprintable, encoding/base64), as a mail reader
+// would, so a test sees what a recipient sees. The Recorder does not show
+// the params a recipient rendered with: a test knows them, since it made
+// the call.
+//
+// For queued calls, see package outbox: a test that runs its River
+// client's jobs sees their messages in the Recorder of the Mailer it gave
+// the outbox.
+package postroomtest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net/mail"
+	"strings"
+	"testing"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/transport"
+)
+
+// Recorder is a postroom.Transport that records every message it accepts,
+// in the order they were handed over, as transport.Memory does (its Fail
+// scripts delivery failures), and decodes them for tests. It is safe for
+// concurrent use; the zero value is ready to use.
+type Recorder struct {
+	transport.Memory
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder { return &Recorder{} }
+
+// Messages returns every message recorded so far, decoded, in the order
+// they were handed over. A message that does not decode fails tb: postroom
+// never writes one.
+func (r *Recorder) Messages(tb testing.TB) []*Message {
+	tb.Helper()
+	envs := r.Envelopes()
+	msgs := make([]*Message, len(envs))
+	for i := range envs {
+		m, err := Decode(&envs[i])
+		if err != nil {
+			tb.Fatalf("postroomtest: message %d (send_id %s): %v", i, envs[i].SendID, err)
+		}
+		msgs[i] = m
+	}
+	return msgs
+}
+
+// Only returns the one message recorded, or fails tb saying how many there
+// were and to whom.
+func (r *Recorder) Only(tb testing.TB) *Message {
+	tb.Helper()
+	msgs := r.Messages(tb)
+	if len(msgs) != 1 {
+		tb.Fatalf("postroomtest: %d messages sent, want 1%s", len(msgs), listTo(msgs))
+	}
+	return msgs[0]
+}
+
+// To returns the one message whose recipient (the first envelope
+// recipient; bcc copies travel with it) is addr, compared without regard
+// to case, or fails tb naming the recipients there were.
+func (r *Recorder) To(tb testing.TB, addr string) *Message {
+	tb.Helper()
+	msgs := r.Messages(tb)
+	var found []*Message
+	for _, m := range msgs {
+		if len(m.EnvelopeTo) > 0 && strings.EqualFold(m.EnvelopeTo[0], addr) {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		tb.Fatalf("postroomtest: %d messages to %s, want 1%s", len(found), addr, listTo(msgs))
+	}
+	return found[0]
+}
+
+// listTo says to whom msgs went, for a failure's text.
+func listTo(msgs []*Message) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	to := make([]string, len(msgs))
+	for i, m := range msgs {
+		if len(m.EnvelopeTo) > 0 {
+			to[i] = m.EnvelopeTo[0]
+		}
+	}
+	return "; sent to: " + strings.Join(to, ", ")
+}
+
+// Message is one recorded message, decoded. It is the caller's: nothing
+// else refers to it.
+type Message struct {
+	// SendID is the send_id the Mailer reported for the message.
+	SendID string
+	// EnvelopeFrom is the reverse path (MAIL FROM); EnvelopeTo the
+	// recipient followed by the bcc addresses (RCPT TO).
+	EnvelopeFrom string
+	EnvelopeTo   []string
+
+	// From, To, Cc and ReplyTo are the header's addresses, decoded; Subject
+	// the subject, decoded.
+	From    *mail.Address
+	To      []*mail.Address
+	Cc      []*mail.Address
+	ReplyTo []*mail.Address
+	Subject string
+
+	// Header is the top-level header as net/mail reads it (values not
+	// decoded: use Header.Get and mime.WordDecoder, or the fields above).
+	Header mail.Header
+
+	// HTML and Text are the decoded html and text parts, "" when absent.
+	HTML, Text string
+
+	// Attachments are the parts with Content-Disposition attachment;
+	// Inline the inline images (Content-ID, referred to by cid: in the
+	// html), in the order they appear.
+	Attachments []File
+	Inline      []File
+
+	// Raw is the message as handed to the transport.
+	Raw []byte
+}
+
+// File is an attachment or an inline image, decoded.
+type File struct {
+	// Name is the file name of its Content-Disposition or Content-Type.
+	Name string
+	// Type is its media type, such as "application/pdf".
+	Type string
+	// ContentID is its Content-ID without angle brackets, for inline images.
+	ContentID string
+	// Content is the decoded content.
+	Content []byte
+}
+
+// Decode decodes env's message. It returns an error when the message does
+// not read as mail: a header net/mail refuses, a multipart that does not
+// end, a transfer encoding other than 7bit, quoted-printable or base64.
+func Decode(env *postroom.Envelope) (*Message, error) {
+	msg, err := mail.ReadMessage(bytes.NewReader(env.Data))
+	if err != nil {
+		return nil, fmt.Errorf("reading the header: %w", err)
+	}
+	m := &Message{
+		SendID:       env.SendID,
+		EnvelopeFrom: env.From,
+		EnvelopeTo:   append([]string(nil), env.To...),
+		Header:       msg.Header,
+		Raw:          bytes.Clone(env.Data),
+	}
+	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); err != nil {
+		return nil, fmt.Errorf("Subject: %w", err)
+	}
+	if from := msg.Header.Get("From"); from != "" {
+		if m.From, err = mail.ParseAddress(from); err != nil {
+			return nil, fmt.Errorf("From: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		to   *[]*mail.Address
+	}{{"To", &m.To}, {"Cc", &m.Cc}, {"Reply-To", &m.ReplyTo}} {
+		if msg.Header.Get(f.name) == "" {
+			continue
+		}
+		if *f.to, err = msg.Header.AddressList(f.name); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	if err := m.walk(msg.Header, msg.Body, 0); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// maxDepth bounds the nesting of multiparts Decode follows; postroom
+// writes at most three (mixed > related > alternative).
+const maxDepth = 8
+
+// header is what walk needs of a part's header.
+type header interface{ Get(string) string }
+
+// walk reads one part of m: a multipart's children in turn, or a leaf
+// into its field.
+func (m *Message) walk(h header, body io.Reader, depth int) error {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		ct = "text/plain"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return fmt.Errorf("Content-Type %q: %w", ct, err)
+	}
+	if strings.HasPrefix(mt, "multipart/") {
+		if depth == maxDepth {
+			return errors.New("multiparts nested too deep")
+		}
+		r := multipart.NewReader(body, params["boundary"])
+		for {
+			p, err := r.NextRawPart()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", mt, err)
+			}
+			if err := m.walk(p.Header, p, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	content, err := decodeBody(h.Get("Content-Transfer-Encoding"), body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", mt, err)
+	}
+	disp, dparams, _ := mime.ParseMediaType(h.Get("Content-Disposition"))
+	cid := strings.TrimSuffix(strings.TrimPrefix(h.Get("Content-ID"), "<"), ">")
+	switch {
+	case disp == "attachment":
+		m.Attachments = append(m.Attachments, File{Name: fileName(dparams, params), Type: mt, Content: content})
+	case cid != "" || disp == "inline" && !strings.HasPrefix(mt, "text/"):
+		m.Inline = append(m.Inline, File{Name: fileName(dparams, params), Type: mt, ContentID: cid, Content: content})
+	case mt == "text/html" && m.HTML == "":
+		m.HTML = string(content)
+	case mt == "text/plain" && m.Text == "":
+		m.Text = string(content)
+	default:
+		m.Attachments = append(m.Attachments, File{Name: fileName(dparams, params), Type: mt, Content: content})
+	}
+	return nil
+}
+
+// decodeBody decodes a leaf's content per its Content-Transfer-Encoding.
+func decodeBody(cte string, body io.Reader) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(cte)) {
+	case "", "7bit", "8bit", "binary":
+	case "quoted-printable":
+		body = quotedprintable.NewReader(body)
+	case "base64":
+		body = base64.NewDecoder(base64.StdEncoding, body) // CR and LF ignored
+	default:
+		return nil, fmt.Errorf("Content-Transfer-Encoding %q", cte)
+	}
+	return io.ReadAll(body)
+}
+
+// fileName is the filename of a Content-Disposition, else the name of a
+// Content-Type (both decoded by mime.ParseMediaType).
+func fileName(disposition, contentType map[string]string) string {
+	if n := disposition["filename"]; n != "" {
+		return n
+	}
+	return contentType["name"]
+}

@@ -1,0 +1,136 @@
+package postroomtest_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/postroomtest"
+)
+
+// receiptCall is a shop's receipt: html and text with placeholders, a
+// header, a bcc, an inline logo and an attached invoice.
+func receiptCall() *postroom.Call {
+	png := []byte("\x89PNG\r\n\x1a\nnot really a picture")
+	pdf := []byte("%PDF-1.4 invoice 1001 \x00\xff")
+	return &postroom.Call{
+		Message: postroom.Message{
+			FromEmail: "shop@example.com", FromName: "The Shop",
+			Subject: "Your order {{order_id}}",
+			HTML:    `<p>Thank you, {{name}}! Total: {{total}}</p><img src="cid:logo">`,
+			Text:    "Thank you, {{name}}! Total: {{total}}",
+			BCC:     "audit@example.com",
+			Headers: []postroom.Header{{Name: "X-Order", Value: "{{order_id}}"}},
+			Images:  []postroom.Image{{Name: "logo.png", CID: "logo", ContentType: "image/png", Content: base64.StdEncoding.EncodeToString(png)}},
+			Attachments: []postroom.Attachment{
+				{Name: "invoice-1001.pdf", ContentType: "application/pdf", Content: base64.StdEncoding.EncodeToString(pdf)},
+			},
+		},
+		Recipients: []postroom.Recipient{
+			{Email: "ann@example.com", Name: "Ann Ördög", Params: postroom.Params{"name": "Ann", "order_id": "1001", "total": "€12.50"}},
+			{Email: "bob@example.com", Params: postroom.Params{"name": "Bob", "order_id": "1002", "total": "€3.00"}},
+		},
+	}
+}
+
+// TestRecorderDecodes: every field of a Message is what the call asked
+// for, read back from the MIME the Mailer wrote.
+func TestRecorderDecodes(t *testing.T) {
+	rec := postroomtest.NewRecorder()
+	m, err := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := m.Send(t.Context(), receiptCall())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := rec.Messages(t)
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages, want 2", len(msgs))
+	}
+	ann := rec.To(t, "ANN@example.com")
+	if ann.SendID != results[0].SendID {
+		t.Errorf("send_id %s, want %s", ann.SendID, results[0].SendID)
+	}
+	if ann.Subject != "Your order 1001" || ann.From.Address != "shop@example.com" || ann.From.Name != "The Shop" {
+		t.Errorf("subject %q from %v", ann.Subject, ann.From)
+	}
+	if len(ann.To) != 1 || ann.To[0].Address != "ann@example.com" || ann.To[0].Name != "Ann Ördög" {
+		t.Errorf("To %v", ann.To)
+	}
+	if !strings.Contains(ann.HTML, "Thank you, Ann! Total: €12.50") || ann.Text != "Thank you, Ann! Total: €12.50" {
+		t.Errorf("html %q text %q", ann.HTML, ann.Text)
+	}
+	if got := ann.HeaderValue("X-Order"); got != "1001" {
+		t.Errorf("X-Order %q", got)
+	}
+	if len(ann.EnvelopeTo) != 2 || ann.EnvelopeTo[1] != "audit@example.com" || ann.Header.Get("Bcc") != "" {
+		t.Errorf("envelope to %v, Bcc header %q", ann.EnvelopeTo, ann.Header.Get("Bcc"))
+	}
+	call := receiptCall()
+	if len(ann.Attachments) != 1 || ann.Attachments[0].Name != "invoice-1001.pdf" || ann.Attachments[0].Type != "application/pdf" ||
+		base64.StdEncoding.EncodeToString(ann.Attachments[0].Content) != call.Message.Attachments[0].Content {
+		t.Errorf("attachments %+v", ann.Attachments)
+	}
+	if len(ann.Inline) != 1 || ann.Inline[0].ContentID != "logo" || ann.Inline[0].Type != "image/png" ||
+		base64.StdEncoding.EncodeToString(ann.Inline[0].Content) != call.Message.Images[0].Content {
+		t.Errorf("inline %+v", ann.Inline)
+	}
+	ann.Check(t, postroomtest.Want{
+		Subject: "Your order 1001", From: "shop@example.com", To: "ann@example.com", BCC: []string{"audit@example.com"},
+		HTMLContains: []string{"€12.50"}, TextContains: []string{"Ann"}, HTMLLacks: []string{"{{"},
+		Headers: map[string]string{"X-Order": "1001"}, Attachments: []string{"invoice-1001.pdf"}, Inline: []string{"logo"},
+	})
+}
+
+// recordingTB records what Check reports instead of failing the test.
+type recordingTB struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recordingTB) Helper() {}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+// TestCheckReportsMismatches: Check names each difference with what was
+// wanted and what was got, and passes a matching message.
+func TestCheckReportsMismatches(t *testing.T) {
+	rec := postroomtest.NewRecorder()
+	m, err := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := receiptCall()
+	call.Recipients = call.Recipients[:1]
+	delete(call.Recipients[0].Params, "order_id") // the bug under test: the subject loses its order id
+	if _, err := m.Send(t.Context(), call); err != nil {
+		t.Fatal(err)
+	}
+	msg := rec.Only(t)
+	tb := &recordingTB{TB: t}
+	ok := msg.Check(tb, postroomtest.Want{
+		Subject:      "Your order 1001",
+		To:           "ann@example.com",
+		HTMLContains: []string{"€99"},
+		Headers:      map[string]string{"X-Order": "1001"},
+		Attachments:  []string{"invoice.pdf"},
+	})
+	want := []string{
+		`postroomtest: message to ann@example.com: want subject "Your order 1001", got "Your order"`,
+		`postroomtest: message to ann@example.com: want html part containing "€99", got "<p>Thank you, Ann! Total: €12.50</p><img src=\"cid:logo\">"`,
+		`postroomtest: message to ann@example.com: want header X-Order "1001", got ""`,
+		`postroomtest: message to ann@example.com: want attachments ["invoice.pdf"], got ["invoice-1001.pdf"]`,
+	}
+	if ok || strings.Join(tb.errors, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Check = %v, reported:\n%s\nwant:\n%s", ok, strings.Join(tb.errors, "\n"), strings.Join(want, "\n"))
+	}
+	tb = &recordingTB{TB: t}
+	if !msg.Check(tb, postroomtest.Want{Subject: "Your order", To: "ann@example.com"}) || len(tb.errors) != 0 {
+		t.Errorf("a matching message: %q", tb.errors)
+	}
+}
