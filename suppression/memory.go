@@ -23,7 +23,7 @@ type Memory struct {
 
 // memAccount is one account's part of a Memory.
 type memAccount struct {
-	entries map[string]*Entry       // by address
+	entries map[string]*Entry      // by address
 	soft    map[string][]time.Time // the soft bounces counted, by address
 }
 

@@ -3,9 +3,9 @@ package suppression_test
 import (
 	"context"
 	"errors"
-	"time"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
