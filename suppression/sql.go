@@ -73,7 +73,10 @@ func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []stri
 	if len(addresses) == 0 {
 		return nil, ctx.Err()
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM postroom_suppressions
+	// One query: PostgreSQL hashes the array (or probes the primary key
+	// with it, for a large table).
+	rows, err := s.pool.Query(ctx, `SELECT address, reason, detail, send_id, created_at, expires_at
+		FROM postroom_suppressions
 		WHERE account_id = $1 AND address = ANY($2::text[])
 		AND created_at <= $3 AND (expires_at IS NULL OR expires_at > $3)`,
 		accountID, lowerAll(addresses), now)
@@ -81,15 +84,18 @@ func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []stri
 		return nil, dbError(ctx, err)
 	}
 	var out []postroom.Suppression
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			rows.Close()
-			return nil, dbError(ctx, err)
+	var s1 postroom.Suppression
+	var reason string
+	var expires *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&s1.Address, &reason, &s1.Detail, &s1.SendID, &s1.Created, &expires}, func() error {
+		s1.Reason, s1.Created, s1.Expires = postroom.ReasonCode(reason), s1.Created.UTC(), time.Time{}
+		if expires != nil {
+			s1.Expires = expires.UTC()
 		}
-		out = append(out, e.suppression())
-	}
-	if err := rows.Err(); err != nil {
+		out = append(out, s1)
+		return nil
+	})
+	if err != nil {
 		return nil, dbError(ctx, err)
 	}
 	return out, nil
