@@ -215,6 +215,24 @@ func (s *SQL) Observe(ctx context.Context, o Observation) (*Entry, error) {
 	return listed, nil
 }
 
+// Prune deletes the entries that expired at or before before, and the
+// soft bounces that can no longer count towards a listing at before
+// (older than Policy.SoftWindow), in one statement, and returns how many
+// entries it deleted. Entries that never expire stay. Call it now and
+// then (daily, from one instance or all) to keep the tables from growing
+// with what no longer matters.
+func (s *SQL) Prune(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `WITH soft AS (
+			DELETE FROM postroom_suppression_soft_bounces
+			WHERE NOT EXISTS (SELECT FROM unnest(bounces) AS b WHERE b > $2)
+		)
+		DELETE FROM postroom_suppressions WHERE expires_at <= $1`, before, before.Add(-s.opts.Policy.SoftWindow))
+	if err != nil {
+		return 0, dbError(ctx, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // execer is a pool or a transaction.
 type execer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row

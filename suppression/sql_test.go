@@ -154,3 +154,40 @@ func TestSQLThreeInstances(t *testing.T) {
 		t.Errorf("instance 1 after instance 2's Delete: %+v, %v; want ann sent", results, err)
 	}
 }
+
+// TestSQLPruneSoftBounces: Prune deletes the rows of soft bounces too old
+// to count and keeps the others.
+func TestSQLPruneSoftBounces(t *testing.T) {
+	pool := newPool(t)
+	if err := suppression.Migrate(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	s, err := suppression.NewSQL(pool, suppression.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	for addr, at := range map[string]time.Time{"stale@example.com": now.Add(-8 * 24 * time.Hour), "recent@example.com": now.Add(-24 * time.Hour)} {
+		if _, err := s.Observe(t.Context(), suppression.Observation{AccountID: "a", Address: addr, Kind: suppression.SoftBounce, At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Prune(t.Context(), now); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := pool.Query(t.Context(), `SELECT address FROM postroom_suppression_soft_bounces ORDER BY address`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, a)
+	}
+	if rows.Err() != nil || len(left) != 1 || left[0] != "recent@example.com" {
+		t.Errorf("soft bounces left: %v, %v; want recent@ alone", left, rows.Err())
+	}
+}
