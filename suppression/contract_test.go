@@ -548,9 +548,10 @@ func testPrune(t *testing.T, newList newList) {
 	soft("recent@example.com", now.Add(-24*time.Hour))
 	soft("recent@example.com", now.Add(-24*time.Hour+time.Minute))
 
+	// Prune spans every account: other cases' expired entries may count.
 	n, err := p.Prune(t.Context(), now)
-	if err != nil || n != 1 {
-		t.Fatalf("Prune = %d, %v; want 1 (the expired entry)", n, err)
+	if err != nil || n < 1 {
+		t.Fatalf("Prune = %d, %v; want at least 1 (this account's expired entry)", n, err)
 	}
 	page, _, err := l.List(t.Context(), suppression.Query{AccountID: a, IncludeExpired: true})
 	if err != nil {
