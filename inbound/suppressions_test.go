@@ -1,0 +1,13 @@
+package inbound_test
+
+import (
+	"testing"
+
+	"github.com/postroom/postroom/suppression"
+)
+
+// newSuppressions is the suppression list the tests observe into.
+func newSuppressions(t *testing.T) *suppression.Memory {
+	t.Helper()
+	return suppression.NewMemory()
+}
