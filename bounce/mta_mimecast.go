@@ -4,7 +4,7 @@ package bounce
 // delivered ... mimecast", "The following recipient(s) rejected your
 // message").
 var mimecastFamily = family{
-	name: "mimecast",
+	name:   "mimecast",
 	detect: []string{"mimecast"},
 	start:  []string{"could not be delivered to", "couldn't be delivered to", "the following recipient"},
 	end:    []string{"message headers", "original message"},

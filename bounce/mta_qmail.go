@@ -16,6 +16,6 @@ var qmailFamily = family{
 		"sorry it didn't work out.",
 		"i'm afraid i wasn't able to deliver your message to the following addresses.",
 	},
-	end: []string{"--- below this line is a copy of the message", "--- enclosed are the original headers of the message"},
+	end:   []string{"--- below this line is a copy of the message", "--- enclosed are the original headers of the message"},
 	delay: []string{"i'm still trying", "this is not a permanent error", "i'm going to keep trying"},
 }
