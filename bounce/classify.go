@@ -17,6 +17,15 @@ var specificRules = []rule{
 	// Office 365's directory-based edge blocking: the recipient is not
 	// in the directory. Before the policy rule that "access denied" hits.
 	{ClassUserUnknown, []string{"recipient address rejected: access denied", "recipnotfound", "resolver.adr.recipnotfound"}},
+	// Refusals by the recipient's own filters: the address exists.
+	{ClassPolicy, []string{
+		"refused due to recipient preferences", "user reject", "user refuses to receive",
+		"you have been blocked by the recipient", "message rejected due to user rules",
+		"is not accepting any mail", "only accepting mail from specific", "bounced address",
+		"resolver.rst.notauthorized", "this account is protected by", "has restricted sms e-mail",
+		"refuse to receive mail", "sender rejected", "sender address rejected",
+		"access denied",
+	}},
 	{ClassMailboxDisabled, []string{"due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
 	{ClassPolicy, []string{
 		"dmarc", "spf", "dkim", "sender policy framework", "unauthenticated",
@@ -76,7 +85,7 @@ var specificRules = []rule{
 		"domain unknown", "unknown domain", "bad destination system", "host not found",
 		"host or domain name not found", "domain is not", "domain isn't", "no such host",
 		"domain does not accept mail", "does not accept mail", "null mx", "hostname not found",
-		"domain not exist", "unknown mail domain", "not a valid domain",
+		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service",
 	}},
 	{ClassUserUnknown, []string{
 		"user unknown", "unknown user", "no such user", "no such mailbox", "no such recipient",
@@ -96,7 +105,8 @@ var specificRules = []rule{
 		"no valid recipients", "no recipients", "no mail box", "unknown alias",
 		"not have an account", "illegal alias", "user is unknown", "invalid-recipient",
 		"mailbox unknown", "unknown recipient", "recipient invalid", "unknown in",
-		"address is not", "mailbox is not",
+		"address is not", "mailbox is not", "couldn't be found", "could not be found",
+		"recipient name is not recognized", "not recognized", "recipientnotfound",
 	}},
 	{ClassExpired, []string{
 		"retry timeout exceeded", "retry time not reached", "expired", "too long",

@@ -31,7 +31,7 @@ var families = []*family{
 	&gmailFamily, &yahooFamily, &aolFamily, &sesFamily, &dominoFamily,
 	&courierFamily, &mailEnableFamily, &imailFamily, &groupWiseFamily,
 	&mimecastFamily, &zohoFamily, &messagingServerFamily, &mailMarshalFamily,
-	&x4Family, &mdaemonFamily, &kerioFamily, &novellFamily, &verizonFamily,
+	&x4Family, &mdaemonFamily, &dragonFlyFamily, &kddiFamily, &kerioFamily, &novellFamily, &verizonFamily,
 	&genericFamily,
 }
 

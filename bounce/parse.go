@@ -108,32 +108,31 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 		rep.Format = "rfc6533"
 	}
 	// A thin report (no Diagnostic-Code) takes the diagnostic from the
-	// human-readable part.
-	var scanned []cand
-	scannedDone := false
+	// human-readable part; every recipient takes from it the SMTP
+	// command its reply answered, when the report's part does not say.
+	scanned := scanText(section(fam, text, lower), func(string) bool { return false })
 	for i := range cands {
 		c := &cands[i]
-		if c.diag != "" && (findStatus(c.diag) != "" || findReplyCode(" "+c.diag) != "" || len(c.diag) > 20) {
-			continue
-		}
-		if !scannedDone {
-			scanned = scanText(section(fam, text, lower), func(string) bool { return false })
-			scannedDone = true
-		}
+		chunk := ""
 		for _, s := range scanned {
 			if strings.EqualFold(s.final, c.final) || strings.EqualFold(s.final, c.orig) {
-				if d := reply(s.diag); d != "" {
-					c.diag = d
-				}
+				chunk = s.diag
 				break
 			}
 		}
-		if c.diag == "" && len(cands) == 1 && len(scanned) == 1 {
-			c.diag = reply(scanned[0].diag)
+		if chunk == "" && len(cands) == 1 && len(scanned) == 1 {
+			chunk = scanned[0].diag
 		}
-	}
-	for _, c := range cands {
-		rep.Recipients = append(rep.Recipients, finish(c, c.action, c.diag, ""))
+		thin := c.diag == "" || findStatus(c.diag) == "" && findReplyCode(" "+c.diag) == "" && len(c.diag) <= 20
+		if thin && chunk != "" {
+			if d := reply(chunk); d != "" {
+				c.diag = d
+			}
+		}
+		if chunk == "" && len(cands) == 1 {
+			chunk = text
+		}
+		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk))
 	}
 	return true
 }
@@ -147,9 +146,25 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		rep.Format = fam.name
 	}
 	skip := skipper(m)
-	cands := scanText(section(fam, text, lower), skip)
+	sec := section(fam, text, lower)
+	cands := scanText(sec, skip)
 	if len(cands) == 0 && fam != nil {
 		cands = scanText(section(nil, text, lower), skip)
+	}
+	if failed := listAddresses(m.hdr.get("X-Failed-Recipients")); len(failed) > 0 {
+		// Exim and Google name the failed recipients in a header: they
+		// are the recipients, the text tells why.
+		var named []cand
+		for _, a := range failed {
+			c := cand{final: a, diag: sec}
+			for _, s := range cands {
+				if strings.EqualFold(s.final, a) {
+					c.diag = s.diag
+				}
+			}
+			named = append(named, c)
+		}
+		cands = named
 	}
 	if len(cands) == 0 {
 		for _, h := range m.returned {
@@ -181,7 +196,7 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 // the returned message's sender.
 func skipper(m *message) func(string) bool {
 	var own []string
-	for _, name := range []string{"From", "To", "Delivered-To", "X-Original-To", "Envelope-To", "Return-Path", "Sender", "Reply-To"} {
+	for _, name := range []string{"From", "To", "Delivered-To", "Envelope-To", "Return-Path", "Sender", "Reply-To"} {
 		own = append(own, listAddresses(m.hdr.get(name))...)
 	}
 	for _, h := range m.returned {
@@ -221,6 +236,7 @@ func finish(c cand, action, diag, extra string) Recipient {
 		}
 	}
 	class := ClassDelivered
+	explicit := status != ""
 	switch action {
 	case ActionFailed, ActionDelayed:
 		class = classify(action, status, diag, extra)
@@ -246,7 +262,23 @@ func finish(c cand, action, diag, extra string) Recipient {
 		Diagnostic: diag,
 		RemoteMTA:  c.remote,
 	}
-	r.Hard = action == ActionFailed && strings.HasPrefix(status, "5.") && isHardClass(class)
+	cmd := smtpCommand(diag)
+	if cmd == "" {
+		cmd = smtpCommand(extra)
+	}
+	if cmd == "MAIL" && isHardClass(r.Class) {
+		// Refused at MAIL FROM: the sender is the subject, not the
+		// recipient ("Unroutable sender address").
+		r.Class = ClassPolicy
+	}
+	r.Hard = action == ActionFailed && strings.HasPrefix(status, "5.") && isHardClass(r.Class)
+	if r.Hard && r.Class == ClassUserUnknown && (explicit || code != "") &&
+		!strings.HasPrefix(status[1:], ".1.1") && !strings.HasPrefix(status[1:], ".1.0") {
+		// An unknown user with a generic code is only sure when the
+		// server said so in reply to RCPT TO: after DATA, it is a
+		// filter's refusal, and the address may well exist.
+		r.Hard = cmd == "RCPT"
+	}
 	return r
 }
 
@@ -381,4 +413,44 @@ func bounceSubject(subject string) bool {
 func delaySubject(subject string) bool {
 	s := strings.ToLower(subject)
 	return containsAny(s, []string{"(delay)", "delayed mail", "delivery delayed", "warning: could not send", "delivery status notification (delay)", "still undelivered", "delay notification", "delivery delay"})
+}
+
+// smtpCommand returns the SMTP command that s (a reply with its context:
+// "in reply to RCPT TO command", "after RCPT TO:", ">>> DATA", "after
+// end of data") shows the reply answered: "DATA" when the data stage is
+// named (the last command of a transcript), else "RCPT", "MAIL" or
+// "CONN", else "".
+func smtpCommand(s string) string {
+	lower := strings.ToLower(s)
+	switch {
+	case containsWord(s, "DATA") || strings.Contains(lower, "end of data") || strings.Contains(lower, "after data"):
+		return "DATA"
+	case containsWord(s, "RCPT") || strings.Contains(lower, "rcpt to"):
+		return "RCPT"
+	case strings.Contains(lower, "mail from:") || strings.Contains(lower, "mail from command"):
+		return "MAIL"
+	case containsWord(s, "HELO") || containsWord(s, "EHLO") || containsWord(s, "STARTTLS"):
+		return "CONN"
+	}
+	return ""
+}
+
+// containsWord reports whether s contains w not inside a longer word.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isWordChar(s[j-1])) && (end == len(s) || !isWordChar(s[end])) {
+			return true
+		}
+		i = end
+	}
+}
+
+func isWordChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
