@@ -21,7 +21,7 @@ var headerLinePrefixes = []string{
 
 // senderMarkers, just before an address on its line, say it is the
 // sender's (an SMTP transcript's MAIL FROM), not a recipient's.
-var senderMarkers = []string{"contact", "please contact", "send mail to", "for further assistance","mail from:", "mail from:<", "from:<", "from <", "sender ", "sender:", "sender=", "from=<", "return-path", "envelope-from", "your message", "sent by", "reply to"}
+var senderMarkers = []string{"contact", "please contact", "send mail to", "for further assistance", "mail from:", "mail from:<", "from:<", "from <", "sender ", "sender:", "sender=", "from=<", "return-path", "envelope-from", "your message", "sent by", "reply to"}
 
 // scanText returns the recipients that text names, in order, each with
 // the text chunk that follows it as its diagnostic (a raw, multi-line
