@@ -14,6 +14,12 @@ type rule struct {
 // policy, content and size come before the hard classes, so that a text
 // that speaks of both is never called hard.
 var specificRules = []rule{
+	// The reporting system's own failures: nothing about the address.
+	{ClassOther, []string{
+		"pipe to |", "mailer error", "procmail:", "couldn't create", "internal system error",
+		"local configuration error", "mail loop", "loop detected", "too many hops",
+	}},
+	{ClassOnHold, []string{"on hold"}},
 	// Office 365's directory-based edge blocking: the recipient is not
 	// in the directory. Before the policy rule that "access denied" hits.
 	{ClassUserUnknown, []string{"recipient address rejected: access denied", "recipnotfound", "resolver.adr.recipnotfound"}},
@@ -24,7 +30,7 @@ var specificRules = []rule{
 		"is not accepting any mail", "only accepting mail from specific", "bounced address",
 		"resolver.rst.notauthorized", "this account is protected by", "has restricted sms e-mail",
 		"refuse to receive mail", "sender rejected", "sender address rejected",
-		"access denied",
+		"access denied", "the group you tried to contact",
 	}},
 	{ClassMailboxDisabled, []string{"due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
 	{ClassPolicy, []string{
@@ -86,6 +92,7 @@ var specificRules = []rule{
 		"host or domain name not found", "domain is not", "domain isn't", "no such host",
 		"domain does not accept mail", "does not accept mail", "null mx", "hostname not found",
 		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service",
+		"illegal host/domain", "host/domain name",
 	}},
 	{ClassUserUnknown, []string{
 		"user unknown", "unknown user", "no such user", "no such mailbox", "no such recipient",
@@ -101,7 +108,7 @@ var specificRules = []rule{
 		"unknown mailbox", "user invalid", "is not a known user", "not found in",
 		"invalid final delivery user", "unknown email", "no longer", "unknown account",
 		"no such", "user doesn't", "user does not", "not a known", "undeliverable address",
-		"recipient address rejected", "addressee unknown", "unknown addressee",
+		"addressee unknown", "unknown addressee",
 		"no valid recipients", "no recipients", "no mail box", "unknown alias",
 		"not have an account", "illegal alias", "user is unknown", "invalid-recipient",
 		"mailbox unknown", "unknown recipient", "recipient invalid", "unknown in",
@@ -316,3 +323,17 @@ func isCodeLead(c byte) bool {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// sureUnknown are phrases by which a receiving system says in its own
+// words, not in a filter's, that the mailbox does not exist: an unknown
+// user they name is hard whatever the code and the command.
+var sureUnknown = []string{
+	"address couldn't be found", "the email account that you tried to reach does not exist",
+	"not listed in domino directory", "not listed in public name & address book",
+	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
+	"no mailbox here by that name", "this user doesn't have a", "recipnotfound",
+	"recipientnotfound", "user unknown in virtual mailbox table",
+	"user unknown in local recipient table", "user unknown in relay recipient table",
+	"no such user here", "mailbox does not exist", "user doesn't exist",
+	"remote server returned unknown recipient", "requested action not taken: mailbox unavailable",
+}

@@ -16,7 +16,7 @@ type family struct {
 	// detect are the markers (any one) of the family's body text.
 	detect []string
 	// start are the markers after which the recipients are listed; the
-	// section starts at the first found, else at the detect marker.
+	// section starts at the first found, else at the top.
 	start []string
 	// end are the markers where the returned message or other text that
 	// names no failed recipient begins (with commonEnd).
@@ -129,8 +129,6 @@ func section(f *family, text, lower string) string {
 	start := 0
 	if f != nil {
 		if i, n := indexAny(lower, f.start); i >= 0 {
-			start = i + n
-		} else if i, n := indexAny(lower, f.detect); i >= 0 {
 			start = i + n
 		}
 	}

@@ -181,7 +181,13 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		action = ActionDelayed
 	}
 	for _, c := range cands {
-		rep.Recipients = append(rep.Recipients, finish(c, action, reply(c.diag), c.diag))
+		extra := c.diag
+		if len(cands) == 1 && !strings.Contains(sec, c.diag) {
+			extra += "\n" + sec
+		} else if len(cands) == 1 {
+			extra = sec
+		}
+		rep.Recipients = append(rep.Recipients, finish(c, action, reply(c.diag), extra))
 	}
 	if rep.Type == TypeNone {
 		rep.Type = TypeBounce
@@ -273,7 +279,8 @@ func finish(c cand, action, diag, extra string) Recipient {
 	}
 	r.Hard = action == ActionFailed && strings.HasPrefix(status, "5.") && isHardClass(r.Class)
 	if r.Hard && r.Class == ClassUserUnknown && (explicit || code != "") &&
-		!strings.HasPrefix(status[1:], ".1.1") && !strings.HasPrefix(status[1:], ".1.0") {
+		!(explicit && (strings.HasPrefix(status[1:], ".1.1") || strings.HasPrefix(status[1:], ".1.0"))) &&
+		!containsAny(strings.ToLower(diag), sureUnknown) && !containsAny(strings.ToLower(extra), sureUnknown) {
 		// An unknown user with a generic code is only sure when the
 		// server said so in reply to RCPT TO: after DATA, it is a
 		// filter's refusal, and the address may well exist.
