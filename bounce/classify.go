@@ -40,7 +40,7 @@ var specificRules = []rule{
 		"sender domain", "domain of sender", "relay access denied", "relaying denied",
 		"relay not permitted", "relaying not allowed", "not permitted to relay",
 		"unable to relay", "not allowed to relay", "relay denied", "we do not relay",
-		"no relaying", "relay prohibited", "rate limit", "ratelimit", "rate-limit", "too many connections",
+		"no relaying", "relay prohibited", "rate limit", "ratelimit", "rate-limit", "at a rate", "my name was rejected", "too many connections",
 		"too many messages", "too many recipients", "sending limit", "reverse dns",
 		"ptr record", "rdns", "reverse lookup", "tls required", "must issue a starttls",
 		"encryption required", "requires encryption", "not authorized to send",
@@ -82,6 +82,11 @@ var specificRules = []rule{
 		"expired account", "account has expired", "has been closed", "account closed",
 		"is closed", "has moved", "user moved", "has been terminated", "terminated",
 		"has been removed", "not in use", "inactive",
+	}},
+	// Temporary name service failures, before the unknown domains.
+	{ClassNetwork, []string{
+		"not found, try again", "name server reply", "servfail", "temporary failure in name resolution",
+		"dns timeout", "lookup timed out", "timeout while", "try again later",
 	}},
 	{ClassDomainUnknown, []string{
 		"host unknown", "unknown host", "domain not found", "no such domain",
@@ -328,12 +333,18 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // words, not in a filter's, that the mailbox does not exist: an unknown
 // user they name is hard whatever the code and the command.
 var sureUnknown = []string{
-	"address couldn't be found", "the email account that you tried to reach does not exist",
+	"address couldn't be found",
 	"not listed in domino directory", "not listed in public name & address book",
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
-	"no mailbox here by that name", "this user doesn't have a", "recipnotfound",
-	"recipientnotfound", "user unknown in virtual mailbox table",
-	"user unknown in local recipient table", "user unknown in relay recipient table",
-	"no such user here", "mailbox does not exist", "user doesn't exist",
-	"remote server returned unknown recipient", "requested action not taken: mailbox unavailable",
+	"no mailbox here by that name", "recipnotfound",
+	"recipientnotfound", "remote server returned unknown recipient",
+}
+
+// contextBlocks are phrases that, in the text around a recipient's
+// reply, say the refusal was a block or a policy, whatever the reply's
+// own words: such a recipient is never hard.
+var contextBlocks = []string{
+	"my name was rejected", "blocked", "spamhaus", "blacklist", "blocklist", "spam",
+	"dmarc", "spf", "refused due to", "is listed", "listed on", "reputation",
+	"sender address rejected", "sender rejected", "relay access denied", "relaying denied",
 }

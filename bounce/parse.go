@@ -132,7 +132,7 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 		if chunk == "" && len(cands) == 1 {
 			chunk = text
 		}
-		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk))
+		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk, ""))
 	}
 	return true
 }
@@ -187,7 +187,7 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		} else if len(cands) == 1 {
 			extra = sec
 		}
-		rep.Recipients = append(rep.Recipients, finish(c, action, reply(c.diag), extra))
+		rep.Recipients = append(rep.Recipients, finish(c, action, reply(c.diag), extra, c.diag))
 	}
 	if rep.Type == TypeNone {
 		rep.Type = TypeBounce
@@ -223,8 +223,9 @@ func skipper(m *message) func(string) bool {
 // finish makes a Recipient of a candidate: its action (from the status
 // when the report gave none), status, class and verdict. extra is more
 // text about the recipient, for the class when diag says nothing
-// specific.
-func finish(c cand, action, diag, extra string) Recipient {
+// specific. context, when not empty, is the text around the recipient in
+// a non-standard bounce: a block it speaks of makes the recipient soft.
+func finish(c cand, action, diag, extra, context string) Recipient {
 	diag = oneLine(diag)
 	status := c.status
 	if ds := findStatus(diag); ds != "" && (status == "" || strings.HasSuffix(status, ".0.0") && ds[0] == status[0]) {
@@ -278,13 +279,18 @@ func finish(c cand, action, diag, extra string) Recipient {
 		r.Class = ClassPolicy
 	}
 	r.Hard = action == ActionFailed && strings.HasPrefix(status, "5.") && isHardClass(r.Class)
-	if r.Hard && r.Class == ClassUserUnknown && (explicit || code != "") &&
-		!(explicit && (strings.HasPrefix(status[1:], ".1.1") || strings.HasPrefix(status[1:], ".1.0"))) &&
-		!containsAny(strings.ToLower(diag), sureUnknown) && !containsAny(strings.ToLower(extra), sureUnknown) {
-		// An unknown user with a generic code is only sure when the
-		// server said so in reply to RCPT TO: after DATA, it is a
-		// filter's refusal, and the address may well exist.
-		r.Hard = cmd == "RCPT"
+	if r.Hard && r.Class == ClassUserUnknown {
+		// An unknown user is sure when the status says so (X.1.1, X.1.0),
+		// when the server answered RCPT TO, or in the words of a system
+		// that says so only of missing mailboxes. After DATA, or with a
+		// generic code and no command shown, it may be a filter's
+		// refusal of an address that exists.
+		sure := explicit && (strings.HasPrefix(status[1:], ".1.1") || strings.HasPrefix(status[1:], ".1.0")) ||
+			cmd == "RCPT" || containsAny(strings.ToLower(diag), sureUnknown) || containsAny(strings.ToLower(extra), sureUnknown)
+		r.Hard = sure && cmd != "DATA"
+	}
+	if r.Hard && context != "" && containsAny(strings.ToLower(context), contextBlocks) {
+		r.Hard = false
 	}
 	return r
 }
