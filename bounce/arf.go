@@ -92,3 +92,27 @@ func appendUnique(list []string, a string) []string {
 	}
 	return append(list, a)
 }
+
+// readFeedbackLoop reads the complaints that are not ARF: Microsoft's
+// JMRP (the returned message carries X-HmXmrOriginalRecipient) and
+// Apple Mail's unsubscribe requests (X-Apple-Unsubscribe: true, whose
+// recipient is the From). It reports whether m was one.
+func readFeedbackLoop(m *message, rep *Report) bool {
+	for _, h := range m.returned {
+		if v := h.get("X-HmXmrOriginalRecipient"); v != "" {
+			if a := cleanAddress(v); a != "" {
+				rep.Type, rep.Format, rep.FeedbackType = TypeComplaint, "jmrp", "abuse"
+				rep.Recipients = append(rep.Recipients, Recipient{Address: a, Action: ActionDelivered, Class: ClassComplaint, Diagnostic: "abuse"})
+				return true
+			}
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(m.hdr.get("X-Apple-Unsubscribe")), "true") {
+		if a := listAddresses(m.hdr.get("From")); len(a) > 0 {
+			rep.Type, rep.Format, rep.FeedbackType = TypeComplaint, "apple-unsubscribe", "unsubscribe"
+			rep.Recipients = append(rep.Recipients, Recipient{Address: a[0], Action: ActionDelivered, Class: ClassComplaint, Diagnostic: "unsubscribe"})
+			return true
+		}
+	}
+	return false
+}

@@ -60,7 +60,6 @@ var specificRules = []rule{
 		"virus", "malware", "infected", "trojan", "attachment", "content rejected",
 		"message content", "content filter", "content policy", "prohibited content",
 		"forbidden content", "executable", "file type", "filetype", "bad content",
-		"contains a", "message body", "mime",
 	}},
 	{ClassMailboxFull, []string{
 		"quota", "mailbox full", "mailbox is full", "mailbox_full", "mailbox size limit",
@@ -81,12 +80,13 @@ var specificRules = []rule{
 		"no longer in use", "no longer available", "not active", "account expired",
 		"expired account", "account has expired", "has been closed", "account closed",
 		"is closed", "has moved", "user moved", "has been terminated", "terminated",
-		"has been removed", "not in use", "inactive",
+		"has been removed", "not in use", "inactive", "is frozen", "account is locked",
 	}},
 	// Temporary name service failures, before the unknown domains.
 	{ClassNetwork, []string{
 		"not found, try again", "name server reply", "servfail", "temporary failure in name resolution",
 		"dns timeout", "lookup timed out", "timeout while", "try again later",
+		"remote protocol error", "connection reset",
 	}},
 	{ClassDomainUnknown, []string{
 		"host unknown", "unknown host", "domain not found", "no such domain",

@@ -60,6 +60,9 @@ func analyze(m *message) *Report {
 		parseARF(m, body, rep)
 		return rep
 	}
+	if readFeedbackLoop(m, rep) || readSESJSON(text, rep) {
+		return rep
+	}
 	lower := lowerASCII(text)
 	fam := findFamily(lower)
 	if readDSN(m, rep, text, lower, fam) {
@@ -98,6 +101,24 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 		cands = append(cands, cs...)
 		if rep.ReportingMTA == "" {
 			rep.ReportingMTA = mta
+		}
+	}
+	if len(cands) == 0 {
+		// A report quoted in a text body (a relay that wrapped it).
+		if i := strings.Index(lower, "content-type: message/delivery-status"); i >= 0 {
+			block := text[i:]
+			if j := strings.Index(block, "\n\n"); j >= 0 {
+				block = block[j:]
+				if k := strings.Index(block, "\n--"); k >= 0 {
+					block = block[:k]
+				}
+				var mta string
+				cands, mta = parseDSN([]byte(block))
+				if rep.ReportingMTA == "" {
+					rep.ReportingMTA = mta
+				}
+				text, lower = text[:i], lower[:i]
+			}
 		}
 	}
 	if len(cands) == 0 {
@@ -285,7 +306,7 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		// that says so only of missing mailboxes. After DATA, or with a
 		// generic code and no command shown, it may be a filter's
 		// refusal of an address that exists.
-		sure := explicit && (strings.HasPrefix(status[1:], ".1.1") || strings.HasPrefix(status[1:], ".1.0")) ||
+		sure := explicit && (strings.HasPrefix(status[1:], ".1.1") || strings.HasPrefix(status[1:], ".1.0") || strings.HasPrefix(status[1:], ".2.1")) ||
 			cmd == "RCPT" || containsAny(strings.ToLower(diag), sureUnknown) || containsAny(strings.ToLower(extra), sureUnknown)
 		r.Hard = sure && cmd != "DATA"
 	}
@@ -438,7 +459,7 @@ func smtpCommand(s string) string {
 	switch {
 	case containsWord(s, "DATA") || strings.Contains(lower, "end of data") || strings.Contains(lower, "after data"):
 		return "DATA"
-	case containsWord(s, "RCPT") || strings.Contains(lower, "rcpt to"):
+	case containsWord(s, "RCPT") || strings.Contains(lower, "rcpt to") || strings.Contains(lower, "does not like recipient"):
 		return "RCPT"
 	case strings.Contains(lower, "mail from:") || strings.Contains(lower, "mail from command"):
 		return "MAIL"

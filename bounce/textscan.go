@@ -55,6 +55,9 @@ func scanText(text string, skip func(string) bool) []cand {
 			continue
 		}
 		line := strings.ToLower(strings.TrimLeft(text[lineStart:start], " \t>|"))
+		if strings.IndexByte(line, 0x1b) >= 0 {
+			continue // inside ISO-2022-JP text: an address quoted in prose
+		}
 		if hasAnyPrefix(line, headerLinePrefixes) || hasAnySuffix(strings.TrimRight(line, " \t<\"'"), senderMarkers) {
 			continue
 		}
