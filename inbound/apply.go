@@ -125,7 +125,7 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 	out.Events = evs
 	if rc.opts.OnEvent != nil {
 		for _, e := range evs {
-			rc.opts.OnEvent(e)
+			rc.opts.OnEvent(ctx, e)
 		}
 	}
 	return out, nil

@@ -68,9 +68,10 @@ type Options struct {
 
 	// OnEvent, when not nil, receives each event a report proves
 	// (hard_bounce, soft_bounce, spam, deferral), from the goroutine
-	// handling the message; it must be safe for concurrent use. An
-	// events.Recorder's OnEvent fits.
-	OnEvent func(postroom.Event)
+	// handling the message, with Serve's or Handle's ctx; it must be safe
+	// for concurrent use. An events.Recorder's OnEvent fits, as it does
+	// postroom.Options.OnEvent.
+	OnEvent func(ctx context.Context, e postroom.Event)
 
 	// Hostname is the name the server gives in its greeting. Empty means
 	// VERP.Domain.

@@ -9,5 +9,9 @@ import (
 // newSuppressions is the suppression list the tests observe into.
 func newSuppressions(t *testing.T) *suppression.Memory {
 	t.Helper()
-	return suppression.NewMemory()
+	m, err := suppression.NewMemory(suppression.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
