@@ -69,7 +69,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 // OnEvent records e when it is a send event with a send id; it ignores
 // every other event. It is meant as postroom.Options.OnEvent (or to be
 // called from it), and is safe for concurrent use.
-func (m *Memory) OnEvent(e postroom.Event) {
+func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	if e.Type != postroom.EventSend {
 		return
 	}

@@ -28,7 +28,8 @@ type RecorderOptions struct {
 	// next OnEvent writes the buffer. Zero means DefaultFlushAfter.
 	FlushAfter time.Duration
 
-	// FlushTimeout bounds a write that OnEvent makes (it has no ctx).
+	// FlushTimeout bounds a write that OnEvent makes; the write does not
+	// end with the call's ctx (a cancelled call's sends happened).
 	// Zero means DefaultFlushTimeout.
 	FlushTimeout time.Duration
 
@@ -105,7 +106,7 @@ func (s *SQL) NewRecorder(opts RecorderOptions) (*Recorder, error) {
 // OnEvent buffers e, and writes the buffer when it is full or old enough
 // (see Recorder); after a failed write it waits FlushAfter before the
 // next, so that a database that is down does not stall every event.
-func (r *Recorder) OnEvent(e postroom.Event) {
+func (r *Recorder) OnEvent(ctx context.Context, e postroom.Event) {
 	now := r.opts.Now()
 	if e.At.IsZero() {
 		e.At = now
@@ -124,7 +125,9 @@ func (r *Recorder) OnEvent(e postroom.Event) {
 	if batch == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.opts.FlushTimeout)
+	// The events of a call that was cancelled still happened: record
+	// them within FlushTimeout whatever ctx says.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.FlushTimeout)
 	defer cancel()
 	if err := r.write(ctx, batch); err != nil {
 		r.opts.Logger.Error("events: recording a batch failed; kept for the next", "events", len(batch), "err", err)
