@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/postroom/postroom/internal/pgtest"
 )
 
-// TestMain runs the package's tests, then fails if any goroutine they
-// started is still running: Serve must leave none behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain stops the test PostgreSQL server, then fails if any goroutine
+// the tests started is still running: Serve must leave none behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
