@@ -110,6 +110,11 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		return out, nil
 	}
 
+	if len(evs) == 0 {
+		// The recipient is named, but only as delivered, relayed, ...
+		out.Verdict = VerdictNoAction
+		return out, nil
+	}
 	out.Verdict = VerdictRecorded
 	if rc.opts.Suppressions != nil {
 		for _, o := range obs {
