@@ -13,7 +13,9 @@
 //   - SQL keeps every event in one PostgreSQL table (postroom_events,
 //     created by MigrateSQL), written in batches by a Recorder (one COPY
 //     per batch, never one INSERT per recipient) and read back by account
-//     with a cursor (SQL.List), or by send id (SQL.Send).
+//     with a cursor (SQL.List), by send id (SQL.Send), or as the latest
+//     later event of many sends at once (SQL.After: a bounce that came
+//     back after a queued call's result).
 //
 // Both satisfy Sends, the lookup package inbound uses to prove a bounce.
 //

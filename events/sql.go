@@ -176,6 +176,46 @@ func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
 	return snd, true, nil
 }
 
+// After returns, for each of sendIDs that has one, the latest event
+// recorded about it after it was sent (hard_bounce, soft_bounce, spam,
+// unsub, deferral; not send), in one query whatever their number: what a
+// queued call's status shows beside each recipient's result. Ids that are
+// not send ids are ignored.
+func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.Event, error) {
+	ids := make([]string, 0, len(sendIDs))
+	for _, id := range sendIDs {
+		if id = normalizeID(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	out := make(map[string]postroom.Event)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT DISTINCT ON (send_id) send_id, account_id, event, email, reason, status, diagnostic, at
+		FROM postroom_events
+		WHERE send_id = ANY($1) AND event <> 'send'
+		ORDER BY send_id, at DESC, id DESC`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("events: after: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e postroom.Event
+		var typ string
+		if err := rows.Scan(&e.SendID, &e.AccountID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.At); err != nil {
+			return nil, fmt.Errorf("events: after: %w", err)
+		}
+		e.Type = postroom.EventType(typ)
+		out[e.SendID] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: after: %w", err)
+	}
+	return out, nil
+}
+
 // Prune deletes the events older than before and returns how many it
 // deleted. Run it from the application's own schedule.
 func (s *SQL) Prune(ctx context.Context, before time.Time) (int64, error) {

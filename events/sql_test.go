@@ -109,6 +109,18 @@ func TestSQLRecordListSend(t *testing.T) {
 		t.Errorf("List with a bad cursor: %v, want ErrBadCursor", err)
 	}
 
+	// After: the latest later event per send id, sends left out.
+	if err := s.Record(ctx, []postroom.Event{{Type: postroom.EventDeferral, SendID: id(3), AccountID: "a", Email: "u3@example.net", At: now.Add(-time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	later, err := s.After(ctx, []string{id(0), id(3), id(5), "junk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(later) != 2 || later[id(0)].Type != postroom.EventHardBounce || later[id(0)].Status != "5.1.1" || later[id(3)].Type != postroom.EventDeferral {
+		t.Errorf("After = %+v", later)
+	}
+
 	// Send: found within Retention (23.5 h), by send events only.
 	for _, tc := range []struct {
 		n     int

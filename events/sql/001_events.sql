@@ -22,4 +22,7 @@ CREATE INDEX postroom_events_account ON postroom_events (account_id, xid, id);
 -- The lookup of a send by its id (package inbound proves bounces with it).
 CREATE INDEX postroom_events_send ON postroom_events (send_id) WHERE event = 'send';
 
+-- What happened to a send later (SQL.After: a queued call's status).
+CREATE INDEX postroom_events_later ON postroom_events (send_id) WHERE event <> 'send';
+
 CREATE INDEX postroom_events_at ON postroom_events (at);
