@@ -336,7 +336,7 @@ var sureUnknown = []string{
 	"address couldn't be found",
 	"not listed in domino directory", "not listed in public name & address book",
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
-	"no mailbox here by that name", "recipnotfound",
+	"no mailbox here by that name", "recipnotfound", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
 }
 

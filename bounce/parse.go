@@ -306,9 +306,11 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		// that says so only of missing mailboxes. After DATA, or with a
 		// generic code and no command shown, it may be a filter's
 		// refusal of an address that exists.
-		sure := explicit && (strings.HasPrefix(status[1:], ".1.1") || strings.HasPrefix(status[1:], ".1.0") || strings.HasPrefix(status[1:], ".2.1")) ||
-			cmd == "RCPT" || containsAny(strings.ToLower(diag), sureUnknown) || containsAny(strings.ToLower(extra), sureUnknown)
-		r.Hard = sure && cmd != "DATA"
+		sub := status[1:]
+		byStatus := explicit && (strings.HasPrefix(sub, ".1.1") || strings.HasPrefix(sub, ".1.0") ||
+			strings.HasPrefix(sub, ".1.6"))
+		byWords := containsAny(strings.ToLower(diag), sureUnknown) || containsAny(strings.ToLower(extra), sureUnknown)
+		r.Hard = byStatus || byWords || cmd == "RCPT"
 	}
 	if r.Hard && context != "" && containsAny(strings.ToLower(context), contextBlocks) {
 		r.Hard = false
