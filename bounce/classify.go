@@ -30,8 +30,9 @@ var specificRules = []rule{
 		"is not accepting any mail", "only accepting mail from specific", "bounced address",
 		"resolver.rst.notauthorized", "this account is protected by", "has restricted sms e-mail",
 		"refuse to receive mail", "sender rejected", "sender address rejected",
-		"access denied", "the group you tried to contact",
+		"the group you tried to contact",
 	}},
+	{ClassTemporary, []string{"greylist", "graylist", "grey-list", "gray-list", "greylisted"}},
 	{ClassMailboxDisabled, []string{"due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
 	{ClassPolicy, []string{
 		"dmarc", "spf", "dkim", "sender policy framework", "unauthenticated",
@@ -45,7 +46,6 @@ var specificRules = []rule{
 		"ptr record", "rdns", "reverse lookup", "tls required", "must issue a starttls",
 		"encryption required", "requires encryption", "not authorized to send",
 		"restricted to", "not accepting mail from", "unauthorized sender",
-		"greylist", "graylist", "grey-list", "gray-list",
 	}},
 	{ClassSpamBlocked, []string{
 		"spamhaus", "spamcop", "barracuda", "sorbs", "dnsbl", "rbl", "blacklist",
@@ -56,6 +56,7 @@ var specificRules = []rule{
 		"your ip", "your host", "mail from your", "suspicious", "abuse",
 		"not accepted due to", "complaints", "poor quality", "tss04", "tsss",
 	}},
+	{ClassPolicy, []string{"access denied"}},
 	{ClassContent, []string{
 		"virus", "malware", "infected", "trojan", "attachment", "content rejected",
 		"message content", "content filter", "content policy", "prohibited content",
@@ -336,7 +337,7 @@ var sureUnknown = []string{
 	"address couldn't be found",
 	"not listed in domino directory", "not listed in public name & address book",
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
-	"no mailbox here by that name", "recipnotfound", "delivery error: dd this user doesn't have a",
+	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
 }
 

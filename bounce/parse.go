@@ -180,7 +180,7 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 			c := cand{final: a, diag: sec}
 			for _, s := range cands {
 				if strings.EqualFold(s.final, a) {
-					c.diag = s.diag
+					c.diag, c.orig = s.diag, s.orig
 				}
 			}
 			named = append(named, c)
@@ -298,6 +298,10 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		// Refused at MAIL FROM: the sender is the subject, not the
 		// recipient ("Unroutable sender address").
 		r.Class = ClassPolicy
+	}
+	if action == ActionFailed && status[0] == '4' && (r.Class == ClassNetwork || r.Class == ClassOther) {
+		// A temporary failure reported as final: the server gave up.
+		r.Class = ClassExpired
 	}
 	r.Hard = action == ActionFailed && strings.HasPrefix(status, "5.") && isHardClass(r.Class)
 	if r.Hard && r.Class == ClassUserUnknown {
@@ -440,9 +444,14 @@ var bounceSubjects = []string{
 	"mail returned", "bounced mail", "message delivery", "rejected:",
 }
 
-// bounceSubject reports whether subject is a bounce's.
+// bounceSubject reports whether subject is a bounce's (not a person's
+// reply to or forward of one).
 func bounceSubject(subject string) bool {
-	return containsAny(strings.ToLower(subject), bounceSubjects)
+	s := strings.ToLower(strings.TrimSpace(subject))
+	if hasAnyPrefix(s, []string{"fwd:", "fw:", "re:", "wg:", "tr:", "aw:", "rv:", "sv:", "vs:"}) {
+		return false
+	}
+	return containsAny(s, bounceSubjects)
 }
 
 // delaySubject reports whether subject is a delay warning's.

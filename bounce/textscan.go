@@ -29,7 +29,7 @@ var senderMarkers = []string{"contact", "please contact", "send mail to", "for f
 // skip is true.
 func scanText(text string, skip func(string) bool) []cand {
 	type occ struct {
-		addr       string
+		addr, orig string
 		start, end int // of the chunk
 	}
 	var occs []occ
@@ -55,6 +55,14 @@ func scanText(text string, skip func(string) bool) []cand {
 			continue
 		}
 		line := strings.ToLower(strings.TrimLeft(text[lineStart:start], " \t>|"))
+		if n := len(occs); n > 0 && hasAnySuffix(strings.TrimRight(line, " \t<\"'"), []string{"generated from", "expanded from"}) {
+			// Exim's "(generated from alias)", Postfix's "(expanded
+			// from <alias>)": the address the sender used.
+			if occs[n-1].orig == "" {
+				occs[n-1].orig = addr
+			}
+			continue
+		}
 		if strings.IndexByte(line, 0x1b) >= 0 {
 			continue // inside ISO-2022-JP text: an address quoted in prose
 		}
@@ -86,7 +94,7 @@ func scanText(text string, skip func(string) bool) []cand {
 			}
 		}
 		if !merged {
-			out = append(out, cand{final: o.addr, diag: chunk})
+			out = append(out, cand{final: o.addr, orig: o.orig, diag: chunk})
 		}
 	}
 	return out

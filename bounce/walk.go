@@ -175,7 +175,7 @@ func (w *walker) entity(depth int, returned, top bool) header {
 	encoded := cte == "base64" || cte == "quoted-printable"
 	switch {
 	case strings.HasPrefix(ctype, "multipart/") && params["boundary"] != "" && depth < maxDepth:
-		if ctype == "multipart/report" && w.msg.report == "" {
+		if ctype == "multipart/report" && w.msg.report == "" && !returned {
 			w.msg.report = strings.ToLower(params["report-type"])
 			if w.msg.report == "" {
 				w.msg.report = "?"
