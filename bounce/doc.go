@@ -53,7 +53,9 @@
 //	                         greylisting, other refusals
 //	content            no    virus, forbidden attachment, content refused   X.6.x
 //	message-too-large  no    the message exceeds a size limit               X.2.3, X.3.4
-//	expired            no    queue lifetime exceeded, gave up retrying      X.4.7
+//	expired            no    queue lifetime exceeded, gave up retrying      X.4.7, and a
+//	                         (a failed recipient with a 4.x.x network       failed 4.x.x
+//	                         or unknown cause)
 //	network            no    no route, connection refused or timed out,     X.4.x
 //	                         temporary DNS failure
 //	temporary          no    another 4.x.x
