@@ -97,7 +97,7 @@ var specificRules = []rule{
 		"domain unknown", "unknown domain", "bad destination system", "host not found",
 		"host or domain name not found", "domain is not", "domain isn't", "no such host",
 		"domain does not accept mail", "does not accept mail", "null mx", "hostname not found",
-		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service",
+		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service", "find a mail exchanger", "find any host named",
 		"illegal host/domain", "host/domain name",
 	}},
 	{ClassUserUnknown, []string{

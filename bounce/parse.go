@@ -253,6 +253,12 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		status = ds
 	}
 	code := findReplyCode(" " + diag)
+	if status == "" && code == "" && extra != "" {
+		// The reply is elsewhere in the text about this recipient
+		// ("Could not be delivered because of 550 5.1.1 User unknown"
+		// above the address).
+		status = findStatus(extra)
+	}
 	if action == "" {
 		switch {
 		case status != "":
