@@ -104,21 +104,26 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 		}
 	}
 	if len(cands) == 0 {
-		// A report quoted in a text body (a relay that wrapped it).
-		if i := strings.Index(lower, "content-type: message/delivery-status"); i >= 0 {
-			block := text[i:]
-			if j := strings.Index(block, "\n\n"); j >= 0 {
-				block = block[j:]
-				if k := strings.Index(block, "\n--"); k >= 0 {
-					block = block[:k]
-				}
-				var mta string
-				cands, mta = parseDSN([]byte(block))
-				if rep.ReportingMTA == "" {
-					rep.ReportingMTA = mta
-				}
-				text, lower = text[:i], lower[:i]
+		// A report quoted in a text body (a relay that wrapped it, or a
+		// multipart whose boundaries are gone).
+		i := strings.Index(lower, "\nfinal-recipient:")
+		if j := strings.Index(lower, "\noriginal-recipient:"); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i >= 0 {
+			if j := strings.LastIndex(lower[:i], "\nreporting-mta:"); j >= 0 {
+				i = j
 			}
+			block := text[i:]
+			if k := strings.Index(block, "\n--"); k >= 0 {
+				block = block[:k]
+			}
+			var mta string
+			cands, mta = parseDSN([]byte(block))
+			if rep.ReportingMTA == "" {
+				rep.ReportingMTA = mta
+			}
+			text, lower = text[:i], lower[:i]
 		}
 	}
 	if len(cands) == 0 {
@@ -171,6 +176,11 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 	cands := scanText(sec, skip)
 	if len(cands) == 0 && fam != nil {
 		cands = scanText(section(nil, text, lower), skip)
+	}
+	if len(cands) == 0 {
+		// A bounce of a message sent to oneself names the report's own
+		// addresses: only the VERP addresses stay skipped.
+		cands = scanText(sec, func(a string) bool { return SendIDFrom(a) != "" })
 	}
 	if failed := listAddresses(m.hdr.get("X-Failed-Recipients")); len(failed) > 0 {
 		// Exim and Google name the failed recipients in a header: they
