@@ -125,6 +125,7 @@ var specificRules = []rule{
 		"retry timeout exceeded", "retry time not reached", "expired", "too long",
 		"could not be delivered within", "delivery time", "timeout exceeded",
 		"giving up", "in the queue", "queue lifetime", "maximum time", "has not been delivered",
+		"failing for a long time", "retry timeout",
 		"were not delivered", "was not delivered", "unable to deliver for",
 	}},
 	{ClassNetwork, []string{
@@ -133,7 +134,7 @@ var specificRules = []rule{
 		"connection closed", "could not connect", "unable to connect", "couldn't connect",
 		"failed to connect", "conversation with", "broken pipe", "servfail", "try again,",
 		"temporary failure in name resolution", "dns lookup", "dns error", "connect to",
-		"name resolution", "resolver", "tls handshake",
+		"name resolution", "resolver", "tls handshake", "not reachable",
 	}},
 }
 
@@ -270,10 +271,16 @@ func classStatus(d byte, class string) string {
 // findStatus returns the first enhanced status code (class 2, 4 or 5,
 // subject 0-7) in s that stands alone (not part of a longer dotted
 // number), or "".
-func findStatus(s string) string {
+func findStatus(s string) string { return scanStatus(s, false) }
+
+// findFailStatus is findStatus for 4.x.x and 5.x.x codes only: a
+// transcript's "250 2.1.5 Ok" before the failure is no answer.
+func findFailStatus(s string) string { return scanStatus(s, true) }
+
+func scanStatus(s string, failOnly bool) string {
 	for i := 0; i+5 <= len(s); i++ {
 		c := s[i]
-		if c != '2' && c != '4' && c != '5' {
+		if c != '2' && c != '4' && c != '5' || failOnly && c == '2' {
 			continue
 		}
 		if i > 0 && (isDigit(s[i-1]) || s[i-1] == '.') {
@@ -304,10 +311,15 @@ func findStatus(s string) string {
 
 // findReplyCode returns the first SMTP reply code (2xx, 4xx, 5xx) in s
 // that stands alone as a word, or "".
-func findReplyCode(s string) string {
+func findReplyCode(s string) string { return scanReplyCode(s, false) }
+
+// findFailReplyCode is findReplyCode for 4xx and 5xx codes only.
+func findFailReplyCode(s string) string { return scanReplyCode(s, true) }
+
+func scanReplyCode(s string, failOnly bool) string {
 	for i := 0; i+3 <= len(s); i++ {
 		c := s[i]
-		if c != '2' && c != '4' && c != '5' {
+		if c != '2' && c != '4' && c != '5' || failOnly && c == '2' {
 			continue
 		}
 		if i > 0 && !isCodeLead(s[i-1]) {

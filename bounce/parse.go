@@ -259,15 +259,19 @@ func skipper(m *message) func(string) bool {
 func finish(c cand, action, diag, extra, context string) Recipient {
 	diag = oneLine(diag)
 	status := c.status
-	if ds := findStatus(diag); ds != "" && (status == "" || strings.HasSuffix(status, ".0.0") && ds[0] == status[0]) {
+	find, findCode := findFailStatus, findFailReplyCode
+	if action != "" && action != ActionFailed && action != ActionDelayed {
+		find, findCode = findStatus, findReplyCode
+	}
+	if ds := find(diag); ds != "" && (status == "" || strings.HasSuffix(status, ".0.0") && ds[0] == status[0]) {
 		status = ds
 	}
-	code := findReplyCode(" " + diag)
+	code := findCode(" " + diag)
 	if status == "" && code == "" && extra != "" {
 		// The reply is elsewhere in the text about this recipient
 		// ("Could not be delivered because of 550 5.1.1 User unknown"
 		// above the address).
-		status = findStatus(extra)
+		status = find(extra)
 	}
 	if action == "" {
 		switch {
