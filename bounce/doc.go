@@ -113,10 +113,11 @@
 // human-readable and report parts come first in every shape it knows, so
 // what follows (the returned message's body, attachments) is not needed.
 // It keeps at most 64 KiB of each header block, 128 KiB of each leaf part
-// and 512 KiB of all parts together, 64 parts, and follows multiparts and
-// returned messages 8 levels deep; the rest is read and dropped as it
-// goes, line by line (lines are read in pieces of at most 8 KiB). So
-// the memory a Parse takes is bounded whatever the message's size.
+// and 512 KiB of all parts together, 64 parts and 1,000 recipients, and
+// follows multiparts and returned messages 8 levels deep; the rest is
+// read and dropped as it goes, line by line (lines are read in pieces of
+// at most 8 KiB). So the memory a Parse takes is bounded whatever the
+// message's size.
 //
 // # What it does not do
 //

@@ -36,7 +36,7 @@ func parseDSN(body []byte) (cands []cand, reportingMTA string) {
 	blocks := fieldBlocks(body, maxHeaderBytes)
 	var cur *cand
 	flush := func() {
-		if cur != nil && cur.address() != "" {
+		if cur != nil && cur.address() != "" && len(cands) < maxRecipients {
 			cands = append(cands, *cur)
 		}
 		cur = nil
@@ -211,14 +211,15 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 	// human-readable part; every recipient takes from it the SMTP
 	// command its reply answered, when the report's part does not say.
 	scanned := scanText(section(fam, text, lower), func(string) bool { return false })
+	chunks := make(map[string]string, len(scanned))
+	for _, s := range scanned {
+		chunks[strings.ToLower(s.final)] = s.diag
+	}
 	for i := range cands {
 		c := &cands[i]
-		chunk := ""
-		for _, s := range scanned {
-			if strings.EqualFold(s.final, c.final) || strings.EqualFold(s.final, c.orig) {
-				chunk = s.diag
-				break
-			}
+		chunk, ok := chunks[strings.ToLower(c.final)]
+		if !ok {
+			chunk = chunks[strings.ToLower(c.orig)]
 		}
 		if chunk == "" && len(cands) == 1 && len(scanned) == 1 {
 			chunk = scanned[0].diag

@@ -118,3 +118,44 @@ func TestParseReadBound(t *testing.T) {
 		t.Fatalf("read %d bytes, bound %d", cr.n, maxRead)
 	}
 }
+
+// TestParseRecipientBound: a bounce naming thousands of addresses, in
+// its text and in its report, lists at most maxRecipients.
+func TestParseRecipientBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("From: MAILER-DAEMON@x.example\nSubject: failure notice\nContent-Type: multipart/report; boundary=x\n\n--x\nContent-Type: text/plain\n\n")
+	for i := 0; i < 3000; i++ {
+		b.WriteString("u" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + itoa(i) + "@example.com: 550 5.1.1 user unknown\n")
+	}
+	b.WriteString("--x--\n")
+	rep, err := Parse(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recipients) == 0 || len(rep.Recipients) > maxRecipients {
+		t.Fatalf("%d recipients, want 1 to %d", len(rep.Recipients), maxRecipients)
+	}
+	b.Reset()
+	b.WriteString("Subject: x\nContent-Type: multipart/report; boundary=x\n\n--x\nContent-Type: message/delivery-status\n\n")
+	for i := 0; i < 3000; i++ {
+		b.WriteString("Final-Recipient: rfc822; u" + itoa(i) + "@example.com\nAction: failed\nStatus: 5.1.1\n\n")
+	}
+	rep, err = Parse(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recipients) != maxRecipients {
+		t.Fatalf("%d recipients, want %d", len(rep.Recipients), maxRecipients)
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; i > 0; i /= 10 {
+		d = append([]byte{byte('0' + i%10)}, d...)
+	}
+	return string(d)
+}

@@ -31,6 +31,8 @@ const (
 	maxDepth = 8
 	// maxLine is the longest line read as one; longer lines are cut.
 	maxLine = 8 << 10
+	// maxRecipients is the most recipients a Report lists.
+	maxRecipients = 1000
 )
 
 // part is one leaf of the message.
