@@ -33,7 +33,7 @@ var specificRules = []rule{
 		"the group you tried to contact",
 	}},
 	{ClassTemporary, []string{"greylist", "graylist", "grey-list", "gray-list", "greylisted"}},
-	{ClassMailboxDisabled, []string{"due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
+	{ClassMailboxDisabled, []string{"recipient account is blocked", "account has been blocked", "account is blocked", "due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
 	{ClassPolicy, []string{
 		"dmarc", "spf", "dkim", "sender policy framework", "unauthenticated",
 		"authentication", "not authenticated", "sender address rejected",
@@ -86,7 +86,7 @@ var specificRules = []rule{
 	// Temporary name service failures, before the unknown domains.
 	{ClassNetwork, []string{
 		"not found, try again", "name server reply", "servfail", "temporary failure in name resolution",
-		"dns timeout", "lookup timed out", "timeout while", "try again later",
+		"dns timeout", "lookup timed out", "timeout while",
 		"remote protocol error", "connection reset",
 	}},
 	{ClassDomainUnknown, []string{
