@@ -166,20 +166,22 @@ func (j *job) suppress(ctx context.Context) error {
 	if len(listed) == 0 {
 		return nil
 	}
+	k := 0 // addrs[k] is recipient i's address
 	for i := range rs {
 		if rs[i].Status != "" {
 			continue
 		}
-		if s := listed[strings.ToLower(j.address(i))]; s != nil {
+		if s := listed[addrs[k]]; s != nil {
 			rs[i] = s.outcome().result(j.call.Recipients[i].Email, "")
 		}
+		k++
 	}
 	if len(j.bcc) == 0 {
 		return nil
 	}
 	kept := make([]string, 0, len(j.bcc))
-	for _, b := range j.bcc {
-		s := listed[strings.ToLower(b)]
+	for n, b := range j.bcc {
+		s := listed[addrs[k+n]]
 		if s == nil {
 			kept = append(kept, b)
 			continue

@@ -59,6 +59,9 @@ func decodeXtext(s string) string {
 		}
 		b.WriteByte(s[i])
 	}
+	if !utf8.ValidString(b.String()) {
+		return s // "+ab12" was a plain '+', not an escape
+	}
 	return b.String()
 }
 

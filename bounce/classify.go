@@ -30,9 +30,10 @@ var specificRules = []rule{
 		"is not accepting any mail", "only accepting mail from specific", "bounced address",
 		"resolver.rst.notauthorized", "this account is protected by", "has restricted sms e-mail",
 		"refuse to receive mail", "sender rejected", "sender address rejected",
-		"access denied", "the group you tried to contact",
+		"the group you tried to contact",
 	}},
-	{ClassMailboxDisabled, []string{"due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
+	{ClassTemporary, []string{"greylist", "graylist", "grey-list", "gray-list", "greylisted"}},
+	{ClassMailboxDisabled, []string{"recipient account is blocked", "account has been blocked", "account is blocked", "due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},
 	{ClassPolicy, []string{
 		"dmarc", "spf", "dkim", "sender policy framework", "unauthenticated",
 		"authentication", "not authenticated", "sender address rejected",
@@ -45,7 +46,6 @@ var specificRules = []rule{
 		"ptr record", "rdns", "reverse lookup", "tls required", "must issue a starttls",
 		"encryption required", "requires encryption", "not authorized to send",
 		"restricted to", "not accepting mail from", "unauthorized sender",
-		"greylist", "graylist", "grey-list", "gray-list",
 	}},
 	{ClassSpamBlocked, []string{
 		"spamhaus", "spamcop", "barracuda", "sorbs", "dnsbl", "rbl", "blacklist",
@@ -56,6 +56,7 @@ var specificRules = []rule{
 		"your ip", "your host", "mail from your", "suspicious", "abuse",
 		"not accepted due to", "complaints", "poor quality", "tss04", "tsss",
 	}},
+	{ClassPolicy, []string{"access denied"}},
 	{ClassContent, []string{
 		"virus", "malware", "infected", "trojan", "attachment", "content rejected",
 		"message content", "content filter", "content policy", "prohibited content",
@@ -85,7 +86,7 @@ var specificRules = []rule{
 	// Temporary name service failures, before the unknown domains.
 	{ClassNetwork, []string{
 		"not found, try again", "name server reply", "servfail", "temporary failure in name resolution",
-		"dns timeout", "lookup timed out", "timeout while", "try again later",
+		"dns timeout", "lookup timed out", "timeout while",
 		"remote protocol error", "connection reset",
 	}},
 	{ClassDomainUnknown, []string{
@@ -96,7 +97,7 @@ var specificRules = []rule{
 		"domain unknown", "unknown domain", "bad destination system", "host not found",
 		"host or domain name not found", "domain is not", "domain isn't", "no such host",
 		"domain does not accept mail", "does not accept mail", "null mx", "hostname not found",
-		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service",
+		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service", "find a mail exchanger", "find any host named",
 		"illegal host/domain", "host/domain name",
 	}},
 	{ClassUserUnknown, []string{
@@ -124,6 +125,7 @@ var specificRules = []rule{
 		"retry timeout exceeded", "retry time not reached", "expired", "too long",
 		"could not be delivered within", "delivery time", "timeout exceeded",
 		"giving up", "in the queue", "queue lifetime", "maximum time", "has not been delivered",
+		"failing for a long time", "retry timeout",
 		"were not delivered", "was not delivered", "unable to deliver for",
 	}},
 	{ClassNetwork, []string{
@@ -132,7 +134,7 @@ var specificRules = []rule{
 		"connection closed", "could not connect", "unable to connect", "couldn't connect",
 		"failed to connect", "conversation with", "broken pipe", "servfail", "try again,",
 		"temporary failure in name resolution", "dns lookup", "dns error", "connect to",
-		"name resolution", "resolver", "tls handshake",
+		"name resolution", "resolver", "tls handshake", "not reachable",
 	}},
 }
 
@@ -269,10 +271,16 @@ func classStatus(d byte, class string) string {
 // findStatus returns the first enhanced status code (class 2, 4 or 5,
 // subject 0-7) in s that stands alone (not part of a longer dotted
 // number), or "".
-func findStatus(s string) string {
+func findStatus(s string) string { return scanStatus(s, false) }
+
+// findFailStatus is findStatus for 4.x.x and 5.x.x codes only: a
+// transcript's "250 2.1.5 Ok" before the failure is no answer.
+func findFailStatus(s string) string { return scanStatus(s, true) }
+
+func scanStatus(s string, failOnly bool) string {
 	for i := 0; i+5 <= len(s); i++ {
 		c := s[i]
-		if c != '2' && c != '4' && c != '5' {
+		if c != '2' && c != '4' && c != '5' || failOnly && c == '2' {
 			continue
 		}
 		if i > 0 && (isDigit(s[i-1]) || s[i-1] == '.') {
@@ -303,10 +311,15 @@ func findStatus(s string) string {
 
 // findReplyCode returns the first SMTP reply code (2xx, 4xx, 5xx) in s
 // that stands alone as a word, or "".
-func findReplyCode(s string) string {
+func findReplyCode(s string) string { return scanReplyCode(s, false) }
+
+// findFailReplyCode is findReplyCode for 4xx and 5xx codes only.
+func findFailReplyCode(s string) string { return scanReplyCode(s, true) }
+
+func scanReplyCode(s string, failOnly bool) string {
 	for i := 0; i+3 <= len(s); i++ {
 		c := s[i]
-		if c != '2' && c != '4' && c != '5' {
+		if c != '2' && c != '4' && c != '5' || failOnly && c == '2' {
 			continue
 		}
 		if i > 0 && !isCodeLead(s[i-1]) {
@@ -336,7 +349,7 @@ var sureUnknown = []string{
 	"address couldn't be found",
 	"not listed in domino directory", "not listed in public name & address book",
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
-	"no mailbox here by that name", "recipnotfound",
+	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
 }
 

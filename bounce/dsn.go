@@ -36,7 +36,7 @@ func parseDSN(body []byte) (cands []cand, reportingMTA string) {
 	blocks := fieldBlocks(body, maxHeaderBytes)
 	var cur *cand
 	flush := func() {
-		if cur != nil && cur.address() != "" {
+		if cur != nil && cur.address() != "" && len(cands) < maxRecipients {
 			cands = append(cands, *cur)
 		}
 		cur = nil
@@ -157,4 +157,83 @@ func normAction(v string) string {
 		return ActionExpanded
 	}
 	return ""
+}
+
+// readDSN reads the message's delivery-status parts into rep and reports
+// whether they named any recipient.
+func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
+	var cands []cand
+	global := false
+	for _, p := range m.parts {
+		if p.returned || !isDSNType(p.ctype) {
+			continue
+		}
+		cs, mta := parseDSN(p.body)
+		if len(cs) > 0 && p.ctype == "message/global-delivery-status" {
+			global = true
+		}
+		cands = append(cands, cs...)
+		if rep.ReportingMTA == "" {
+			rep.ReportingMTA = mta
+		}
+	}
+	if len(cands) == 0 {
+		// A report quoted in a text body (a relay that wrapped it, or a
+		// multipart whose boundaries are gone).
+		i := strings.Index(lower, "\nfinal-recipient:")
+		if j := strings.Index(lower, "\noriginal-recipient:"); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i >= 0 {
+			if j := strings.LastIndex(lower[:i], "\nreporting-mta:"); j >= 0 {
+				i = j
+			}
+			block := text[i:]
+			if k := strings.Index(block, "\n--"); k >= 0 {
+				block = block[:k]
+			}
+			var mta string
+			cands, mta = parseDSN([]byte(block))
+			if rep.ReportingMTA == "" {
+				rep.ReportingMTA = mta
+			}
+			text, lower = text[:i], lower[:i]
+		}
+	}
+	if len(cands) == 0 {
+		return false
+	}
+	rep.Format = "rfc3464"
+	if global {
+		rep.Format = "rfc6533"
+	}
+	// A thin report (no Diagnostic-Code) takes the diagnostic from the
+	// human-readable part; every recipient takes from it the SMTP
+	// command its reply answered, when the report's part does not say.
+	scanned := scanText(section(fam, text, lower), func(string) bool { return false })
+	chunks := make(map[string]string, len(scanned))
+	for _, s := range scanned {
+		chunks[strings.ToLower(s.final)] = s.diag
+	}
+	for i := range cands {
+		c := &cands[i]
+		chunk, ok := chunks[strings.ToLower(c.final)]
+		if !ok {
+			chunk = chunks[strings.ToLower(c.orig)]
+		}
+		if chunk == "" && len(cands) == 1 && len(scanned) == 1 {
+			chunk = scanned[0].diag
+		}
+		thin := c.diag == "" || findStatus(c.diag) == "" && findReplyCode(" "+c.diag) == "" && len(c.diag) <= 20
+		if thin && chunk != "" {
+			if d := reply(chunk); d != "" {
+				c.diag = d
+			}
+		}
+		if chunk == "" && len(cands) == 1 {
+			chunk = text
+		}
+		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk, ""))
+	}
+	return true
 }

@@ -120,8 +120,7 @@ func fieldBlocks(b []byte, limit int) []header {
 		if len(bytes.TrimSpace(line)) == 0 {
 			if len(hb.h) > 0 {
 				blocks = append(blocks, hb.h)
-				hb.h = nil
-				hb.cont = false
+				hb.h, hb.cont, hb.size = nil, false, 0
 			}
 			continue
 		}

@@ -88,8 +88,9 @@ type Report struct {
 	// the report includes its headers.
 	OriginalMessageID string `json:"original_message_id,omitempty"`
 	// Format names the recognizer that read the message: "rfc3464",
-	// "rfc6533", "arf", "rfc3834", or an MTA family such as "qmail",
-	// "exim", "exchange", "text" (the fallback). Informative only.
+	// "rfc6533", "arf", "jmrp", "apple-unsubscribe", "ses-json",
+	// "rfc3834", or an MTA family such as "qmail", "exim", "exchange",
+	// "text" (the fallback). Informative only: not a stable API.
 	Format string `json:"format,omitempty"`
 }
 

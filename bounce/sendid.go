@@ -45,7 +45,7 @@ func sendIDIn(s string) string {
 		if j < 0 {
 			return ""
 		}
-		if id := SendIDFrom(s[:i+j]); id != "" {
+		if id := SendIDFrom(s[:i+j+1]); id != "" {
 			return id
 		}
 		i += j

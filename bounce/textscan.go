@@ -29,7 +29,7 @@ var senderMarkers = []string{"contact", "please contact", "send mail to", "for f
 // skip is true.
 func scanText(text string, skip func(string) bool) []cand {
 	type occ struct {
-		addr       string
+		addr, orig string
 		start, end int // of the chunk
 	}
 	var occs []occ
@@ -55,6 +55,14 @@ func scanText(text string, skip func(string) bool) []cand {
 			continue
 		}
 		line := strings.ToLower(strings.TrimLeft(text[lineStart:start], " \t>|"))
+		if n := len(occs); n > 0 && hasAnySuffix(strings.TrimRight(line, " \t<\"'"), []string{"generated from", "expanded from"}) {
+			// Exim's "(generated from alias)", Postfix's "(expanded
+			// from <alias>)": the address the sender used.
+			if occs[n-1].orig == "" {
+				occs[n-1].orig = addr
+			}
+			continue
+		}
 		if strings.IndexByte(line, 0x1b) >= 0 {
 			continue // inside ISO-2022-JP text: an address quoted in prose
 		}
@@ -64,30 +72,33 @@ func scanText(text string, skip func(string) bool) []cand {
 		if n := len(occs); n > 0 && strings.EqualFold(occs[n-1].addr, addr) {
 			continue // the same address again, in its own chunk
 		}
+		if len(occs) == 4*maxRecipients {
+			break
+		}
 		if n := len(occs); n > 0 {
 			occs[n-1].end = lineStart
 		}
 		occs = append(occs, occ{addr: addr, start: lineStart, end: len(text)})
 	}
 	var out []cand
+	index := make(map[string]int, len(occs))
 	for _, o := range occs {
 		chunk := text[o.start:o.end]
 		if len(chunk) > 2000 {
 			chunk = chunk[:2000]
 		}
-		merged := false
-		for j := range out {
-			if strings.EqualFold(out[j].final, o.addr) {
-				if len(out[j].diag) < 2000 {
-					out[j].diag += "\n" + chunk
-				}
-				merged = true
-				break
+		key := strings.ToLower(o.addr)
+		if j, ok := index[key]; ok {
+			if len(out[j].diag) < 2000 {
+				out[j].diag += "\n" + chunk
 			}
+			continue
 		}
-		if !merged {
-			out = append(out, cand{final: o.addr, diag: chunk})
+		if len(out) == maxRecipients {
+			break
 		}
+		index[key] = len(out)
+		out = append(out, cand{final: o.addr, orig: o.orig, diag: chunk})
 	}
 	return out
 }

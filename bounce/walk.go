@@ -31,6 +31,8 @@ const (
 	maxDepth = 8
 	// maxLine is the longest line read as one; longer lines are cut.
 	maxLine = 8 << 10
+	// maxRecipients is the most recipients a Report lists.
+	maxRecipients = 1000
 )
 
 // part is one leaf of the message.
@@ -175,7 +177,7 @@ func (w *walker) entity(depth int, returned, top bool) header {
 	encoded := cte == "base64" || cte == "quoted-printable"
 	switch {
 	case strings.HasPrefix(ctype, "multipart/") && params["boundary"] != "" && depth < maxDepth:
-		if ctype == "multipart/report" && w.msg.report == "" {
+		if ctype == "multipart/report" && w.msg.report == "" && !returned {
 			w.msg.report = strings.ToLower(params["report-type"])
 			if w.msg.report == "" {
 				w.msg.report = "?"

@@ -302,6 +302,8 @@ func testRefused(t *testing.T, newList newList) {
 	field("Observe of an unknown kind", err, "kind")
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Cursor: "!!"})
 	field("List with a bad cursor", err, "cursor")
+	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Reason: "bounced"})
+	field("List of an unknown reason", err, "reason")
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Limit: suppression.MaxLimit + 1})
 	field("List over the limit", err, "limit")
 	_, err = l.Delete(ctx, a, "nope")

@@ -253,11 +253,10 @@ func checkEntry(e Entry, now time.Time) (Entry, error) {
 		return Entry{}, err
 	}
 	e.Address = addr
-	switch e.Reason {
-	case "":
+	if e.Reason == "" {
 		e.Reason = postroom.ReasonManual
-	case postroom.ReasonHardBounce, postroom.ReasonSoftBounce, postroom.ReasonSpam, postroom.ReasonUnsub, postroom.ReasonManual:
-	default:
+	}
+	if !knownReason(e.Reason) {
 		return Entry{}, invalid("reason", fmt.Sprintf("%q: want hard-bounce, soft-bounce, spam, unsub or manual", e.Reason))
 	}
 	e.Detail = oneLine(e.Detail)
@@ -275,6 +274,15 @@ func checkEntry(e Entry, now time.Time) (Entry, error) {
 		}
 	}
 	return e, nil
+}
+
+// knownReason reports whether r is one of an entry's reasons.
+func knownReason(r postroom.ReasonCode) bool {
+	switch r {
+	case postroom.ReasonHardBounce, postroom.ReasonSoftBounce, postroom.ReasonSpam, postroom.ReasonUnsub, postroom.ReasonManual:
+		return true
+	}
+	return false
 }
 
 // stamp is t as the list keeps it: in UTC, to the microsecond.
@@ -328,6 +336,9 @@ func checkQuery(q Query) (Query, string, error) {
 		return Query{}, "", invalid("limit", fmt.Sprintf("over %d", MaxLimit))
 	case q.Limit == 0:
 		q.Limit = DefaultLimit
+	}
+	if q.Reason != "" && !knownReason(q.Reason) {
+		return Query{}, "", invalid("reason", fmt.Sprintf("%q: want hard-bounce, soft-bounce, spam, unsub, manual or none", q.Reason))
 	}
 	q.Prefix = strings.ToLower(strings.TrimSpace(q.Prefix))
 	var after string
