@@ -70,7 +70,7 @@ type Options struct {
 	// (hard_bounce, soft_bounce, spam, deferral), from the goroutine
 	// handling the message, with Serve's or Handle's ctx; it must be safe
 	// for concurrent use. An events.Recorder's OnEvent fits, as it does
-	// postroom.Options.OnEvent.
+	// postroom.Options.OnEvent. Nil means none.
 	OnEvent func(ctx context.Context, e postroom.Event)
 
 	// Hostname is the name the server gives in its greeting. Empty means

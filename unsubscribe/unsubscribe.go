@@ -44,7 +44,7 @@ type Options struct {
 
 	// OnEvent, when not nil, receives an unsub event for each unsubscribe
 	// recorded, from the request's goroutine: it must be safe for
-	// concurrent use.
+	// concurrent use. Nil means none.
 	OnEvent func(ctx context.Context, e postroom.Event)
 
 	// Logger receives the failures of Suppressions. Nil means
