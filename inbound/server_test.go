@@ -80,13 +80,13 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 }
 
 // testLogger logs to the test's output.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
 // serve runs rec on 127.0.0.1:0 until the test ends, and checks that
 // Serve then returns nil.
-func serve(t *testing.T, rec *inbound.Receiver, lmtp bool) string {
+func serve(t testing.TB, rec *inbound.Receiver, lmtp bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // newSuppressions is the suppression list the tests observe into.
-func newSuppressions(t *testing.T) *suppression.Memory {
+func newSuppressions(t testing.TB) *suppression.Memory {
 	t.Helper()
 	m, err := suppression.NewMemory(suppression.Options{})
 	if err != nil {
