@@ -22,6 +22,7 @@ import (
 // then listed as hard-bounce, the full mailboxes are not, and the next
 // call rejects the dead ones without sending and sends to the others.
 func TestPostfixBounces(t *testing.T) {
+	needPostfix(t)
 	dead := []string{"gone@example.net", "nobody@example.net"}
 	full := []string{"full@example.net", "stuffed@example.net"}
 	live := []string{"ann@example.net"}

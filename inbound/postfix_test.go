@@ -29,15 +29,10 @@ type postfix struct {
 	sbin string // the folder of postfix, postqueue, postconf
 }
 
-// startPostfix starts Postfix with transports as transport_maps (domain to
-// next hop, such as "lmtp:inet:127.0.0.1:2525"), relaying for 127.0.0.1
-// only, with no DNS, and trying each message once: a temporary failure
-// returns a DSN at once (maximal_queue_lifetime = 0).
-//
-// Postfix's master must start as root (it runs its daemons as the user
-// postfix); run as another user, the test is skipped (or fails under
-// CI=true).
-func startPostfix(t *testing.T, transports map[string]string) *postfix {
+// needPostfix returns the postfix command and the uid of the user
+// postfix, or skips t (fails it under CI=true) when Postfix is not
+// installed or the test does not run as root.
+func needPostfix(t *testing.T) (bin string, uid int) {
 	t.Helper()
 	bin, err := exec.LookPath("postfix")
 	if err != nil {
@@ -53,9 +48,22 @@ func startPostfix(t *testing.T, transports map[string]string) *postfix {
 	if err != nil {
 		testenv.Missing(t, "the user postfix is missing: "+err.Error(), "apt-get install postfix")
 	}
-	uid, _ := strconv.Atoi(pfUser.Uid)
-	daemons := postconf(t, bin, "daemon_directory")
+	uid, _ = strconv.Atoi(pfUser.Uid)
+	return bin, uid
+}
 
+// startPostfix starts Postfix with transports as transport_maps (domain to
+// next hop, such as "lmtp:inet:127.0.0.1:2525"), relaying for 127.0.0.1
+// only, with no DNS, and trying each message once: a temporary failure
+// returns a DSN at once (maximal_queue_lifetime = 0).
+//
+// Postfix's master must start as root (it runs its daemons as the user
+// postfix); run as another user, the test is skipped (or fails under
+// CI=true).
+func startPostfix(t *testing.T, transports map[string]string) *postfix {
+	t.Helper()
+	bin, uid := needPostfix(t)
+	daemons := postconf(t, bin, "daemon_directory")
 	dir := t.TempDir()
 	// The daemons (user postfix) must reach the folder; t.TempDir makes
 	// it and its parent 0700.
