@@ -21,6 +21,7 @@ type RecipientError struct {
 	OtherDomain bool
 }
 
+// Error says which address was refused and why.
 func (e *RecipientError) Error() string {
 	if e.OtherDomain {
 		return fmt.Sprintf("inbound: recipient %q is not at the bounce domain (relay denied)", e.Address)
@@ -38,6 +39,7 @@ type StoreError struct {
 	Err error
 }
 
+// Error is the operation and the store's error.
 func (e *StoreError) Error() string { return "inbound: " + e.Op + ": " + e.Err.Error() }
 
 // Unwrap returns e.Err.
