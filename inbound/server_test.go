@@ -208,6 +208,7 @@ func TestServer(t *testing.T) {
 		if r := f.listed(t, dead); r != postroom.ReasonCode("hard-bounce") {
 			t.Errorf("%s listed as %q, want hard-bounce", dead, r)
 		}
+		f.lastEvent(t, postroom.EventHardBounce, dead, deadID)
 	})
 	t.Run("full mailbox is not hard", func(t *testing.T) {
 		err := deliver(t, f.addr, strings.NewReader(dsn(verp.Address(fullID), full, "failed", "4.2.2", "452 4.2.2 <full@example.net>: Mailbox full")), verp.Address(fullID))
@@ -217,16 +218,21 @@ func TestServer(t *testing.T) {
 		if r := f.listed(t, full); r == "hard-bounce" {
 			t.Errorf("%s listed as hard-bounce after a full mailbox", full)
 		}
+		f.lastEvent(t, postroom.EventSoftBounce, full, fullID)
 	})
 	t.Run("forged bounce naming another address silences no one", func(t *testing.T) {
 		// Sent to ann's VERP address (as anyone who got ann's message
 		// could), naming bob.
+		before := len(f.eventTypes())
 		err := deliver(t, f.addr, strings.NewReader(dsn(verp.Address(annID), bob, "failed", "5.1.1", "550 5.1.1 User unknown")), verp.Address(annID))
 		if c, _ := code(t, err); c != 250 {
 			t.Fatalf("reply %v, want 250", err)
 		}
 		if r := f.listed(t, bob); r != "" {
 			t.Errorf("%s listed as %q by a bounce to ann's address", bob, r)
+		}
+		if n := len(f.eventTypes()); n != before {
+			t.Errorf("a forged bounce emitted %d events", n-before)
 		}
 		if r := f.listed(t, ann); r != "" {
 			t.Errorf("%s listed as %q by a bounce naming bob", ann, r)
@@ -254,6 +260,7 @@ func TestServer(t *testing.T) {
 		if r := f.listed(t, bob); r != "spam" {
 			t.Errorf("%s listed as %q, want spam", bob, r)
 		}
+		f.lastEvent(t, postroom.EventSpam, bob, bobID)
 	})
 	t.Run("auto-reply lists nothing", func(t *testing.T) {
 		before := len(f.eventTypes())
@@ -311,23 +318,22 @@ func TestServer(t *testing.T) {
 			t.Errorf("%s listed as %q, want spam", other, f.listed(t, other))
 		}
 	})
-	want := []postroom.EventType{postroom.EventHardBounce, postroom.EventSoftBounce, postroom.EventSpam}
-	got := f.eventTypes()
-	if len(got) < len(want) || !equalTypes(got[:len(want)], want) {
-		t.Errorf("events %v, want %v first", got, want)
-	}
 }
 
-func equalTypes(a, b []postroom.EventType) bool {
-	if len(a) != len(b) {
-		return false
+// lastEvent checks that the last event emitted is of type typ about email
+// and the send sendID.
+func (f *fixture) lastEvent(t *testing.T, typ postroom.EventType, email, sendID string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.events) == 0 {
+		t.Errorf("no event, want %s", typ)
+		return
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	e := f.events[len(f.events)-1]
+	if e.Type != typ || e.Email != email || e.SendID != sendID || e.AccountID != account {
+		t.Errorf("last event %+v, want %s about %s (send %s)", e, typ, email, sendID)
 	}
-	return true
 }
 
 // filler reads n octets of message text without holding them: lines of
