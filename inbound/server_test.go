@@ -314,6 +314,13 @@ func TestServer(t *testing.T) {
 		case f.listed(t, other) != "spam":
 			t.Errorf("%s listed as %q, want spam", other, f.listed(t, other))
 		}
+		// The same send id in a complaint naming someone else acts on no
+		// one.
+		forged := strings.ReplaceAll(msg, "Original-Rcpt-To: <"+other+">", "Original-Rcpt-To: <dave@example.net>")
+		out, err = f.rec.Handle(t.Context(), strings.NewReader(forged), "fbl@"+bounceDomain)
+		if err != nil || out.Verdict != inbound.VerdictOtherRecipient || f.listed(t, "dave@example.net") != "" {
+			t.Errorf("a complaint naming another address: %s, %v, listed %q", out.Verdict, err, f.listed(t, "dave@example.net"))
+		}
 	})
 }
 
