@@ -1,10 +1,13 @@
 package inbound_test
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,5 +65,60 @@ func TestSTARTTLS(t *testing.T) {
 	c.Quit()
 	if r := f.listed(t, "ann@example.net"); r != "hard-bounce" {
 		t.Errorf("listed as %q under TLS, want hard-bounce", r)
+	}
+}
+
+// TestLMTPUnixSocket: ServeLMTP on a Unix socket, as a Postfix
+// transport_maps entry lmtp:unix:PATH reaches it.
+func TestLMTPUnixSocket(t *testing.T) {
+	sends, _ := events.NewMemory(events.MemoryOptions{})
+	list := newSuppressions(t)
+	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, Suppressions: list, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "lmtp.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- rec.ServeLMTP(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeLMTP: %v", err)
+		}
+	}()
+	f := &fixture{sends: sends, supp: list}
+	id := f.send("ann@example.net")
+
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := smtp.NewClientLMTP(conn)
+	defer c.Close()
+	if err := c.Hello("localhost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Mail("", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rcpt(verp.Address(id), nil); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, dsn(verp.Address(id), "ann@example.net", "failed", "5.1.1", "550 5.1.1 User unknown"))
+	if _, err := w.CloseWithLMTPResponse(); err != nil {
+		t.Fatal(err)
+	}
+	c.Quit()
+	if r := f.listed(t, "ann@example.net"); r != "hard-bounce" {
+		t.Errorf("listed as %q, want hard-bounce", r)
 	}
 }
