@@ -67,7 +67,7 @@ func stripTags(s string) string {
 
 // systemSenders are lower-case phrases of a mail system's From.
 var systemSenders = []string{
-	"mailer-daemon", "mailer_daemon", "mailerdaemon", "postmaster", "mail delivery",
+	"mailer-daemon", "mailer_daemon", "mailerdaemon", "postmaster", "post_master", "mail delivery",
 	"mail administrator", "mailer daemon", "mail system", "microsoftexchange",
 	"mdaemon", "internet mail delivery", "mail router", "delivery status notification",
 	"mail-daemon", "mail transport", "bounce", "returned mail", "mail server",

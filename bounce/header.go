@@ -156,7 +156,12 @@ func mediaType(v string) (string, map[string]string) {
 		return t, params
 	}
 	t, rest, _ := strings.Cut(v, ";")
-	t = strings.ToLower(strings.TrimSpace(t))
+	t = strings.TrimSpace(t)
+	if i := strings.IndexAny(t, " \t"); i >= 0 {
+		// "text/plain charset=x": the separator is missing.
+		t, rest = t[:i], t[i+1:]+";"+rest
+	}
+	t = strings.ToLower(t)
 	params = map[string]string{}
 	for _, p := range strings.Split(rest, ";") {
 		k, val, ok := strings.Cut(p, "=")
