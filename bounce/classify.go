@@ -20,9 +20,6 @@ var specificRules = []rule{
 		"local configuration error", "mail loop", "loop detected", "too many hops",
 	}},
 	{ClassOnHold, []string{"on hold"}},
-	// Office 365's directory-based edge blocking: the recipient is not
-	// in the directory. Before the policy rule that "access denied" hits.
-	{ClassUserUnknown, []string{"recipient address rejected: access denied", "recipnotfound", "resolver.adr.recipnotfound"}},
 	// Refusals by the recipient's own filters: the address exists.
 	{ClassPolicy, []string{
 		"refused due to recipient preferences", "user reject", "user refuses to receive",
@@ -56,6 +53,10 @@ var specificRules = []rule{
 		"your ip", "your host", "mail from your", "suspicious", "abuse",
 		"not accepted due to", "complaints", "poor quality", "tss04", "tsss",
 	}},
+	// Office 365's directory-based edge blocking: the recipient is not
+	// in the directory. After the blocks (a listed IP is told the same
+	// way), before the policy rule that "access denied" hits.
+	{ClassUserUnknown, []string{"recipient address rejected: access denied", "recipnotfound", "resolver.adr.recipnotfound"}},
 	{ClassPolicy, []string{"access denied"}},
 	{ClassContent, []string{
 		"virus", "malware", "infected", "trojan", "attachment", "content rejected",

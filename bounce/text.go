@@ -40,6 +40,20 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		cands = named
 	}
 	if len(cands) == 0 {
+		// The returned message quoted in the text: its To.
+		if i := strings.Index(lower, "\nto:"); i >= 0 {
+			line := text[i+4:]
+			if j := strings.IndexByte(line, '\n'); j >= 0 {
+				line = line[:j]
+			}
+			for _, a := range listAddresses(line) {
+				if SendIDFrom(a) == "" {
+					cands = append(cands, cand{final: a, diag: sec})
+				}
+			}
+		}
+	}
+	if len(cands) == 0 {
 		for _, h := range m.returned {
 			for _, a := range listAddresses(h.get("To")) {
 				cands = append(cands, cand{final: a, diag: section(fam, text, lower)})
