@@ -69,10 +69,15 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 	}
 	for _, c := range cands {
 		extra := c.diag
-		if len(cands) == 1 && !strings.Contains(sec, c.diag) {
-			extra += "\n" + sec
-		} else if len(cands) == 1 {
-			extra = sec
+		if len(cands) == 1 {
+			// The only recipient: the whole text is about it, the
+			// reason above the address included.
+			whole := section(nil, text, lower)
+			if strings.Contains(whole, c.diag) {
+				extra = whole
+			} else {
+				extra += "\n" + whole
+			}
 		}
 		rep.Recipients = append(rep.Recipients, finish(c, action, reply(c.diag), extra, c.diag))
 	}
