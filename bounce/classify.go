@@ -38,7 +38,7 @@ var specificRules = []rule{
 		"sender domain", "domain of sender", "relay access denied", "relaying denied",
 		"relay not permitted", "relaying not allowed", "not permitted to relay",
 		"unable to relay", "not allowed to relay", "relay denied", "we do not relay",
-		"no relaying", "relay prohibited", "rate limit", "ratelimit", "rate-limit", "at a rate", "my name was rejected", "too many connections",
+		"no relaying", "relay prohibited", "allowed rcpthosts", "rate limit", "ratelimit", "rate-limit", "at a rate", "my name was rejected", "too many connections",
 		"too many messages", "too many recipients", "sending limit", "reverse dns",
 		"ptr record", "rdns", "reverse lookup", "tls required", "must issue a starttls",
 		"encryption required", "requires encryption", "not authorized to send",
@@ -352,6 +352,7 @@ var sureUnknown = []string{
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
 	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
+	"as(201806281)", // Office 365's directory-based edge blocking
 }
 
 // contextBlocks are phrases that, in the text around a recipient's

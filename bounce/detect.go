@@ -70,7 +70,7 @@ var systemSenders = []string{
 	"mailer-daemon", "mailer_daemon", "mailerdaemon", "postmaster", "post_master", "mail delivery",
 	"mail administrator", "mailer daemon", "mail system", "microsoftexchange",
 	"mdaemon", "internet mail delivery", "mail router", "delivery status notification",
-	"mail-daemon", "mail transport", "bounce", "returned mail", "mail server",
+	"mail-daemon", "mail transport",
 }
 
 // fromSystem reports whether the report's From is a mail system.
