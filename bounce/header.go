@@ -74,6 +74,16 @@ func (b *headerBuilder) add(line []byte) bool {
 	}
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 || colon > 76 || !isFieldName(line[:colon]) {
+		if n := len(b.h); n > 0 && b.cont && strings.HasSuffix(b.h[n-1].value, ";") &&
+			bytes.IndexByte(line, '=') > 0 && b.size+len(line) <= b.limit {
+			// A parameter continued without its leading blank
+			// ("Content-Type: multipart/alternative;" then
+			// "boundary=...").
+			t := bytes.TrimSpace(line)
+			b.size += len(t) + 1
+			b.h[n-1].value += " " + string(t)
+			return true
+		}
 		return false
 	}
 	name := bytes.TrimRight(line[:colon], " \t")
