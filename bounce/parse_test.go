@@ -1,6 +1,7 @@
 package bounce
 
 import (
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -164,4 +165,22 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// TestParseEncodedReturnedMessage: a returned message sent in base64
+// still gives its headers (the send id in its Return-Path).
+func TestParseEncodedReturnedMessage(t *testing.T) {
+	orig := "Return-Path: <bounces+fedcba9876543210fedcba9876543210@bounce.example.com>\r\nTo: x@example.net\r\n\r\nHello\r\n"
+	msg := "From: MAILER-DAEMON@mx.example.net\nSubject: Undelivered Mail Returned to Sender\n" +
+		"Content-Type: multipart/report; report-type=delivery-status; boundary=b\n\n" +
+		"--b\nContent-Type: message/delivery-status\n\nFinal-Recipient: rfc822; x@example.net\nAction: failed\nStatus: 5.1.1\n\n" +
+		"--b\nContent-Type: message/rfc822\nContent-Transfer-Encoding: base64\n\n" +
+		base64.StdEncoding.EncodeToString([]byte(orig)) + "\n--b--\n"
+	rep, err := Parse(strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SendID != "fedcba9876543210fedcba9876543210" {
+		t.Fatalf("SendID %q", rep.SendID)
+	}
 }
