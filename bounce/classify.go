@@ -146,7 +146,7 @@ var genericRules = []rule{
 	{ClassPolicy, []string{"policy", "rejected", "refused", "denied", "not allowed", "prohibit", "not permitted", "administrative", "forbidden", "unauthorized", "not authorized"}},
 }
 
-// hardClasses are the classes that may be Hard.
+// isHardClass reports whether c is a class that may be Hard.
 func isHardClass(c string) bool {
 	return c == ClassUserUnknown || c == ClassDomainUnknown || c == ClassMailboxDisabled
 }
