@@ -2,6 +2,7 @@ package bounce
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -182,5 +183,37 @@ func TestParseEncodedReturnedMessage(t *testing.T) {
 	}
 	if rep.SendID != "fedcba9876543210fedcba9876543210" {
 		t.Fatalf("SendID %q", rep.SendID)
+	}
+}
+
+// TestParseSESNotification: Amazon SES notifications mailed as JSON,
+// bare and in an SNS envelope.
+func TestParseSESNotification(t *testing.T) {
+	inner := `{"notificationType":"Bounce","bounce":{"bounceType":"Permanent","bouncedRecipients":[{"emailAddress":"gone@example.net","action":"failed","status":"5.1.1","diagnosticCode":"smtp; 550 5.1.1 user unknown"}],"reportingMTA":"dsn; a1.example.com"},"mail":{"messageId":"x"}}`
+	quoted, _ := json.Marshal(inner)
+	bodies := map[string]string{
+		"bare": inner,
+		"sns":  `{"Type" : "Notification", "MessageId" : "1", "Message" : ` + string(quoted) + `}`,
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			msg := "From: no-reply@sns.example.com\nSubject: AWS Notification Message\n\n" + body + "\n"
+			rep, err := Parse(strings.NewReader(msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Type != TypeBounce || len(rep.Recipients) != 1 || rep.Recipients[0].Address != "gone@example.net" || !rep.Recipients[0].Hard {
+				t.Fatalf("got %+v", rep)
+			}
+		})
+	}
+	complaint := "Subject: AWS Notification Message\n\n" +
+		`{"notificationType":"Complaint","complaint":{"complainedRecipients":[{"emailAddress":"angry@example.net"}],"complaintFeedbackType":"abuse"}}` + "\n"
+	rep, err := Parse(strings.NewReader(complaint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != TypeComplaint || rep.FeedbackType != "abuse" || len(rep.Recipients) != 1 || rep.Recipients[0].Hard {
+		t.Fatalf("complaint: got %+v", rep)
 	}
 }
