@@ -338,7 +338,7 @@ func scanReplyCode(s string, failOnly bool) string {
 }
 
 func isCodeLead(c byte) bool {
-	return c == ' ' || c == '\t' || c == ':' || c == '(' || c == '[' || c == '\'' || c == '"' || c == ';' || c == '<' || c == '>' || c == '=' || c == ','
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ':' || c == '(' || c == '[' || c == '\'' || c == '"' || c == ';' || c == '<' || c == '>' || c == '=' || c == ','
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

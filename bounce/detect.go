@@ -98,11 +98,13 @@ var bounceSubjects = []string{
 // bounceSubject reports whether subject is a bounce's (not a person's
 // reply to or forward of one).
 func bounceSubject(subject string) bool {
+	return !isReplySubject(subject) && containsAny(strings.ToLower(subject), bounceSubjects)
+}
+
+// isReplySubject reports whether subject is a reply's or a forward's.
+func isReplySubject(subject string) bool {
 	s := strings.ToLower(strings.TrimSpace(subject))
-	if hasAnyPrefix(s, []string{"fwd:", "fw:", "re:", "wg:", "tr:", "aw:", "rv:", "sv:", "vs:"}) {
-		return false
-	}
-	return containsAny(s, bounceSubjects)
+	return hasAnyPrefix(s, []string{"fwd:", "fw:", "re:", "wg:", "tr:", "aw:", "rv:", "sv:", "vs:"})
 }
 
 // delaySubject reports whether subject is a delay warning's.

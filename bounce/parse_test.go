@@ -217,3 +217,26 @@ func TestParseSESNotification(t *testing.T) {
 		t.Fatalf("complaint: got %+v", rep)
 	}
 }
+
+// TestNotBounces: mail that is no bounce gives TypeNone, however much it
+// looks like one: a mail system's newsletter, a person quoting a bounce.
+func TestNotBounces(t *testing.T) {
+	for name, msg := range map[string]string{
+		"postmaster newsletter": "From: postmaster@example.net\nSubject: Maintenance on Sunday\n\n" +
+			"Our mail servers will be down on Sunday. Questions: help@example.net\n",
+		"quoted bounce": "From: Pat <pat@example.net>\nSubject: Re: your mail\n\n" +
+			"> Hi. This is the qmail-send program at mx.example.org.\n> <pat.old@example.org>:\n> Sorry, no mailbox here by that name. (#5.1.1)\n\nWhat is this?\n",
+		"forwarded bounce": "From: Pat <pat@example.net>\nSubject: Fwd: Undelivered Mail Returned to Sender\n\n" +
+			"<friend@example.org>: host mx.example.org said: 550 5.1.1 User unknown\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := Parse(strings.NewReader(msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Type != TypeNone || len(rep.Recipients) != 0 {
+				t.Fatalf("got %+v, want none", rep)
+			}
+		})
+	}
+}
