@@ -20,9 +20,6 @@ var specificRules = []rule{
 		"local configuration error", "mail loop", "loop detected", "too many hops",
 	}},
 	{ClassOnHold, []string{"on hold"}},
-	// Office 365's directory-based edge blocking: the recipient is not
-	// in the directory. Before the policy rule that "access denied" hits.
-	{ClassUserUnknown, []string{"recipient address rejected: access denied", "recipnotfound", "resolver.adr.recipnotfound"}},
 	// Refusals by the recipient's own filters: the address exists.
 	{ClassPolicy, []string{
 		"refused due to recipient preferences", "user reject", "user refuses to receive",
@@ -41,7 +38,7 @@ var specificRules = []rule{
 		"sender domain", "domain of sender", "relay access denied", "relaying denied",
 		"relay not permitted", "relaying not allowed", "not permitted to relay",
 		"unable to relay", "not allowed to relay", "relay denied", "we do not relay",
-		"no relaying", "relay prohibited", "rate limit", "ratelimit", "rate-limit", "at a rate", "my name was rejected", "too many connections",
+		"no relaying", "relay prohibited", "allowed rcpthosts", "rate limit", "ratelimit", "rate-limit", "at a rate", "my name was rejected", "too many connections",
 		"too many messages", "too many recipients", "sending limit", "reverse dns",
 		"ptr record", "rdns", "reverse lookup", "tls required", "must issue a starttls",
 		"encryption required", "requires encryption", "not authorized to send",
@@ -56,6 +53,10 @@ var specificRules = []rule{
 		"your ip", "your host", "mail from your", "suspicious", "abuse",
 		"not accepted due to", "complaints", "poor quality", "tss04", "tsss",
 	}},
+	// Office 365's directory-based edge blocking: the recipient is not
+	// in the directory. After the blocks (a listed IP is told the same
+	// way), before the policy rule that "access denied" hits.
+	{ClassUserUnknown, []string{"recipient address rejected: access denied", "recipnotfound", "resolver.adr.recipnotfound"}},
 	{ClassPolicy, []string{"access denied"}},
 	{ClassContent, []string{
 		"virus", "malware", "infected", "trojan", "attachment", "content rejected",
@@ -145,7 +146,7 @@ var genericRules = []rule{
 	{ClassPolicy, []string{"policy", "rejected", "refused", "denied", "not allowed", "prohibit", "not permitted", "administrative", "forbidden", "unauthorized", "not authorized"}},
 }
 
-// hardClasses are the classes that may be Hard.
+// isHardClass reports whether c is a class that may be Hard.
 func isHardClass(c string) bool {
 	return c == ClassUserUnknown || c == ClassDomainUnknown || c == ClassMailboxDisabled
 }
@@ -337,7 +338,7 @@ func scanReplyCode(s string, failOnly bool) string {
 }
 
 func isCodeLead(c byte) bool {
-	return c == ' ' || c == '\t' || c == ':' || c == '(' || c == '[' || c == '\'' || c == '"' || c == ';' || c == '<' || c == '>' || c == '=' || c == ','
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ':' || c == '(' || c == '[' || c == '\'' || c == '"' || c == ';' || c == '<' || c == '>' || c == '=' || c == ','
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -351,6 +352,7 @@ var sureUnknown = []string{
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
 	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
+	"as(201806281)", // Office 365's directory-based edge blocking
 }
 
 // contextBlocks are phrases that, in the text around a recipient's

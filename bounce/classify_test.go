@@ -31,7 +31,10 @@ func TestClassify(t *testing.T) {
 		{"5.0.0", "554 delivery error: dd This user doesn't have a example.com account (a@example.com) [0]", ClassUserUnknown, true},
 		{"5.0.0", "550 5.0.0 Unroutable sender address (after MAIL FROM:<s@example.com>)", ClassPolicy, false},
 		{"5.5.0", "550 Requested action not taken: mailbox unavailable", ClassUserUnknown, false},
-		{"", "553 sorry, that domain isn't in my list of allowed rcpthosts", ClassDomainUnknown, true},
+		{"", "553 sorry, that domain isn't in my list of allowed rcpthosts (#5.7.1)", ClassPolicy, false},
+		{"", "Sorry, I couldn't find any host named example.invalid. (#5.1.2)", ClassDomainUnknown, true},
+		{"5.0.0", "550 5.1.1 Recipient address rejected: Access denied. Your IP 192.0.2.1 is listed at bl.example.net", ClassSpamBlocked, false},
+		{"5.4.1", "550 5.4.1 Recipient address rejected: Access denied. AS(201806281)", ClassUserUnknown, true},
 	}
 	for _, c := range cases {
 		t.Run(c.diag, func(t *testing.T) {

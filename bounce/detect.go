@@ -67,10 +67,10 @@ func stripTags(s string) string {
 
 // systemSenders are lower-case phrases of a mail system's From.
 var systemSenders = []string{
-	"mailer-daemon", "mailer_daemon", "mailerdaemon", "postmaster", "mail delivery",
+	"mailer-daemon", "mailer_daemon", "mailerdaemon", "postmaster", "post_master", "mail delivery",
 	"mail administrator", "mailer daemon", "mail system", "microsoftexchange",
 	"mdaemon", "internet mail delivery", "mail router", "delivery status notification",
-	"mail-daemon", "mail transport", "bounce", "returned mail", "mail server",
+	"mail-daemon", "mail transport",
 }
 
 // fromSystem reports whether the report's From is a mail system.
@@ -98,11 +98,13 @@ var bounceSubjects = []string{
 // bounceSubject reports whether subject is a bounce's (not a person's
 // reply to or forward of one).
 func bounceSubject(subject string) bool {
+	return !isReplySubject(subject) && containsAny(strings.ToLower(subject), bounceSubjects)
+}
+
+// isReplySubject reports whether subject is a reply's or a forward's.
+func isReplySubject(subject string) bool {
 	s := strings.ToLower(strings.TrimSpace(subject))
-	if hasAnyPrefix(s, []string{"fwd:", "fw:", "re:", "wg:", "tr:", "aw:", "rv:", "sv:", "vs:"}) {
-		return false
-	}
-	return containsAny(s, bounceSubjects)
+	return hasAnyPrefix(s, []string{"fwd:", "fw:", "re:", "wg:", "tr:", "aw:", "rv:", "sv:", "vs:"})
 }
 
 // delaySubject reports whether subject is a delay warning's.

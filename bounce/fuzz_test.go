@@ -57,7 +57,7 @@ func checkInvariants(t *testing.T, rep *Report) {
 		default:
 			t.Fatalf("recipient %q: Action %q", r.Address, r.Action)
 		}
-		if !slices.Contains(Classes, r.Class) {
+		if !slices.Contains(classes, r.Class) {
 			t.Fatalf("recipient %q: Class %q", r.Address, r.Class)
 		}
 		if r.Status != "" && findStatus(r.Status) != r.Status {

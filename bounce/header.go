@@ -74,6 +74,16 @@ func (b *headerBuilder) add(line []byte) bool {
 	}
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 || colon > 76 || !isFieldName(line[:colon]) {
+		if n := len(b.h); n > 0 && b.cont && strings.HasSuffix(b.h[n-1].value, ";") &&
+			bytes.IndexByte(line, '=') > 0 && b.size+len(line) <= b.limit {
+			// A parameter continued without its leading blank
+			// ("Content-Type: multipart/alternative;" then
+			// "boundary=...").
+			t := bytes.TrimSpace(line)
+			b.size += len(t) + 1
+			b.h[n-1].value += " " + string(t)
+			return true
+		}
 		return false
 	}
 	name := bytes.TrimRight(line[:colon], " \t")
@@ -156,7 +166,12 @@ func mediaType(v string) (string, map[string]string) {
 		return t, params
 	}
 	t, rest, _ := strings.Cut(v, ";")
-	t = strings.ToLower(strings.TrimSpace(t))
+	t = strings.TrimSpace(t)
+	if i := strings.IndexAny(t, " \t"); i >= 0 {
+		// "text/plain charset=x": the separator is missing.
+		t, rest = t[:i], t[i+1:]+";"+rest
+	}
+	t = strings.ToLower(t)
 	params = map[string]string{}
 	for _, p := range strings.Split(rest, ";") {
 		k, val, ok := strings.Cut(p, "=")

@@ -68,7 +68,7 @@ func TestParseBoundedMemory(t *testing.T) {
 	cases := map[string]func() io.Reader{
 		"attachment": bigBounce,
 		"one line": func() io.Reader {
-			return io.MultiReader(strings.NewReader("Subject: x\n\n"), &repeatReader{line: "x", n: 25 << 20})
+			return io.MultiReader(strings.NewReader("Subject: x\n\n"), &repeatReader{line: strings.Repeat("x", 4096), n: 25 << 20 / 4096})
 		},
 		"text part": func() io.Reader {
 			return io.MultiReader(strings.NewReader("From: MAILER-DAEMON@x.example\nSubject: failure notice\n\n"),

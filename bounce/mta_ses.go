@@ -54,6 +54,16 @@ type sesRecipient struct {
 // readSESJSON reads an Amazon SES notification mailed as JSON (a bounce,
 // a complaint or a delivery) into rep, and reports whether text was one.
 func readSESJSON(text string, rep *Report) bool {
+	if strings.Contains(text, `"Type" : "Notification"`) || strings.Contains(text, `"Type":"Notification"`) {
+		// An SNS envelope: the notification is its Message, a string.
+		if i := strings.IndexByte(text, '{'); i >= 0 {
+			s := strings.NewReplacer("!\n ", "", "\r", "", "\n", "").Replace(text[i:])
+			var env struct{ Message string }
+			if json.NewDecoder(strings.NewReader(s)).Decode(&env) == nil && strings.HasPrefix(env.Message, "{") {
+				return readSESJSON(env.Message, rep)
+			}
+		}
+	}
 	i := strings.Index(text, `{"notificationType"`)
 	if i < 0 {
 		i = strings.Index(text, `{"eventType"`)

@@ -80,6 +80,14 @@ func analyze(m *message) *Report {
 	if !bounceish && (fam == nil || fam == &genericFamily) {
 		return rep
 	}
+	if !bounceish && isReplySubject(rep.Subject) {
+		return rep // a person quoting a bounce
+	}
+	if m.report == "" && !bounceSubject(rep.Subject) && fam == nil &&
+		findFailStatus(text) == "" && findFailReplyCode(text) == "" && matchRules(specificRules, lower) == "" {
+		// From a mail system, but nothing in it reads as a bounce.
+		return rep
+	}
 	readText(m, rep, text, lower, fam)
 	finishType(rep)
 	return rep

@@ -1,6 +1,8 @@
 package bounce
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -164,4 +166,77 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// TestParseEncodedReturnedMessage: a returned message sent in base64
+// still gives its headers (the send id in its Return-Path).
+func TestParseEncodedReturnedMessage(t *testing.T) {
+	orig := "Return-Path: <bounces+fedcba9876543210fedcba9876543210@bounce.example.com>\r\nTo: x@example.net\r\n\r\nHello\r\n"
+	msg := "From: MAILER-DAEMON@mx.example.net\nSubject: Undelivered Mail Returned to Sender\n" +
+		"Content-Type: multipart/report; report-type=delivery-status; boundary=b\n\n" +
+		"--b\nContent-Type: message/delivery-status\n\nFinal-Recipient: rfc822; x@example.net\nAction: failed\nStatus: 5.1.1\n\n" +
+		"--b\nContent-Type: message/rfc822\nContent-Transfer-Encoding: base64\n\n" +
+		base64.StdEncoding.EncodeToString([]byte(orig)) + "\n--b--\n"
+	rep, err := Parse(strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SendID != "fedcba9876543210fedcba9876543210" {
+		t.Fatalf("SendID %q", rep.SendID)
+	}
+}
+
+// TestParseSESNotification: Amazon SES notifications mailed as JSON,
+// bare and in an SNS envelope.
+func TestParseSESNotification(t *testing.T) {
+	inner := `{"notificationType":"Bounce","bounce":{"bounceType":"Permanent","bouncedRecipients":[{"emailAddress":"gone@example.net","action":"failed","status":"5.1.1","diagnosticCode":"smtp; 550 5.1.1 user unknown"}],"reportingMTA":"dsn; a1.example.com"},"mail":{"messageId":"x"}}`
+	quoted, _ := json.Marshal(inner)
+	bodies := map[string]string{
+		"bare": inner,
+		"sns":  `{"Type" : "Notification", "MessageId" : "1", "Message" : ` + string(quoted) + `}`,
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			msg := "From: no-reply@sns.example.com\nSubject: AWS Notification Message\n\n" + body + "\n"
+			rep, err := Parse(strings.NewReader(msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Type != TypeBounce || len(rep.Recipients) != 1 || rep.Recipients[0].Address != "gone@example.net" || !rep.Recipients[0].Hard {
+				t.Fatalf("got %+v", rep)
+			}
+		})
+	}
+	complaint := "Subject: AWS Notification Message\n\n" +
+		`{"notificationType":"Complaint","complaint":{"complainedRecipients":[{"emailAddress":"angry@example.net"}],"complaintFeedbackType":"abuse"}}` + "\n"
+	rep, err := Parse(strings.NewReader(complaint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != TypeComplaint || rep.FeedbackType != "abuse" || len(rep.Recipients) != 1 || rep.Recipients[0].Hard {
+		t.Fatalf("complaint: got %+v", rep)
+	}
+}
+
+// TestNotBounces: mail that is no bounce gives TypeNone, however much it
+// looks like one: a mail system's newsletter, a person quoting a bounce.
+func TestNotBounces(t *testing.T) {
+	for name, msg := range map[string]string{
+		"postmaster newsletter": "From: postmaster@example.net\nSubject: Maintenance on Sunday\n\n" +
+			"Our mail servers will be down on Sunday. Questions: help@example.net\n",
+		"quoted bounce": "From: Pat <pat@example.net>\nSubject: Re: your mail\n\n" +
+			"> Hi. This is the qmail-send program at mx.example.org.\n> <pat.old@example.org>:\n> Sorry, no mailbox here by that name. (#5.1.1)\n\nWhat is this?\n",
+		"forwarded bounce": "From: Pat <pat@example.net>\nSubject: Fwd: Undelivered Mail Returned to Sender\n\n" +
+			"<friend@example.org>: host mx.example.org said: 550 5.1.1 User unknown\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := Parse(strings.NewReader(msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Type != TypeNone || len(rep.Recipients) != 0 {
+				t.Fatalf("got %+v, want none", rep)
+			}
+		})
+	}
 }

@@ -53,9 +53,9 @@ const (
 	ClassDelivered       = "delivered"
 )
 
-// Classes lists every class a Recipient may have, in the order of the
+// classes lists every class a Recipient may have, in the order of the
 // package documentation's table.
-var Classes = []string{
+var classes = []string{
 	ClassUserUnknown, ClassDomainUnknown, ClassMailboxDisabled,
 	ClassMailboxFull, ClassSpamBlocked, ClassPolicy, ClassContent,
 	ClassTooLarge, ClassExpired, ClassNetwork, ClassTemporary,

@@ -40,6 +40,20 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		cands = named
 	}
 	if len(cands) == 0 {
+		// The returned message quoted in the text: its To.
+		if i := strings.Index(lower, "\nto:"); i >= 0 {
+			line := text[i+4:]
+			if j := strings.IndexByte(line, '\n'); j >= 0 {
+				line = line[:j]
+			}
+			for _, a := range listAddresses(line) {
+				if SendIDFrom(a) == "" {
+					cands = append(cands, cand{final: a, diag: sec})
+				}
+			}
+		}
+	}
+	if len(cands) == 0 {
 		for _, h := range m.returned {
 			for _, a := range listAddresses(h.get("To")) {
 				cands = append(cands, cand{final: a, diag: section(fam, text, lower)})
@@ -55,10 +69,15 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 	}
 	for _, c := range cands {
 		extra := c.diag
-		if len(cands) == 1 && !strings.Contains(sec, c.diag) {
-			extra += "\n" + sec
-		} else if len(cands) == 1 {
-			extra = sec
+		if len(cands) == 1 {
+			// The only recipient: the whole text is about it, the
+			// reason above the address included.
+			whole := section(nil, text, lower)
+			if strings.Contains(whole, c.diag) {
+				extra = whole
+			} else {
+				extra += "\n" + whole
+			}
 		}
 		rep.Recipients = append(rep.Recipients, finish(c, action, reply(c.diag), extra, c.diag))
 	}

@@ -294,6 +294,14 @@ func (w *walker) leaf(ctype string, params map[string]string, cte string, return
 	if strings.HasPrefix(ctype, "text/") {
 		p.body = toUTF8(params["charset"], p.body)
 	}
+	if ctype == "message/rfc822" || ctype == "message/global" || isHeadersType(ctype) {
+		// An encoded returned message: its headers are read from the
+		// decoded body; the part is not kept as text.
+		if blocks := fieldBlocks(p.body, maxHeaderBytes); len(blocks) > 0 {
+			w.msg.returned = append(w.msg.returned, blocks[0])
+		}
+		return
+	}
 	w.addPart(p)
 }
 

@@ -1,6 +1,7 @@
 package suppression_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -54,6 +55,7 @@ var contract = []struct {
 	{"PolicyPrecedence", testPolicyPrecedence},
 	{"ConcurrentSoftBounces", testConcurrentSoftBounces},
 	{"LargeBatch", testLargeBatch},
+	{"Prune", testPrune},
 }
 
 func runContract(t *testing.T, newList newList) {
@@ -509,4 +511,65 @@ func addMany(t *testing.T, l suppression.List, account string, addrs []string, s
 		}
 	}
 	return nil
+}
+
+// pruner is what Memory and SQL have beside List.
+type pruner interface {
+	Prune(ctx context.Context, before time.Time) (int, error)
+}
+
+// testPrune: Prune deletes the expired entries alone, and the soft
+// bounces too old to count, so that a soft bounce after it starts a new
+// count.
+func testPrune(t *testing.T, newList newList) {
+	c := newClock()
+	l := newList(t, suppression.Options{Now: c.Now})
+	p, ok := l.(pruner)
+	if !ok {
+		t.Fatalf("%T has no Prune", l)
+	}
+	a := account(t, "a")
+	now := c.Now()
+	mustAdd(t, l, suppression.Entry{AccountID: a, Address: "old@example.com", Reason: postroom.ReasonSoftBounce, Created: now.Add(-48 * time.Hour), Expires: now.Add(-time.Hour)})
+	mustAdd(t, l, suppression.Entry{AccountID: a, Address: "live@example.com", Reason: postroom.ReasonSoftBounce, Expires: now.Add(time.Hour)})
+	mustAdd(t, l, suppression.Entry{AccountID: a, Address: "forever@example.com", Reason: postroom.ReasonHardBounce})
+	soft := func(addr string, at time.Time) *suppression.Entry {
+		t.Helper()
+		e, err := l.Observe(t.Context(), suppression.Observation{AccountID: a, Address: addr, Kind: suppression.SoftBounce, At: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	// Two soft bounces 8 days ago (too old to count at now) and two 1 day
+	// ago (still counting).
+	soft("stale@example.com", now.Add(-8*24*time.Hour))
+	soft("stale@example.com", now.Add(-8*24*time.Hour+time.Minute))
+	soft("recent@example.com", now.Add(-24*time.Hour))
+	soft("recent@example.com", now.Add(-24*time.Hour+time.Minute))
+
+	n, err := p.Prune(t.Context(), now)
+	if err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1 (the expired entry)", n, err)
+	}
+	page, _, err := l.List(t.Context(), suppression.Query{AccountID: a, IncludeExpired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range page {
+		left = append(left, e.Address)
+	}
+	if fmt.Sprint(left) != "[forever@example.com live@example.com]" {
+		t.Errorf("after Prune: %v; want forever@ and live@", left)
+	}
+	// The recent bounces still count: a third lists; the stale ones were
+	// pruned (and would not count anyway): a third is the first of a new
+	// count.
+	if e := soft("recent@example.com", now); e == nil {
+		t.Error("a third soft bounce within the window after Prune: not listed; want listed")
+	}
+	if e := soft("stale@example.com", now); e != nil {
+		t.Errorf("a soft bounce after Prune dropped the stale ones: %+v; want not listed", e)
+	}
 }

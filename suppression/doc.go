@@ -49,7 +49,9 @@
 // first cause stays); an expiring one is replaced by a hard bounce, a
 // complaint or an unsubscribe, and an expired one by any entry. Add
 // replaces whatever is there. Expired entries stay listed (List with
-// IncludeExpired) for reference, as Mandrill keeps them, until Delete.
+// IncludeExpired) for reference, as Mandrill keeps them, until Delete or
+// Prune (Memory.Prune, SQL.Prune: run it daily to drop expired entries
+// and soft bounces too old to count).
 //
 // # Accounts
 //

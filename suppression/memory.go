@@ -180,3 +180,32 @@ func (m *Memory) Observe(ctx context.Context, o Observation) (*Entry, error) {
 	a.entries[o.Address] = &kept
 	return &e, nil
 }
+
+// Prune deletes the entries that expired at or before before, and the
+// soft bounces that can no longer count towards a listing at before
+// (older than Policy.SoftWindow), and returns how many entries it
+// deleted. Entries that never expire stay. Call it now and then (daily)
+// to keep the list from growing with what no longer matters.
+func (m *Memory) Prune(ctx context.Context, before time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	from := before.Add(-m.opts.Policy.SoftWindow)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, a := range m.accounts {
+		for addr, e := range a.entries {
+			if !e.Expires.IsZero() && !e.Expires.After(before) {
+				delete(a.entries, addr)
+				n++
+			}
+		}
+		for addr, bounces := range a.soft {
+			if !slices.ContainsFunc(bounces, func(t time.Time) bool { return t.After(from) }) {
+				delete(a.soft, addr)
+			}
+		}
+	}
+	return n, nil
+}

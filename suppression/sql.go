@@ -73,7 +73,10 @@ func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []stri
 	if len(addresses) == 0 {
 		return nil, ctx.Err()
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM postroom_suppressions
+	// One query: PostgreSQL hashes the array (or probes the primary key
+	// with it, for a large table).
+	rows, err := s.pool.Query(ctx, `SELECT address, reason, detail, send_id, created_at, expires_at
+		FROM postroom_suppressions
 		WHERE account_id = $1 AND address = ANY($2::text[])
 		AND created_at <= $3 AND (expires_at IS NULL OR expires_at > $3)`,
 		accountID, lowerAll(addresses), now)
@@ -81,15 +84,18 @@ func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []stri
 		return nil, dbError(ctx, err)
 	}
 	var out []postroom.Suppression
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			rows.Close()
-			return nil, dbError(ctx, err)
+	var s1 postroom.Suppression
+	var reason string
+	var expires *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&s1.Address, &reason, &s1.Detail, &s1.SendID, &s1.Created, &expires}, func() error {
+		s1.Reason, s1.Created, s1.Expires = postroom.ReasonCode(reason), s1.Created.UTC(), time.Time{}
+		if expires != nil {
+			s1.Expires = expires.UTC()
 		}
-		out = append(out, e.suppression())
-	}
-	if err := rows.Err(); err != nil {
+		out = append(out, s1)
+		return nil
+	})
+	if err != nil {
 		return nil, dbError(ctx, err)
 	}
 	return out, nil
@@ -207,6 +213,24 @@ func (s *SQL) Observe(ctx context.Context, o Observation) (*Entry, error) {
 		return nil, dbError(ctx, err)
 	}
 	return listed, nil
+}
+
+// Prune deletes the entries that expired at or before before, and the
+// soft bounces that can no longer count towards a listing at before
+// (older than Policy.SoftWindow), in one statement, and returns how many
+// entries it deleted. Entries that never expire stay. Call it now and
+// then (daily, from one instance or all) to keep the tables from growing
+// with what no longer matters.
+func (s *SQL) Prune(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `WITH soft AS (
+			DELETE FROM postroom_suppression_soft_bounces
+			WHERE NOT EXISTS (SELECT FROM unnest(bounces) AS b WHERE b > $2)
+		)
+		DELETE FROM postroom_suppressions WHERE expires_at <= $1`, before, before.Add(-s.opts.Policy.SoftWindow))
+	if err != nil {
+		return 0, dbError(ctx, err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // execer is a pool or a transaction.
