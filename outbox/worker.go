@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -48,7 +49,8 @@ import (
 // up the same way before it returns.
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
-	o *Outbox
+	o     *Outbox
+	group atomic.Int64 // how many recipients a reservation takes (see handover)
 }
 
 // Worker returns the outbox's River worker.
@@ -141,39 +143,35 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	for len(todo) > 0 {
 		batch := todo[:min(o.opts.BatchSize, len(todo))]
 		todo = todo[len(batch):]
-		got, err := l.reserve(ctx, batch, emails(batch))
+		if o.opts.Logger.Enabled(ctx, slog.LevelDebug) {
+			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox batch",
+				slog.String("call_id", args.CallID), slog.Int("first", args.First),
+				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
+		}
+		call := sc.body
+		call.Recipients = make([]postroom.Recipient, len(batch))
+		for k, i := range batch {
+			call.Recipients[k] = *at(i)
+		}
+		h := newHandover(l, batch, emails(batch), &w.group)
+		results, runErr := o.m.Run(ctx, sc.op, &call, h.hooks(ctx))
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		if results == nil {
+			// Refused as a whole: nothing was handed over.
+			err := w.refused(wctx, l, slices.Concat(batch, todo), emails, runErr)
+			cancel()
+			return err
+		}
+		err = h.finish(wctx, results)
+		cancel()
 		if err != nil {
 			return err
 		}
-		if len(got) == 0 {
+		if h.superseded {
 			// A newer run of the job holds the lease: the rest is its.
 			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox job superseded",
 				slog.String("call_id", args.CallID), slog.Int("first", args.First))
 			return nil
-		}
-		slices.Sort(got)
-		if o.opts.Logger.Enabled(ctx, slog.LevelDebug) {
-			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox batch",
-				slog.String("call_id", args.CallID), slog.Int("first", args.First),
-				slog.Int("from", int(got[0])), slog.Int("to", int(got[len(got)-1])))
-		}
-		call := sc.body
-		call.Recipients = make([]postroom.Recipient, len(got))
-		for k, i := range got {
-			call.Recipients[k] = *at(i)
-		}
-		results, runErr := o.m.Run(ctx, sc.op, &call, postroom.RunOptions{})
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-		if results == nil {
-			// Refused as a whole: nothing was handed over.
-			err := w.refused(wctx, l, got, todo, emails, runErr)
-			cancel()
-			return err
-		}
-		err = l.record(wctx, got, emails(got), results)
-		cancel()
-		if err != nil {
-			return err
 		}
 		for _, r := range results {
 			switch r.Status {
@@ -198,32 +196,31 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if deferred == 0 {
 		return nil
 	}
-	var meta struct {
-		Snoozes int `json:"snoozes"`
-	}
-	_ = json.Unmarshal(job.Metadata, &meta) // absent: no snooze yet
-	wait := min(o.opts.Backoff(meta.Snoozes+1), deadline.Sub(o.opts.Now()))
+	wait := min(o.opts.Backoff(snoozes(job)+1), deadline.Sub(o.opts.Now()))
 	return river.JobSnooze(max(wait, 0))
 }
 
-// refused settles the recipients of a call that Run refused as a whole:
-// reserved are the reserved batch's, rest the job's recipients after it. A refusal that says the call is wrong (authentication,
-// validation) is final: invalid, not-sent. Any other error (a template
-// store unreachable) releases the batch as deferred and is returned, for
-// River to retry the job.
-func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, emails func([]int32) []string, err error) error {
+// snoozes is how many times River has snoozed the job (its metadata's
+// count; none when absent).
+func snoozes(job *river.Job[SendArgs]) int {
+	var meta struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(job.Metadata, &meta)
+	return meta.Snoozes
+}
+
+// refused settles the recipients of a call that Run refused as a whole,
+// before handing anything over (so no recipient is reserved): rest, the
+// job's recipients from the batch on. A refusal that says the call is
+// wrong (authentication, validation) is final: invalid, not-sent. Any
+// other error (a template store unreachable) is returned, for River to
+// retry the job; rest stays as it is, to be sent then.
+func (w *Worker) refused(ctx context.Context, l *lease, rest []int32, emails func([]int32) []string, err error) error {
 	var ve *postroom.ValidationError
 	final := errors.Is(err, postroom.ErrUnauthorized) || errors.Is(err, postroom.ErrNoRecipients) ||
 		errors.Is(err, postroom.ErrTooManyRecipients) || errors.As(err, &ve)
 	if !final {
-		reason := string(postroom.ReasonNotSent) + ": the call could not be prepared"
-		results := make([]postroom.Result, len(reserved))
-		for k := range results {
-			results[k] = postroom.Result{Status: postroom.StatusDeferred, Code: postroom.ReasonNotSent, Reason: reason}
-		}
-		if rerr := l.record(ctx, reserved, emails(reserved), results); rerr != nil {
-			return rerr
-		}
 		return fmt.Errorf("outbox: job %s/%d: %w", l.args.CallID, l.args.First, err)
 	}
 	detail := "unauthorized"
@@ -234,16 +231,6 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, 
 		detail = "recipients"
 	}
 	reason := string(postroom.ReasonNotSent) + ": the call was refused when its job ran (" + detail + ")"
-	results := make([]postroom.Result, len(reserved))
-	for k := range results {
-		results[k] = postroom.Result{Status: postroom.StatusInvalid, Code: postroom.ReasonNotSent, Reason: reason}
-	}
-	if err := l.record(ctx, reserved, emails(reserved), results); err != nil {
-		return err
-	}
-	if len(rest) == 0 {
-		return nil
-	}
 	reasons := make([]string, len(rest))
 	for k := range reasons {
 		reasons[k] = reason
