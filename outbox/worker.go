@@ -158,7 +158,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
-			err := w.refused(wctx, l, slices.Concat(batch, todo), emails, runErr)
+			err := w.refused(wctx, l, batch, todo, emails, runErr)
 			cancel()
 			return err
 		}
@@ -211,16 +211,27 @@ func snoozes(job *river.Job[SendArgs]) int {
 }
 
 // refused settles the recipients of a call that Run refused as a whole,
-// before handing anything over (so no recipient is reserved): rest, the
-// job's recipients from the batch on. A refusal that says the call is
-// wrong (authentication, validation) is final: invalid, not-sent. Any
-// other error (a template store unreachable) is returned, for River to
-// retry the job; rest stays as it is, to be sent then.
-func (w *Worker) refused(ctx context.Context, l *lease, rest []int32, emails func([]int32) []string, err error) error {
+// before handing anything over (so no recipient is reserved): batch, the
+// batch it was given, and rest, the job's recipients after it. A refusal
+// that says the call is wrong (authentication, validation) is final:
+// invalid, not-sent, for batch and rest. Any other error (a template
+// store unreachable) leaves batch deferred (not-sent) and is returned,
+// for River to retry the job.
+func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, emails func([]int32) []string, err error) error {
 	var ve *postroom.ValidationError
 	final := errors.Is(err, postroom.ErrUnauthorized) || errors.Is(err, postroom.ErrNoRecipients) ||
 		errors.Is(err, postroom.ErrTooManyRecipients) || errors.As(err, &ve)
 	if !final {
+		// The batch keeps a deferred row that says why, which the job's
+		// giving up repeats if it comes to that.
+		reason := string(postroom.ReasonNotSent) + ": the call could not be prepared"
+		reasons := make([]string, len(batch))
+		for k := range reasons {
+			reasons[k] = reason
+		}
+		if serr := l.settle(ctx, batch, emails(batch), postroom.StatusDeferred, postroom.ReasonNotSent, reasons); serr != nil {
+			return serr
+		}
 		return fmt.Errorf("outbox: job %s/%d: %w", l.args.CallID, l.args.First, err)
 	}
 	detail := "unauthorized"
@@ -231,11 +242,12 @@ func (w *Worker) refused(ctx context.Context, l *lease, rest []int32, emails fun
 		detail = "recipients"
 	}
 	reason := string(postroom.ReasonNotSent) + ": the call was refused when its job ran (" + detail + ")"
-	reasons := make([]string, len(rest))
+	all := slices.Concat(batch, rest)
+	reasons := make([]string, len(all))
 	for k := range reasons {
 		reasons[k] = reason
 	}
-	return l.settle(ctx, rest, emails(rest), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
+	return l.settle(ctx, all, emails(all), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
 }
 
 // load returns the call's body, from the cache or decoded from its row.
