@@ -10,15 +10,16 @@ package outbox
 //
 // A write per recipient would cost a database round trip each. So a
 // write reserves a group of the next recipients at once, and carries
-// every result known since the last write. The group adapts to the
-// transport: about as many recipients as the job has in flight at once
-// when the transport is slower than a write (a relay taking milliseconds
-// a message), so that a crash leaves at most about twice that many
-// unknown; doubled each time a group is handed over faster than a write
-// takes (a transport that accepts at once), up to the whole batch, so
-// that a fast transport costs one reservation per batch, as a batch
-// reserved whole did. Results are written at least every flushInterval
-// while the batch runs, and the rest when it ends.
+// every result known since the last write. The group is as large as the
+// most messages the job has had in flight at once (the Mailer's
+// Concurrency, once its workers are all busy): a write every that many
+// recipients, and a crash leaves unknown at most the messages in flight
+// and fewer than that many reserved and not yet handed over. A transport
+// that accepts a message in under fastTransport (one that keeps the
+// messages itself, not a relay over a network) gets the rest of the
+// batch in one group, so that it costs one reservation per batch, as a
+// batch reserved whole did. Results are written at least every
+// flushInterval while the batch runs, and the rest when it ends.
 //
 // Every write is made by a goroutine of the Mailer's call (in
 // RunOptions.BeforeSend and OnResult), one at a time: none outlives Run.
@@ -37,6 +38,10 @@ import (
 // its batch runs (the last ones are written when the batch ends).
 const flushInterval = 100 * time.Millisecond
 
+// fastTransport is the mean time from handing a message over to its
+// acceptance under which a job reserves the rest of its batch at once.
+const fastTransport = time.Millisecond
+
 // errSuperseded keeps a message back: a newer run of its job holds the
 // lease, and the recipient is that run's to send.
 var errSuperseded = errors.New("outbox: a newer run of the job holds it")
@@ -48,7 +53,7 @@ type handover struct {
 	l      *lease
 	idx    []int32
 	emails []string
-	group  *atomic.Int64 // the Worker's reservation group size, kept across batches
+	group  *atomic.Int64 // the Worker's last group size, for the next batch's first
 
 	mu         sync.Mutex
 	reserved   int           // positions before it have been asked for reservation
@@ -60,19 +65,20 @@ type handover struct {
 	handed     []bool        // position p's message was let through to the transport
 	written    []bool        // position p's result is written
 	results    []postroom.Result
-	unwritten  []int     // positions with a result not written yet
-	lastWrite  time.Time // the end of the last write (or the batch's start)
-	lastGroup  time.Time // the end of the last reservation in this batch
-	groupWrite time.Duration
-	inFlight   int // messages let through whose result is not known
-	peak       int // the most in flight at once
+	unwritten  []int         // positions with a result not written yet
+	lastWrite  time.Time     // the end of the last write (or the batch's start)
+	handedAt   []time.Time   // when position p's message was let through
+	accepted   int           // messages accepted by the transport
+	took       time.Duration // their total time from hand over to acceptance
+	inFlight   int           // messages let through whose result is not known
+	peak       int           // the most in flight at once
 }
 
 func newHandover(l *lease, idx []int32, emails []string, group *atomic.Int64) *handover {
 	n := len(idx)
 	return &handover{
 		l: l, idx: idx, emails: emails, group: group,
-		mine: make([]bool, n), handed: make([]bool, n), written: make([]bool, n),
+		mine: make([]bool, n), handed: make([]bool, n), written: make([]bool, n), handedAt: make([]time.Time, n),
 		results: make([]postroom.Result, n), lastWrite: time.Now(),
 	}
 }
@@ -113,6 +119,7 @@ func (h *handover) beforeSend(ctx context.Context, p int) error {
 		return errSuperseded
 	}
 	h.handed[p] = true
+	h.handedAt[p] = time.Now()
 	h.inFlight++
 	h.peak = max(h.peak, h.inFlight)
 	return nil
@@ -127,6 +134,10 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 	h.unwritten = append(h.unwritten, p)
 	if h.handed[p] {
 		h.inFlight--
+		if r.Status == postroom.StatusSent || r.Status == postroom.StatusQueued {
+			h.accepted++
+			h.took += time.Since(h.handedAt[p])
+		}
 	}
 	if h.writing == nil && time.Since(h.lastWrite) >= flushInterval {
 		h.write(ctx)
@@ -157,7 +168,6 @@ func (h *handover) write(ctx context.Context) {
 	h.writing = ch
 	h.mu.Unlock()
 
-	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	var got []int32
 	err := retry(wctx, func(ctx context.Context) error {
@@ -185,7 +195,6 @@ func (h *handover) write(ctx context.Context) {
 		return
 	}
 	h.reserved = to
-	h.lastGroup, h.groupWrite = h.lastWrite, h.lastWrite.Sub(start)
 	for _, i := range got {
 		h.mine[h.position(i, from, to)] = true
 	}
@@ -198,21 +207,18 @@ func (h *handover) write(ctx context.Context) {
 }
 
 // nextGroup is how many recipients the next reservation takes beyond
-// the ones waiting: the last group, doubled when it was handed over
-// faster than its write took, halved when it lasted more than four
-// writes; at least the most messages in flight at once, at most the
-// batch.
+// the ones waiting: the rest of the batch when the transport accepts
+// messages in under fastTransport, else the most messages in flight at
+// once; before any message of the batch is accepted, the last batch's.
 func (h *handover) nextGroup() int {
 	g := int(h.group.Load())
-	if !h.lastGroup.IsZero() {
-		switch lasted := time.Since(h.lastGroup); {
-		case lasted < h.groupWrite:
-			g *= 2
-		case lasted > 4*h.groupWrite:
-			g /= 2
-		}
+	switch {
+	case h.accepted > 0 && h.took < time.Duration(h.accepted)*fastTransport:
+		g = len(h.idx)
+	case h.accepted > 0 || h.peak > 0:
+		g = h.peak
 	}
-	g = min(max(g, h.peak, 1), len(h.idx))
+	g = min(max(g, 1), len(h.idx))
 	h.group.Store(int64(g))
 	return g
 }
