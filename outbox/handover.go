@@ -27,6 +27,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -223,14 +224,11 @@ func (h *handover) nextGroup() int {
 	return g
 }
 
-// position is the position of recipient i among positions [from, to).
+// position is the position of recipient i among positions [from, to)
+// (a batch's recipients are in ascending order).
 func (h *handover) position(i int32, from, to int) int {
-	for p := from; p < to; p++ {
-		if h.idx[p] == i {
-			return p
-		}
-	}
-	return from // not reached: reserve returns only what it was given
+	p, _ := slices.BinarySearch(h.idx[from:to], i)
+	return from + p
 }
 
 // keep reports whether position p's result is to be written: every
