@@ -22,12 +22,21 @@ import (
 //	river.AddWorker(workers, ob.Worker())
 //
 // One run of a job sends the recipients of its range that have no final
-// result, BatchSize at a time: it reserves a batch in one write, hands
-// the batch to the Mailer as one call of those recipients (the call's
-// message and params, the recipients' own params), and writes their
-// results in one write. A recipient that a run reserved and whose result
-// it did not write (its process died) is unknown (ReasonInterrupted) for
-// the next run, never sent again. Deferred recipients stay in the job,
+// result, BatchSize at a time: it hands a batch to the Mailer as one call
+// of those recipients (the call's message and params, the recipients'
+// own params). Each recipient is reserved just before its message is
+// handed over, in groups of about as many as the job has in flight at
+// once (the rest of the batch for a transport that accepts a message in
+// under a millisecond), and the results are written as they come, at
+// least every 100 ms, each write carrying the next reservation: a write
+// every few recipients, not one per recipient. Every write is retried
+// while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
+// recipient that a run reserved and whose result it did not write (its
+// process died) is unknown (ReasonInterrupted) for the next run, never
+// sent again; one it had not reserved is sent by the next run. So a
+// killed process leaves unknown, per job it was running, at most the
+// messages in flight, fewer than as many again reserved ahead, and the
+// results of the last moments not yet written. Deferred recipients stay in the job,
 // which River runs again after Options.Backoff (a snooze, which does not
 // count as an attempt), until they are delivered, refused, or
 // Options.MaxAge has passed (then rejected, ReasonExpired).
