@@ -36,10 +36,12 @@ import (
 // sent again; one it had not reserved is sent by the next run. So a
 // killed process leaves unknown, per job it was running, at most the
 // messages in flight, fewer than as many again reserved ahead, and the
-// results of the last moments not yet written. Deferred recipients stay in the job,
-// which River runs again after Options.Backoff (a snooze, which does not
-// count as an attempt), until they are delivered, refused, or
-// Options.MaxAge has passed (then rejected, ReasonExpired).
+// results of the last moments not yet written.
+//
+// Deferred recipients stay in the job, which River runs again after
+// Options.Backoff (a snooze, which does not count as an attempt), until
+// they are delivered, refused, or Options.MaxAge has passed (then
+// rejected, ReasonExpired).
 //
 // A call refused as a whole when its job runs (its key no longer
 // accepted, a stored template deleted) gives its remaining recipients the
@@ -65,9 +67,10 @@ type Worker struct {
 // Worker returns the outbox's River worker.
 func (o *Outbox) Worker() *Worker { return &Worker{o: o} }
 
-// writeTimeout bounds the writes of results made after the job's context
-// ended (its timeout, the client stopping): the outcomes are known and
-// must be kept.
+// writeTimeout bounds a write of a batch with its retries (see retry),
+// and the writes of results made after the job's context ended (its
+// timeout, the client stopping): the outcomes are known and must be
+// kept.
 const writeTimeout = 10 * time.Second
 
 // Work runs one run of a job: River's last attempt gives the job's
