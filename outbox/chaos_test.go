@@ -22,8 +22,8 @@ import (
 // transaction) for chaosAway. Then, on the relay's ledger and the call's
 // results: every recipient has one honest final result (a sent one
 // accepted exactly once, an unknown one at most once, nothing else ever);
-// every unknown recipient was in a batch of a killed process (none is
-// an outcome lost to the restart, whose writes are retried); per kill,
+// every interrupted recipient was in a batch of a killed process (none
+// is an outcome lost to the restart, whose writes are retried); per kill,
 // at most the killed process's jobs' messages in flight and reserved
 // ahead (chaosWorkers × (2 × chaosConcurrency − 1)) are unknown without
 // having reached the relay, and at most those plus the results of one
@@ -57,9 +57,15 @@ func TestChaos(t *testing.T) {
 
 	var away atomic.Bool
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true, Faults: func(c smtptest.Command) smtptest.Fault {
+		// Away: a new connection is refused at its greeting, and a
+		// transaction on an open one at MAIL (421, which the client
+		// answers by closing: with Close the reply would overtake
+		// go-smtp's buffered replies to the commands pipelined before).
 		switch {
-		case (c.Stage == smtptest.Greeting || c.Stage == smtptest.Mail) && away.Load():
+		case c.Stage == smtptest.Greeting && away.Load():
 			return smtptest.Fault{Code: 421, Enhanced: "4.3.2", Text: "going away", Close: true}
+		case c.Stage == smtptest.Mail && away.Load():
+			return smtptest.Fault{Code: 421, Enhanced: "4.3.2", Text: "going away"}
 		case c.Stage == smtptest.EndOfData:
 			return smtptest.Fault{Delay: chaosDelay}
 		}
@@ -157,29 +163,32 @@ func TestChaos(t *testing.T) {
 			t.Errorf("recipient %d: %+v: the relay refused nothing, and every deferral is retried", i, r)
 			continue
 		}
-		unknown++
 		if r.Code != outbox.ReasonInterrupted {
-			t.Errorf("recipient %d: %+v, want unknown, interrupted", i, r)
+			// The Mailer's own unknown (a connection lost after the
+			// data): honest by the ledger check, no crash's doing.
+			t.Logf("recipient %d: %+v", i, r)
+			continue
 		}
+		unknown++
 		if !reached[r.Email] {
 			notReached++
 		}
 		if !inKilledBatch(i) {
-			t.Errorf("recipient %d is unknown, and no killed process had it in a batch: an outcome lost", i)
+			t.Errorf("recipient %d is interrupted, and no killed process had it in a batch: an outcome lost", i)
 		}
 	}
 	kills := len(killed)
 	inFlight := chaosWorkers * chaosConcurrency
 	ahead := chaosWorkers * (chaosConcurrency - 1)
 	if max := kills * (inFlight + ahead); notReached > max {
-		t.Errorf("%d unknown recipients never reached the relay, more than %d kills × (%d in flight + %d reserved ahead)", notReached, kills, inFlight, ahead)
+		t.Errorf("%d interrupted recipients never reached the relay, more than %d kills × (%d in flight + %d reserved ahead)", notReached, kills, inFlight, ahead)
 	}
 	// One write interval: a reservation carries the results known, every
 	// group of chaosConcurrency recipients per job.
 	written := chaosWorkers * chaosConcurrency
 	if max := kills * (inFlight + ahead + written); unknown > max {
-		t.Errorf("%d unknown recipients, more than %d kills × (%d in flight + %d reserved ahead + %d results of one write interval)", unknown, kills, inFlight, ahead, written)
+		t.Errorf("%d interrupted recipients, more than %d kills × (%d in flight + %d reserved ahead + %d results of one write interval)", unknown, kills, inFlight, ahead, written)
 	}
-	t.Logf("counts %v; %d unknown, %d of them never reached the relay; batches per process: %d %d %d, replacement %d",
+	t.Logf("counts %v; %d interrupted, %d of them never reached the relay; batches per process: %d %d %d, replacement %d",
 		s.Counts, unknown, notReached, len(procs[0].log.batches()), len(procs[1].log.batches()), len(procs[2].log.batches()), len(replacement.log.batches()))
 }
