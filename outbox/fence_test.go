@@ -52,7 +52,7 @@ func TestFence(t *testing.T) {
 	if len(todo) != 2 || todo[0] != 2 || todo[1] != 3 {
 		t.Fatalf("B's pending: %v, want [2 3]: A's reserved batch is not B's to send", todo)
 	}
-	if err := a.record(ctx, []int32{0, 1}, emails[:2], sent); err != nil {
+	if err := a.record(ctx, outcomes{[]int32{0, 1}, emails[:2], sent}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := a.reserve(ctx, []int32{2, 3}, emails[2:]); err != nil || len(got) != 0 {
@@ -61,7 +61,7 @@ func TestFence(t *testing.T) {
 	if got, err := b.reserve(ctx, []int32{2, 3}, emails[2:]); err != nil || len(got) != 2 {
 		t.Fatalf("B's reserve: %v, %v", got, err)
 	}
-	if err := b.record(ctx, []int32{2, 3}, emails[2:], sent); err != nil {
+	if err := b.record(ctx, outcomes{[]int32{2, 3}, emails[2:], sent}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := pool.Query(ctx, `SELECT status, code FROM postroom_outbox_recipients WHERE call_id = 'c' ORDER BY idx`)

@@ -65,11 +65,7 @@ func (w *Worker) lastAttempt(ctx context.Context, job *river.Job[SendArgs]) erro
 		attrs = append(attrs, slog.String("last_error", job.Errors[k-1].Error))
 	}
 	if err != nil {
-		var meta struct {
-			Snoozes int `json:"snoozes"`
-		}
-		_ = json.Unmarshal(job.Metadata, &meta) // absent: no snooze yet
-		wait := o.opts.Backoff(meta.Snoozes + 1)
+		wait := o.opts.Backoff(snoozes(job) + 1)
 		o.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "outbox job could not give up its recipients; retrying",
 			append(attrs, slog.String("error", err.Error()), slog.Duration("wait", wait))...)
 		return river.JobSnooze(wait)

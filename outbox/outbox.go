@@ -18,8 +18,8 @@ import (
 const (
 	// DefaultJobSize is the most recipients in one River job.
 	DefaultJobSize = 500
-	// DefaultBatchSize is how many recipients a job reserves in one write
-	// and records in one write; see Options.BatchSize.
+	// DefaultBatchSize is how many recipients a job hands to the Mailer as
+	// one call; see Options.BatchSize.
 	DefaultBatchSize = 100
 	// DefaultMaxAge is how long a deferred recipient is retried: Postfix's
 	// maximal_queue_lifetime.
@@ -43,9 +43,10 @@ const maxMaxAttempts = 32766
 const ReasonExpired postroom.ReasonCode = "expired"
 
 // ReasonInterrupted is the reason code of a recipient whose message a run
-// of its job reserved for handing over and then stopped (its process died)
-// before the outcome was written. Its status is unknown: the message may
-// have been delivered, and it is never sent again.
+// of its job may have handed over (it reserved the recipient just before)
+// and then stopped (its process died) before the outcome was written. Its
+// status is unknown: the message may have been delivered, and it is never
+// sent again.
 const ReasonInterrupted postroom.ReasonCode = "interrupted"
 
 // ReasonGaveUp is the reason code of a recipient that its job gave up
@@ -73,13 +74,15 @@ type Options struct {
 	// ceil(recipients/JobSize) jobs, which run on every worker of every
 	// instance at once. Zero means DefaultJobSize (500).
 	JobSize int
-	// BatchSize is how many recipients a job reserves in one write before
-	// handing their messages to the transport, and records in one write
-	// after. A process that dies mid-job leaves at most BatchSize
-	// recipients of that job unknown (reserved, outcome not written); the
-	// database work per recipient is two writes' cost divided by
-	// BatchSize. Zero means DefaultBatchSize (100); it is capped at
-	// JobSize.
+	// BatchSize is how many recipients a job hands to the Mailer as one
+	// call (see Worker): their reservations and results are written in a
+	// few writes while it runs, a write every few recipients for a
+	// transport slower than the database, two per batch for one that
+	// accepts at once. A process that dies mid-job leaves unknown only the
+	// recipients it had reserved and not recorded, at most about twice the
+	// messages in flight plus the last moments' results, and never more
+	// than BatchSize per job. Zero means DefaultBatchSize (100); it is
+	// capped at JobSize.
 	BatchSize int
 	// MaxAge is how long after the call's start (its enqueue, or
 	// EnqueueOptions.At when later) a deferred recipient is retried; after

@@ -71,7 +71,8 @@ func (w *procLog) String() string {
 }
 
 // batches returns the ranges [from, to] of the batches the process
-// reserved, from its "outbox batch" records.
+// started (and reserved as it handed them over), from its "outbox batch"
+// records.
 func (w *procLog) batches() [][2]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -18,7 +18,7 @@ import (
 
 // Internal statuses of a recipient's row, beside the final ones.
 const (
-	rowReserved = "reserved" // handed over (or about to be), outcome not written
+	rowReserved = "reserved" // may have been handed over, outcome not written
 	rowDeferred = "deferred" // to be retried
 )
 
@@ -37,6 +37,7 @@ type queryer interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // errGone: the job's call was deleted.
@@ -63,8 +64,10 @@ func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
 }
 
 // interruptedReason is the Reason of a recipient left reserved by a run
-// that stopped.
-const interruptedReason = string(ReasonInterrupted) + ": an earlier run of its job handed the message over and stopped before its outcome was written"
+// that stopped. A run reserves a recipient just before handing its
+// message over (see handover), so the message may have left; a recipient
+// the run had not reserved yet has no row, and the next run sends it.
+const interruptedReason = string(ReasonInterrupted) + ": the message may have been handed over before the process stopped; its outcome was not written"
 
 // pending settles the recipients that an earlier run left reserved (they
 // become unknown, interrupted) and returns the recipients still to send:
@@ -110,19 +113,10 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 
 // reserve marks recipients idx (with their emails) reserved by this run,
 // in one write, and returns those it reserved: the ones with no row or
-// deferred, or none when a newer run of the job holds the lease.
+// deferred, or none when a newer run of the job holds the lease. A
+// reserved recipient's message may be handed over from then on.
 func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]int32, error) {
-	a := l.args
-	rows, err := l.pool.Query(ctx, `WITH lease AS (
-			SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
-		)
-		INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, epoch)
-		SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($4::integer[], $5::text[]) AS v(i, e)
-		WHERE EXISTS (SELECT 1 FROM lease)
-		ON CONFLICT (call_id, idx) DO UPDATE SET status = 'reserved', epoch = excluded.epoch
-		WHERE r.status = 'deferred'
-		RETURNING r.idx`,
-		a.CallID, int32(a.First), l.epoch, idx, emails)
+	rows, err := l.pool.Query(ctx, reserveSQL, l.reserveArgs(idx, emails)...)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: reserve: %w", err)
 	}
@@ -133,39 +127,112 @@ func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]in
 	return got, nil
 }
 
-// record writes the results of recipients idx (with their emails), which
-// this run reserved, in one write: a deferred result keeps the row to
-// retry, any other is final. A row that is no longer this run's
-// reservation (a newer run settled it as interrupted) is left as it is.
+const reserveSQL = `WITH lease AS (
+		SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+	)
+	INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, epoch)
+	SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($4::integer[], $5::text[]) AS v(i, e)
+	WHERE EXISTS (SELECT 1 FROM lease)
+	ON CONFLICT (call_id, idx) DO UPDATE SET status = 'reserved', epoch = excluded.epoch
+	WHERE r.status = 'deferred'
+	RETURNING r.idx`
+
+func (l *lease) reserveArgs(idx []int32, emails []string) []any {
+	return []any{l.args.CallID, int32(l.args.First), l.epoch, idx, emails}
+}
+
+// outcomes are results to record: recipient idx[k], with emails[k], has
+// results[k].
+type outcomes struct {
+	idx     []int32
+	emails  []string
+	results []postroom.Result
+}
+
+func (o *outcomes) add(i int32, email string, r postroom.Result) {
+	o.idx = append(o.idx, i)
+	o.emails = append(o.emails, email)
+	o.results = append(o.results, r)
+}
+
+func (o *outcomes) len() int { return len(o.idx) }
+
+// record writes the outcomes out, in one write, unless a newer run holds
+// the lease: a recipient this run reserved gets its result (a deferred
+// one keeps the row to retry, any other is final); a recipient it did
+// not reserve (no row, or deferred), whose message was never handed
+// over, gets only a final result (the Mailer found it invalid). A row
+// that is no longer this run's reservation (a newer run settled it as
+// interrupted) is left as it is.
 //
-// It is an upsert on rows that exist, not an UPDATE ... FROM unnest: so
-// each row is found through the primary key, whatever the planner thinks
-// of the unnest's size.
-func (l *lease) record(ctx context.Context, idx []int32, emails []string, results []postroom.Result) error {
-	status := make([]string, len(results))
-	code := make([]string, len(results))
-	reason := make([]string, len(results))
-	sendID := make([]string, len(results))
-	for k, r := range results {
-		status[k], code[k], reason[k], sendID[k] = string(r.Status), string(r.Code), r.Reason, r.SendID
-	}
-	a := l.args
-	_, err := l.pool.Exec(ctx, `INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason, send_id, epoch)
-		SELECT $1, v.i, v.e, v.s, v.c, v.reason, v.id, $2
-		FROM unnest($3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS v(i, e, s, c, reason, id)
-		ON CONFLICT (call_id, idx) DO UPDATE
-		SET status = excluded.status, code = excluded.code, reason = excluded.reason, send_id = excluded.send_id
-		WHERE r.epoch = excluded.epoch AND r.status = 'reserved'`,
-		a.CallID, l.epoch, idx, emails, status, code, reason, sendID)
-	if err != nil {
+// It is an upsert, not an UPDATE ... FROM unnest: so each row is found
+// through the primary key, whatever the planner thinks of the unnest's
+// size.
+func (l *lease) record(ctx context.Context, out outcomes) error {
+	if _, err := l.pool.Exec(ctx, recordSQL, l.recordArgs(out)...); err != nil {
 		return fmt.Errorf("outbox: record: %w", err)
 	}
 	return nil
 }
 
-// settle gives recipients idx (not yet reserved: no row, or deferred) the
-// final outcome o without sending them, in one write, unless a newer run
-// holds the lease.
+const recordSQL = `WITH lease AS (
+		SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+	)
+	INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason, send_id, epoch)
+	SELECT $1, v.i, v.e, v.s, v.c, v.reason, v.id, $3
+	FROM unnest($4::integer[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS v(i, e, s, c, reason, id)
+	WHERE EXISTS (SELECT 1 FROM lease)
+	ON CONFLICT (call_id, idx) DO UPDATE
+	SET status = excluded.status, code = excluded.code, reason = excluded.reason, send_id = excluded.send_id, epoch = excluded.epoch
+	WHERE (r.epoch = excluded.epoch AND r.status = 'reserved') OR r.status = 'deferred'`
+
+func (l *lease) recordArgs(out outcomes) []any {
+	n := out.len()
+	status := make([]string, n)
+	code := make([]string, n)
+	reason := make([]string, n)
+	sendID := make([]string, n)
+	for k, r := range out.results {
+		status[k], code[k], reason[k], sendID[k] = string(r.Status), string(r.Code), r.Reason, r.SendID
+	}
+	return []any{l.args.CallID, int32(l.args.First), l.epoch, out.idx, out.emails, status, code, reason, sendID}
+}
+
+// save records out and reserves recipients idx (with their emails) in
+// one round trip, and returns the recipients reserved, as record and
+// reserve do. Either part may be empty.
+func (l *lease) save(ctx context.Context, out outcomes, idx []int32, emails []string) ([]int32, error) {
+	switch {
+	case len(idx) == 0:
+		return nil, l.record(ctx, out)
+	case out.len() == 0:
+		return l.reserve(ctx, idx, emails)
+	}
+	var b pgx.Batch
+	b.Queue(recordSQL, l.recordArgs(out)...)
+	b.Queue(reserveSQL, l.reserveArgs(idx, emails)...)
+	br := l.pool.SendBatch(ctx, &b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, fmt.Errorf("outbox: record: %w", err)
+	}
+	rows, err := br.Query()
+	var got []int32
+	if err == nil {
+		got, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("outbox: reserve: %w", err)
+	}
+	return got, nil
+}
+
+// settle gives recipients idx (not reserved: no row, or deferred) the
+// final status with reason code and reasons[k] without sending them, in
+// one write, unless a newer run holds the lease.
 func (l *lease) settle(ctx context.Context, idx []int32, emails []string, status postroom.Status, code postroom.ReasonCode, reasons []string) error {
 	a := l.args
 	_, err := l.pool.Exec(ctx, `WITH lease AS (

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -21,15 +22,26 @@ import (
 //	river.AddWorker(workers, ob.Worker())
 //
 // One run of a job sends the recipients of its range that have no final
-// result, BatchSize at a time: it reserves a batch in one write, hands
-// the batch to the Mailer as one call of those recipients (the call's
-// message and params, the recipients' own params), and writes their
-// results in one write. A recipient that a run reserved and whose result
-// it did not write (its process died) is unknown (ReasonInterrupted) for
-// the next run, never sent again. Deferred recipients stay in the job,
-// which River runs again after Options.Backoff (a snooze, which does not
-// count as an attempt), until they are delivered, refused, or
-// Options.MaxAge has passed (then rejected, ReasonExpired).
+// result, BatchSize at a time: it hands a batch to the Mailer as one call
+// of those recipients (the call's message and params, the recipients'
+// own params). Each recipient is reserved just before its message is
+// handed over, in groups of about as many as the job has in flight at
+// once (the rest of the batch for a transport that accepts a message in
+// under a millisecond), and the results are written as they come, at
+// least every 100 ms, each write carrying the next reservation: a write
+// every few recipients, not one per recipient. Every write is retried
+// while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
+// recipient that a run reserved and whose result it did not write (its
+// process died) is unknown (ReasonInterrupted) for the next run, never
+// sent again; one it had not reserved is sent by the next run. So a
+// killed process leaves unknown, per job it was running, at most the
+// messages in flight, fewer than as many again reserved ahead, and the
+// results of the last moments not yet written.
+//
+// Deferred recipients stay in the job, which River runs again after
+// Options.Backoff (a snooze, which does not count as an attempt), until
+// they are delivered, refused, or Options.MaxAge has passed (then
+// rejected, ReasonExpired).
 //
 // A call refused as a whole when its job runs (its key no longer
 // accepted, a stored template deleted) gives its remaining recipients the
@@ -48,15 +60,17 @@ import (
 // up the same way before it returns.
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
-	o *Outbox
+	o     *Outbox
+	group atomic.Int64 // how many recipients a reservation takes (see handover)
 }
 
 // Worker returns the outbox's River worker.
 func (o *Outbox) Worker() *Worker { return &Worker{o: o} }
 
-// writeTimeout bounds the writes of results made after the job's context
-// ended (its timeout, the client stopping): the outcomes are known and
-// must be kept.
+// writeTimeout bounds a write of a batch with its retries (see retry),
+// and the writes of results made after the job's context ended (its
+// timeout, the client stopping): the outcomes are known and must be
+// kept.
 const writeTimeout = 10 * time.Second
 
 // Work runs one run of a job: River's last attempt gives the job's
@@ -141,39 +155,35 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	for len(todo) > 0 {
 		batch := todo[:min(o.opts.BatchSize, len(todo))]
 		todo = todo[len(batch):]
-		got, err := l.reserve(ctx, batch, emails(batch))
+		if o.opts.Logger.Enabled(ctx, slog.LevelDebug) {
+			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox batch",
+				slog.String("call_id", args.CallID), slog.Int("first", args.First),
+				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
+		}
+		call := sc.body
+		call.Recipients = make([]postroom.Recipient, len(batch))
+		for k, i := range batch {
+			call.Recipients[k] = *at(i)
+		}
+		h := newHandover(l, batch, emails(batch), &w.group)
+		results, runErr := o.m.Run(ctx, sc.op, &call, h.hooks(ctx))
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		if results == nil {
+			// Refused as a whole: nothing was handed over.
+			err := w.refused(wctx, l, batch, todo, emails, runErr)
+			cancel()
+			return err
+		}
+		err = h.finish(wctx, results)
+		cancel()
 		if err != nil {
 			return err
 		}
-		if len(got) == 0 {
+		if h.superseded {
 			// A newer run of the job holds the lease: the rest is its.
 			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox job superseded",
 				slog.String("call_id", args.CallID), slog.Int("first", args.First))
 			return nil
-		}
-		slices.Sort(got)
-		if o.opts.Logger.Enabled(ctx, slog.LevelDebug) {
-			o.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "outbox batch",
-				slog.String("call_id", args.CallID), slog.Int("first", args.First),
-				slog.Int("from", int(got[0])), slog.Int("to", int(got[len(got)-1])))
-		}
-		call := sc.body
-		call.Recipients = make([]postroom.Recipient, len(got))
-		for k, i := range got {
-			call.Recipients[k] = *at(i)
-		}
-		results, runErr := o.m.Run(ctx, sc.op, &call, postroom.RunOptions{})
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-		if results == nil {
-			// Refused as a whole: nothing was handed over.
-			err := w.refused(wctx, l, got, todo, emails, runErr)
-			cancel()
-			return err
-		}
-		err = l.record(wctx, got, emails(got), results)
-		cancel()
-		if err != nil {
-			return err
 		}
 		for _, r := range results {
 			switch r.Status {
@@ -198,31 +208,41 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if deferred == 0 {
 		return nil
 	}
-	var meta struct {
-		Snoozes int `json:"snoozes"`
-	}
-	_ = json.Unmarshal(job.Metadata, &meta) // absent: no snooze yet
-	wait := min(o.opts.Backoff(meta.Snoozes+1), deadline.Sub(o.opts.Now()))
+	wait := min(o.opts.Backoff(snoozes(job)+1), deadline.Sub(o.opts.Now()))
 	return river.JobSnooze(max(wait, 0))
 }
 
-// refused settles the recipients of a call that Run refused as a whole:
-// reserved are the reserved batch's, rest the job's recipients after it. A refusal that says the call is wrong (authentication,
-// validation) is final: invalid, not-sent. Any other error (a template
-// store unreachable) releases the batch as deferred and is returned, for
-// River to retry the job.
-func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, emails func([]int32) []string, err error) error {
+// snoozes is how many times River has snoozed the job (its metadata's
+// count; none when absent).
+func snoozes(job *river.Job[SendArgs]) int {
+	var meta struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(job.Metadata, &meta)
+	return meta.Snoozes
+}
+
+// refused settles the recipients of a call that Run refused as a whole,
+// before handing anything over (so no recipient is reserved): batch, the
+// batch it was given, and rest, the job's recipients after it. A refusal
+// that says the call is wrong (authentication, validation) is final:
+// invalid, not-sent, for batch and rest. Any other error (a template
+// store unreachable) leaves batch deferred (not-sent) and is returned,
+// for River to retry the job.
+func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, emails func([]int32) []string, err error) error {
 	var ve *postroom.ValidationError
 	final := errors.Is(err, postroom.ErrUnauthorized) || errors.Is(err, postroom.ErrNoRecipients) ||
 		errors.Is(err, postroom.ErrTooManyRecipients) || errors.As(err, &ve)
 	if !final {
+		// The batch keeps a deferred row that says why, which the job's
+		// giving up repeats if it comes to that.
 		reason := string(postroom.ReasonNotSent) + ": the call could not be prepared"
-		results := make([]postroom.Result, len(reserved))
-		for k := range results {
-			results[k] = postroom.Result{Status: postroom.StatusDeferred, Code: postroom.ReasonNotSent, Reason: reason}
+		reasons := make([]string, len(batch))
+		for k := range reasons {
+			reasons[k] = reason
 		}
-		if rerr := l.record(ctx, reserved, emails(reserved), results); rerr != nil {
-			return rerr
+		if serr := l.settle(ctx, batch, emails(batch), postroom.StatusDeferred, postroom.ReasonNotSent, reasons); serr != nil {
+			return serr
 		}
 		return fmt.Errorf("outbox: job %s/%d: %w", l.args.CallID, l.args.First, err)
 	}
@@ -234,21 +254,12 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, 
 		detail = "recipients"
 	}
 	reason := string(postroom.ReasonNotSent) + ": the call was refused when its job ran (" + detail + ")"
-	results := make([]postroom.Result, len(reserved))
-	for k := range results {
-		results[k] = postroom.Result{Status: postroom.StatusInvalid, Code: postroom.ReasonNotSent, Reason: reason}
-	}
-	if err := l.record(ctx, reserved, emails(reserved), results); err != nil {
-		return err
-	}
-	if len(rest) == 0 {
-		return nil
-	}
-	reasons := make([]string, len(rest))
+	all := slices.Concat(batch, rest)
+	reasons := make([]string, len(all))
 	for k := range reasons {
 		reasons[k] = reason
 	}
-	return l.settle(ctx, rest, emails(rest), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
+	return l.settle(ctx, all, emails(all), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
 }
 
 // load returns the call's body, from the cache or decoded from its row.

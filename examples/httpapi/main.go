@@ -24,6 +24,11 @@
 // header (idempotency.SQL): instances behind a load balancer share both;
 // see database.go. Without it, idempotency records are kept in memory.
 //
+// With -database-url, calls with Prefer: respond-async are sent later by
+// package outbox; -outbox-backoff, -outbox-max-age, -outbox-batch-size,
+// -outbox-job-size, -outbox-workers and -outbox-rescue-after set its
+// queue (see outbox.go), and -log-level the server's log level.
+//
 // -max-body and -max-inflight set httpapi.Options.MaxBodyBytes and
 // MaxInflightBytes; -log-results sets ResultLog (a level, or off); -preview
 // serves the preview page at /preview/, to whoever can reach the API (an
@@ -42,6 +47,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -56,8 +62,7 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal stops the program at once
 	}()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	err := run(ctx, os.Args[1:], os.Getenv, logger)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 	case err != nil:
@@ -66,12 +71,13 @@ func main() {
 	}
 }
 
-// run serves until ctx is done.
-func run(ctx context.Context, args []string, getenv func(string) string, logger *slog.Logger) (err error) {
-	cfg, err := parseFlags(args, getenv, os.Stderr)
+// run serves until ctx is done, logging to stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) (err error) {
+	cfg, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if cfg.DB, err = openDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}

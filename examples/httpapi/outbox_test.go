@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/internal/apitest"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/outbox"
 )
 
 // TestSendLater: with a database, a call with Prefer: respond-async is
@@ -152,4 +155,81 @@ func getJSON(t *testing.T, url string, v any) int {
 		}
 	}
 	return resp.StatusCode
+}
+
+// TestQueueBackoff: -outbox-backoff D waits D before the first retry,
+// doubled at each retry up to 4000 s (or D, when longer); zero keeps the
+// outbox's own schedule.
+func TestQueueBackoff(t *testing.T) {
+	if b := (queueConfig{}).options(nil).Backoff; b != nil {
+		t.Errorf("no -outbox-backoff: Backoff is set; want nil (the outbox's default)")
+	}
+	for _, tc := range []struct {
+		first time.Duration
+		retry int
+		want  time.Duration
+	}{
+		{time.Second, 1, time.Second},
+		{time.Second, 3, 4 * time.Second},
+		{time.Second, 40, 4000 * time.Second},
+		{2 * time.Hour, 5, 2 * time.Hour},
+	} {
+		if got := (queueConfig{Backoff: tc.first}).options(nil).Backoff(tc.retry); got != tc.want {
+			t.Errorf("-outbox-backoff %v, retry %d: %v; want %v", tc.first, tc.retry, got, tc.want)
+		}
+	}
+}
+
+// TestSendLaterExpires: the queue's flags reach the outbox. With
+// -outbox-backoff 50ms and -outbox-max-age 1s, a recipient the relay
+// keeps deferring (451) is rejected, expired, about a second after the
+// call, instead of five days; the other is sent.
+func TestSendLaterExpires(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	pool, err := openPool(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("openPool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	call := apitest.SmallCall(2)
+	deferred := call.Recipients[1].Email
+	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true,
+		Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: deferred}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "try later"})})
+	api, _ := startConfig(t, config{SMTP: srv.Addr(), SMTPTLS: "none", NoAuth: true, Pool: pool,
+		Queue: queueConfig{Backoff: 50 * time.Millisecond, MaxAge: time.Second, RescueAfter: 10 * time.Second}})
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(apitest.Marshal(t, call)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("got %d; want 202", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Location")
+	var done httpapi.CallStatus
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if code := getJSON(t, api+loc, &done); code != http.StatusOK {
+			t.Fatalf("GET %s: %d", loc, code)
+		}
+		if done.State == httpapi.CallDone || time.Now().After(deadline) {
+			break
+		}
+	}
+	if done.State != httpapi.CallDone || len(done.Results) != 2 {
+		t.Fatalf("status %+v; want done with 2 results", done)
+	}
+	if r := done.Results[0]; r.Status != postroom.StatusSent {
+		t.Errorf("recipient 0: %+v; want sent", r)
+	}
+	// Over HTTP a result has no code: its reason starts with it.
+	if r := done.Results[1]; r.Status != postroom.StatusRejected || !strings.HasPrefix(r.Reason, string(outbox.ReasonExpired)+": not delivered within 1s") {
+		t.Errorf("recipient 1: %+v; want rejected, expired within 1s", r)
+	}
 }

@@ -42,7 +42,10 @@ type config struct {
 	MaxInflight   int64 // bytes of request bodies in flight (httpapi.Options.MaxInflightBytes)
 	Preview       bool  // serve the preview page at /preview/
 	ResultLog     httpapi.ResultLog
+	LogLevel      slog.Level // the server's log: records below it are dropped
 	Timeouts      timeouts
+	// Queue is the outbox's settings (-outbox-*), for calls sent later.
+	Queue queueConfig
 	// DatabaseURL is PostgreSQL's DSN, from -database-url or
 	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
 	DatabaseURL string
@@ -107,11 +110,16 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
 	fs.BoolVar(&cfg.Preview, "preview", false, "serve the preview page at /preview/: what a call would send, rendered, without sending")
 	fs.TextVar(&cfg.ResultLog, "log-results", httpapi.ResultLog{}, "log each recipient's result as soon as it is final, at `level` debug, info, warn or error; off: only a call whose client went away has its results logged, at its end")
+	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log records at `level` debug, info, warn or error and above")
+	queueFlags(fs, &cfg.Queue)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = getenv(databaseEnv)
+	}
+	if err := cfg.Queue.check(cfg.DatabaseURL != ""); err != nil {
+		return config{}, err
 	}
 	if _, ok := smtpTLSModes[cfg.SMTPTLS]; !ok {
 		return config{}, fmt.Errorf("-smtp-tls %q: want none, starttls or tls", cfg.SMTPTLS)
@@ -225,7 +233,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	}
 	if cfg.Pool != nil {
 		var stop func() error
-		if ho.Async, stop, err = startOutbox(cfg.Pool, m, logger); err != nil {
+		if ho.Async, stop, err = startOutbox(cfg.Pool, m, cfg.Queue, logger); err != nil {
 			return nil, nil, errors.Join(err, cleanup())
 		}
 		// The outbox's workers stop (finishing their jobs) before the

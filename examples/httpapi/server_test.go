@@ -146,6 +146,13 @@ func TestParseFlags(t *testing.T) {
 		{"log-results", []string{"-no-auth", "-log-results", "WARN"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Level: slog.LevelWarn}}},
 		{"log-results off", []string{"-no-auth", "-log-results", "off"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Off: true}}},
 		{"bad log-results", []string{"-no-auth", "-log-results", "loud"}, nil},
+		{"log-level", []string{"-no-auth", "-log-level", "debug"}, &config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", LogLevel: slog.LevelDebug}},
+		{"bad log-level", []string{"-no-auth", "-log-level", "loud"}, nil},
+		{"outbox settings", []string{"-no-auth", "-database-url", "postgres://db/app", "-outbox-backoff", "1s", "-outbox-max-age", "1m", "-outbox-batch-size", "20", "-outbox-job-size", "40", "-outbox-workers", "8", "-outbox-rescue-after", "30s"},
+			&config{Listen: defaultListen, Outbox: defaultOutbox, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: "postgres://db/app",
+				Queue: queueConfig{Backoff: time.Second, MaxAge: time.Minute, BatchSize: 20, JobSize: 40, MaxWorkers: 8, RescueAfter: 30 * time.Second}}},
+		{"outbox settings without a database", []string{"-no-auth", "-outbox-max-age", "1m"}, nil},
+		{"negative outbox setting", []string{"-no-auth", "-database-url", "postgres://db/app", "-outbox-workers", "-1"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseFlags(tc.args, getenv, io.Discard)

@@ -45,6 +45,8 @@ const maxLog = 64 << 10
 type server struct {
 	dir  string // temporary folder: data/ and the Unix socket
 	port int
+	bin  string              // the PostgreSQL programs' folder
+	cred *syscall.Credential // whom postgres runs as; nil: this process's user
 	cmd  *exec.Cmd
 	log  *serverLog
 
@@ -99,13 +101,18 @@ func start() (*server, error) {
 	}
 }
 
-// launch starts postgres on the data folder in dir and waits until it
-// accepts connections. On failure the process has exited.
+// launch starts postgres on the data folder in dir, on a free port, and
+// waits until it accepts connections. On failure the process has exited.
 func launch(bin, dir string, cred *syscall.Credential) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	return launchOn(bin, dir, cred, port)
+}
+
+// launchOn is launch on a given port.
+func launchOn(bin, dir string, cred *syscall.Credential, port int) (*server, error) {
 	socketDir := dir
 	if len(dir)+len("/.s.PGSQL.65535") >= 108 { // sun_path's size on Linux
 		socketDir = "" // TCP only
@@ -141,6 +148,8 @@ func launch(bin, dir string, cred *syscall.Credential) (*server, error) {
 	s := &server{
 		dir:     dir,
 		port:    port,
+		bin:     bin,
+		cred:    cred,
 		cmd:     cmd,
 		log:     &serverLog{ready: make(chan struct{})},
 		exited:  make(chan struct{}),
@@ -196,6 +205,19 @@ func (s *server) dsn(name string) string {
 // stop shuts the server down (fast shutdown: open sessions are ended),
 // waits for it and its log reader to finish, and removes its folder.
 func (s *server) stop() error {
+	errs := []error{s.halt()}
+	if err := os.RemoveAll(s.dir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pgtest: stop: %w", err)
+	}
+	return nil
+}
+
+// halt shuts the server down (fast shutdown) and waits for it and its
+// log reader, keeping its folder.
+func (s *server) halt() error {
 	var errs []error
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, err)
@@ -212,12 +234,21 @@ func (s *server) stop() error {
 		errs = append(errs, fmt.Errorf("postgres did not stop within %v; its log:\n%s", startTimeout, s.log))
 		s.kill()
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		errs = append(errs, err)
+	return errors.Join(errs...)
+}
+
+// restart shuts the server down (fast shutdown: open sessions are
+// ended), waits down, and starts it again on the same folder and port.
+func (s *server) restart(down time.Duration) error {
+	if err := s.halt(); err != nil {
+		return fmt.Errorf("pgtest: restart: %w", err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("pgtest: stop: %w", err)
+	time.Sleep(down)
+	ns, err := launchOn(s.bin, s.dir, s.cred, s.port)
+	if err != nil {
+		return fmt.Errorf("pgtest: restart: %w", err)
 	}
+	*s = *ns
 	return nil
 }
 

@@ -2,6 +2,8 @@
 
 package pgtest
 
+import "time"
+
 // server is a local PostgreSQL; pgtest starts one on Linux only (Debian's
 // layout, a parent-death signal). Elsewhere, set EnvURL.
 type server struct{}
@@ -12,3 +14,5 @@ func start() (*server, error) { return nil, errNotInstalled }
 func (*server) dsn(string) string { return "" }
 
 func (*server) stop() error { return nil }
+
+func (*server) restart(time.Duration) error { return errNotInstalled }

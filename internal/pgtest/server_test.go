@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestServerIsLocalAndUnprivileged(t *testing.T) {
@@ -116,5 +117,34 @@ func TestFindBin(t *testing.T) {
 	got, err := findBin(pattern)
 	if want := filepath.Join(root, "15", "bin"); err != nil || got != want {
 		t.Fatalf("findBin = %q, %v; want %q, the newest version by number", got, err, want)
+	}
+}
+
+// TestServerRestart: a test's own server goes down (its sessions end)
+// and comes back on the same DSN, with its data.
+func TestServerRestart(t *testing.T) {
+	s := NewServer(t)
+	db, err := sql.Open("pgx", s.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), "CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := s.Restart(100 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.PingContext(t.Context()); err == nil {
+		t.Error("a session of before the restart still works")
+	}
+	var x int
+	if err := db.QueryRowContext(t.Context(), "SELECT x FROM kept").Scan(&x); err != nil || x != 7 {
+		t.Fatalf("after the restart: %d, %v; want 7", x, err)
 	}
 }

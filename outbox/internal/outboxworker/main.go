@@ -38,6 +38,9 @@ func run() error {
 	backoff := flag.Duration("backoff", 0, "wait before each retry of deferred recipients (0: outbox.DefaultBackoff)")
 	rescue := flag.Duration("rescue-after", 0, "River RescueStuckJobsAfter, also its JobTimeout (0: River's defaults)")
 	workers := flag.Int("max-workers", outbox.DefaultMaxWorkers, "jobs run at once")
+	concurrency := flag.Int("concurrency", 0, "postroom Options.Concurrency: messages a job hands over at once (0: default)")
+	maxConns := flag.Int("max-conns", 0, "SMTP connections at once (0: transport.DefaultMaxConns)")
+	jobSize := flag.Int("job-size", 0, "outbox Options.JobSize (0: default)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -46,14 +49,14 @@ func run() error {
 
 	var tr postroom.Transport = postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
 	if *smtpAddr != "" {
-		s, err := transport.NewSMTP(transport.SMTPOptions{Addr: *smtpAddr, TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}})
+		s, err := transport.NewSMTP(transport.SMTPOptions{Addr: *smtpAddr, TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}, MaxConns: *maxConns})
 		if err != nil {
 			return err
 		}
 		defer s.Close()
 		tr = s
 	}
-	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Concurrency: *concurrency})
 	if err != nil {
 		return err
 	}
@@ -66,7 +69,7 @@ func run() error {
 		return err
 	}
 	defer pool.Close()
-	opts := outbox.Options{BatchSize: *batch, Logger: logger}
+	opts := outbox.Options{BatchSize: *batch, JobSize: *jobSize, Logger: logger}
 	if *backoff > 0 {
 		opts.Backoff = func(int) time.Duration { return *backoff }
 	}

@@ -1,0 +1,184 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/pgtest"
+)
+
+// countingPool counts the reservations a lease makes through a real
+// pool: statements on their own, and in batches.
+type countingPool struct {
+	*pgxpool.Pool
+	reserves atomic.Int64
+}
+
+func (c *countingPool) count(sql string) {
+	if sql == reserveSQL {
+		c.reserves.Add(1)
+	}
+}
+
+func (c *countingPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c.count(sql)
+	return c.Pool.Query(ctx, sql, args...)
+}
+
+func (c *countingPool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.count(sql)
+	return c.Pool.Exec(ctx, sql, args...)
+}
+
+func (c *countingPool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	for _, q := range b.QueuedQueries {
+		c.count(q.SQL)
+	}
+	return c.Pool.SendBatch(ctx, b)
+}
+
+// TestHandoverSlowTransport runs one batch through a transport that
+// takes a few milliseconds a message, Concurrency at once: every message
+// is reserved before it is handed over, the reservations come in groups
+// (far fewer writes than recipients), and every result is written.
+func TestHandoverSlowTransport(t *testing.T) {
+	const (
+		n           = 40
+		concurrency = 4
+	)
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', $1, now())`, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, $1, '[]')`, n); err != nil {
+		t.Fatal(err)
+	}
+	cp := &countingPool{Pool: pool}
+	l, err := takeLease(ctx, cp, SendArgs{CallID: "c", First: 0, Count: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The transport checks that each message's recipient is reserved
+	// when it gets the message.
+	var unreserved atomic.Int64
+	m, err := postroom.New(postroom.TransportFunc(func(ctx context.Context, env *postroom.Envelope) error {
+		var status string
+		if err := pool.QueryRow(ctx, `SELECT status FROM postroom_outbox_recipients WHERE email = $1`, env.To[0]).Scan(&status); err != nil || status != rowReserved {
+			unreserved.Add(1)
+		}
+		time.Sleep(3 * time.Millisecond)
+		return nil
+	}), postroom.Options{Auth: postroom.NoAuth{}, Concurrency: concurrency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := postroom.Call{Key: "k", AccountID: "a", Message: postroom.Message{FromEmail: "shop@example.com", Subject: "Hi", Text: "Hello"}}
+	idx := make([]int32, n)
+	emails := make([]string, n)
+	for i := range n {
+		idx[i] = int32(i)
+		emails[i] = fmt.Sprintf("r%d@example.org", i)
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: emails[i]})
+	}
+	var group atomic.Int64
+	h := newHandover(l, idx, emails, &group)
+	results, err := m.Run(ctx, postroom.OpSend, &call, h.hooks(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.finish(ctx, results); err != nil {
+		t.Fatal(err)
+	}
+	if u := unreserved.Load(); u != 0 {
+		t.Errorf("%d messages reached the transport unreserved", u)
+	}
+	if r := cp.reserves.Load(); r > n/2 {
+		t.Errorf("%d reservations for %d recipients, %d at once: want them in groups", r, n, concurrency)
+	}
+	var sent int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM postroom_outbox_recipients WHERE status = 'sent'`).Scan(&sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent != n {
+		t.Errorf("%d recipients recorded sent, want %d", sent, n)
+	}
+	if g := group.Load(); g < 1 || g > concurrency {
+		t.Errorf("group %d, want at most the %d messages in flight", g, concurrency)
+	}
+	t.Logf("%d reservations for %d recipients", cp.reserves.Load(), n)
+}
+
+// TestTransient: a write is retried for what a restart or a lost
+// connection does, not for an error in the statement itself.
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "57P01"}, true}, // admin shutdown
+		{&pgconn.PgError{Code: "57P03"}, true}, // cannot connect now
+		{&pgconn.PgError{Code: "08006"}, true}, // connection failure
+		{&pgconn.PgError{Code: "53300"}, true}, // too many connections
+		{&pgconn.PgError{Code: "40001"}, true}, // serialization failure
+		{&pgconn.PgError{Code: "23505"}, false},
+		{&pgconn.PgError{Code: "42P01"}, false},
+		{fmt.Errorf("outbox: record: %w", &pgconn.PgError{Code: "57P01"}), true},
+		{fmt.Errorf("failed to connect: %w", io.ErrUnexpectedEOF), true},
+		{context.DeadlineExceeded, false},
+		{fmt.Errorf("outbox: record: %w", context.Canceled), false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestRetry: a write that fails for want of the database is tried again
+// until it succeeds or its context ends; any other failure ends it at
+// once.
+func TestRetry(t *testing.T) {
+	down := &pgconn.PgError{Code: "57P03"}
+	bad := &pgconn.PgError{Code: "42P01"}
+	script := func(errs ...error) (func(context.Context) error, *int) {
+		calls := new(int)
+		return func(context.Context) error {
+			*calls++
+			if *calls <= len(errs) {
+				return errs[*calls-1]
+			}
+			return nil
+		}, calls
+	}
+	w, calls := script(down, down, down)
+	if err := retry(t.Context(), w); err != nil || *calls != 4 {
+		t.Errorf("three transient failures: %v after %d calls, want nil after 4", err, *calls)
+	}
+	w, calls = script(bad)
+	if err := retry(t.Context(), w); !errors.Is(err, bad) || *calls != 1 {
+		t.Errorf("a bad statement: %v after %d calls, want it after 1", err, *calls)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*retryFirst)
+	defer cancel()
+	if err := retry(ctx, func(context.Context) error { return down }); !errors.Is(err, down) {
+		t.Errorf("down until the deadline: %v, want the last error", err)
+	}
+}
