@@ -97,14 +97,14 @@ func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) outcome {
 		Text:         j.text(w), HTML: w.rb.html,
 	}
 	// The message goes after room for its DKIM-Signature fields, which
-	// are then written in place (dkimCall.signInPlace).
-	buf, err := j.skel.Append(j.dkim.reserve(w.signed), &w.v)
+	// are then written in place (dkim.Call.SignInPlace).
+	buf, err := j.skel.Append(j.dkim.Reserve(w.signed), &w.v)
 	switch {
 	case errors.Is(err, mimemsg.ErrTooLarge):
 		return invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes))
 	case err != nil:
 		return outcomeOf(err) // a *mimemsg.FieldError
 	}
-	w.signed, w.msg = buf, buf[j.dkim.room():]
+	w.signed, w.msg = buf, buf[j.dkim.Room():]
 	return outcome{}
 }
