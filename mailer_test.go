@@ -310,3 +310,28 @@ func TestNoGoroutineOutlivesSend(t *testing.T) {
 	// A worker may still be between its deferred Done and its return.
 	waitGoroutines(t, before)
 }
+
+// TestZeroMailer: a Mailer not made by New, zero or nil, returns
+// ErrZeroMailer from every method instead of panicking.
+func TestZeroMailer(t *testing.T) {
+	var zero postroom.Mailer
+	var nilMailer *postroom.Mailer
+	for name, m := range map[string]*postroom.Mailer{"zero": &zero, "nil": nilMailer} {
+		t.Run(name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			for op, run := range map[string]func() error{
+				"Send":         func() error { _, err := m.Send(t.Context(), call); return err },
+				"SendTemplate": func() error { _, err := m.SendTemplate(t.Context(), call); return err },
+				"Run":          func() error { _, err := m.Run(t.Context(), postroom.OpSend, call, postroom.RunOptions{}); return err },
+				"Preview": func() error {
+					_, err := m.Preview(t.Context(), postroom.OpSend, call, postroom.PreviewOptions{})
+					return err
+				},
+			} {
+				if err := run(); !errors.Is(err, postroom.ErrZeroMailer) {
+					t.Errorf("%s: %v; want ErrZeroMailer", op, err)
+				}
+			}
+		})
+	}
+}
