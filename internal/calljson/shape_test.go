@@ -20,7 +20,6 @@ type shapeOuter struct {
 	Any    any            `json:"any"`
 	Skip   string         `json:"-"`
 	NoTag  string
-	hidden string
 }
 
 // TestCheckShape checks the paths and reasons of bodies of the wrong
@@ -35,7 +34,6 @@ func TestCheckShape(t *testing.T) {
 		{`[]`, "(body)", "must be a JSON object"},
 		{`{"ID":"x"}`, "ID", "unknown field"},
 		{`{"Skip":"x"}`, "Skip", "unknown field"},
-		{`{"hidden":"x"}`, "hidden", "unknown field"},
 		{`{"id":"x","id":"y"}`, "id", "repeated field"},
 		{`{"id":1}`, "id", "must be a string"},
 		{`{"inner":"x"}`, "inner", "must be an object"},
