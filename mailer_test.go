@@ -2,10 +2,13 @@ package postroom_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -280,6 +283,47 @@ func TestDeterministic(t *testing.T) {
 		if !bytes.Equal(byID[e.SendID], e.Data) {
 			t.Fatalf("message %s differs between two runs with the same Rand and Now", e.SendID)
 		}
+	}
+}
+
+// TestSendBytesPinned pins the bytes of deterministic Sends (Options.Rand
+// and Options.Now fixed): the workload's call of 64 recipients and a small
+// call, unsigned, signed with an ed25519 and an rsa-2048 key, and with the
+// ed25519 key alone. The hash covers each envelope (send id, sender,
+// recipients) and its message, in send id order. A change that moves code
+// (a refactoring, an engine moved into a package of its own) must leave
+// it as it is; a change of the bytes on purpose updates it and says why.
+func TestSendBytesPinned(t *testing.T) {
+	signers, _ := testSigners(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		signers []postroom.DKIMSigner
+		want    string
+	}{
+		{"unsigned", nil, "ed76dbd8e640203c5135051369edaa1857009f3c409a9e20d68980117209a919"},
+		{"ed25519 and rsa-2048", signers, "8202c3e2ebf431e83fa3fe78f6b6857ada080f3d7e804b17e40dfc950b981f81"},
+		{"ed25519", signers[:1], "579c2ca2c5d983790257af909c5383c7486ec896a2315f7caa57e639b1377d1c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := transport.NewMemory()
+			m := newMailer(t, mem, postroom.Options{DKIM: tc.signers, Rand: &fixedRand{}, Now: func() time.Time { return now }})
+			for _, c := range []*postroom.Call{fixture.Shared(t).Call(64), smallCall("ann@example.net", "bob@example.org")} {
+				if _, err := m.Send(t.Context(), c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			envs := mem.Envelopes()
+			slices.SortFunc(envs, func(a, b postroom.Envelope) int { return strings.Compare(a.SendID, b.SendID) })
+			h := sha256.New()
+			for _, e := range envs {
+				fmt.Fprintf(h, "%s|%s|%v|%d|", e.SendID, e.From, e.To, len(e.Data))
+				h.Write(e.Data)
+			}
+			if got := hex.EncodeToString(h.Sum(nil)); len(envs) != 66 || got != tc.want {
+				t.Errorf("%d messages hashing to %s; want 66 hashing to %s", len(envs), got, tc.want)
+			}
+		})
 	}
 }
 
