@@ -1,5 +1,9 @@
 package dkim
 
+// The signer: a call's Call, made once (the h= list, each key's
+// DKIM-Signature field but for bh= and b=), and each message's fields,
+// written into the room reserved ahead of it.
+
 import (
 	"bytes"
 	"crypto"
