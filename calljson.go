@@ -1,13 +1,12 @@
 package postroom
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
-	"unicode/utf8"
 
+	"github.com/postroom/postroom/internal/calljson"
 	"github.com/postroom/postroom/internal/program"
 )
 
@@ -57,7 +56,7 @@ func (c *Call) decodeSlow(b []byte) error {
 // keys of params.
 func (r *Recipient) UnmarshalJSON(b []byte) error {
 	if r.Email == "" && r.Name == "" && r.Params == nil && r.order == nil {
-		if fast, next, ok := decodeRecipientAt(b, 0); ok && skipSpace(b, next) == len(b) {
+		if fast, next, ok := decodeRecipientAt(b, 0); ok && calljson.SkipSpace(b, next) == len(b) {
 			*r = fast
 			return nil
 		}
@@ -113,24 +112,17 @@ func decodeParams(b []byte) (Params, []string, error) {
 // else, malformed JSON included, which encoding/json then reads.
 func decodeCallFast(b []byte) (c Call, ok bool) {
 	var seen [5]bool
-	i := skipSpace(b, 0)
+	i := calljson.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return c, false
 	}
-	i = skipSpace(b, i+1)
+	i = calljson.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return c, skipSpace(b, i+1) == len(b)
+		return c, calljson.SkipSpace(b, i+1) == len(b)
 	}
 	for {
-		key, next, ok := rawString(b, i)
-		if !ok {
-			return c, false
-		}
-		i = skipSpace(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return c, false
-		}
-		if i = skipSpace(b, i+1); i >= len(b) {
+		var key []byte
+		if key, i, ok = calljson.Key(b, i); !ok {
 			return c, false
 		}
 		f := slices.Index(callKeys[:], string(key))
@@ -138,7 +130,7 @@ func decodeCallFast(b []byte) (c Call, ok bool) {
 			return c, false
 		}
 		seen[f] = true
-		if isNull(b, i) {
+		if calljson.IsNull(b, i) {
 			i += 4
 			if f == 3 {
 				c.Recipients = nil
@@ -146,7 +138,7 @@ func decodeCallFast(b []byte) (c Call, ok bool) {
 		} else {
 			switch f {
 			case 0, 1:
-				s, next, ok := stringValue(b, i)
+				s, next, ok := calljson.StringValue(b, i)
 				if !ok {
 					return c, false
 				}
@@ -157,7 +149,7 @@ func decodeCallFast(b []byte) (c Call, ok bool) {
 				}
 				i = next
 			case 2:
-				end, ok := skipValue(b, i)
+				end, ok := calljson.SkipValue(b, i)
 				if !ok || b[i] != '{' || json.Unmarshal(b[i:end], &c.Message) != nil {
 					return c, false
 				}
@@ -177,17 +169,9 @@ func decodeCallFast(b []byte) (c Call, ok bool) {
 				c.GlobalParams, c.globalOrder, i = m, keys, next
 			}
 		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return c, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return c, skipSpace(b, i+1) == len(b)
-		default:
-			return c, false
+		var more bool
+		if i, more, ok = calljson.After(b, i, '}'); !ok || !more {
+			return c, ok && calljson.SkipSpace(b, i) == len(b)
 		}
 	}
 }
@@ -200,7 +184,7 @@ func decodeRecipientsAt(b []byte, i int, c *Call) (int, bool) {
 		return 0, false
 	}
 	c.Recipients = []Recipient{}
-	i = skipSpace(b, i+1)
+	i = calljson.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
@@ -211,7 +195,7 @@ func decodeRecipientsAt(b []byte, i int, c *Call) (int, bool) {
 		r, next, ok := decodeRecipientAt(b, i)
 		if !ok {
 			// An unusual recipient: encoding/json reads it.
-			end, ok := skipValue(b, i)
+			end, ok := calljson.SkipValue(b, i)
 			if !ok || b[i] != '{' {
 				return 0, false
 			}
@@ -222,17 +206,9 @@ func decodeRecipientsAt(b []byte, i int, c *Call) (int, bool) {
 			next = end
 		}
 		c.Recipients = append(c.Recipients, r)
-		i = skipSpace(b, next)
-		if i >= len(b) {
-			return 0, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return 0, false
+		var more bool
+		if i, more, ok = calljson.After(b, next, ']'); !ok || !more {
+			return i, ok
 		}
 	}
 }
@@ -241,24 +217,17 @@ func decodeRecipientsAt(b []byte, i int, c *Call) (int, bool) {
 // spaces) and returns the offset after it; ok is false for anything else.
 func decodeRecipientAt(b []byte, i int) (r Recipient, next int, ok bool) {
 	var seen [3]bool
-	i = skipSpace(b, i)
+	i = calljson.SkipSpace(b, i)
 	if i >= len(b) || b[i] != '{' {
 		return r, 0, false
 	}
-	i = skipSpace(b, i+1)
+	i = calljson.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return r, i + 1, true
 	}
 	for {
-		key, next, ok := rawString(b, i)
-		if !ok {
-			return r, 0, false
-		}
-		i = skipSpace(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return r, 0, false
-		}
-		if i = skipSpace(b, i+1); i >= len(b) {
+		var key []byte
+		if key, i, ok = calljson.Key(b, i); !ok {
 			return r, 0, false
 		}
 		var f int
@@ -277,7 +246,7 @@ func decodeRecipientAt(b []byte, i int) (r Recipient, next int, ok bool) {
 		}
 		seen[f] = true
 		switch {
-		case isNull(b, i):
+		case calljson.IsNull(b, i):
 			i += 4
 		case f == 2:
 			if b[i] != '{' {
@@ -289,7 +258,7 @@ func decodeRecipientAt(b []byte, i int) (r Recipient, next int, ok bool) {
 			}
 			r.Params, r.order, i = m, keys, next
 		default:
-			s, next, ok := stringValue(b, i)
+			s, next, ok := calljson.StringValue(b, i)
 			if !ok {
 				return r, 0, false
 			}
@@ -300,111 +269,9 @@ func decodeRecipientAt(b []byte, i int) (r Recipient, next int, ok bool) {
 			}
 			i = next
 		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return r, 0, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return r, i + 1, true
-		default:
-			return r, 0, false
+		var more bool
+		if i, more, ok = calljson.After(b, i, '}'); !ok || !more {
+			return r, i, ok
 		}
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
-
-// rawString returns the bytes of the string at b[i] when it has no escape
-// and is valid UTF-8 without control characters, and the offset after it.
-func rawString(b []byte, i int) ([]byte, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, false
-	}
-	n := bytes.IndexByte(b[i+1:], '"')
-	if n < 0 {
-		return nil, 0, false
-	}
-	s := b[i+1 : i+1+n]
-	ascii := true
-	for _, c := range s {
-		if c < 0x20 || c == '\\' {
-			return nil, 0, false
-		}
-		ascii = ascii && c < utf8.RuneSelf
-	}
-	if !ascii && !utf8.Valid(s) {
-		return nil, 0, false
-	}
-	return s, i + n + 2, true
-}
-
-// stringValue reads the string at b[i], one with escapes by encoding/json.
-func stringValue(b []byte, i int) (string, int, bool) {
-	if s, next, ok := rawString(b, i); ok {
-		return string(s), next, true
-	}
-	if i >= len(b) || b[i] != '"' {
-		return "", 0, false
-	}
-	end, ok := skipValue(b, i)
-	var s string
-	if !ok || json.Unmarshal(b[i:end], &s) != nil {
-		return "", 0, false
-	}
-	return s, end, true
-}
-
-// skipValue returns the offset after the JSON value at b[i], read only
-// as far as telling where it ends: the caller checks it.
-func skipValue(b []byte, i int) (int, bool) {
-	depth := 0
-	for i < len(b) {
-		switch c := b[i]; c {
-		case '"':
-			i++
-			for i < len(b) && b[i] != '"' {
-				if b[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			if i >= len(b) {
-				return 0, false
-			}
-			i++
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			if depth == 0 {
-				return i, true // the end of a scalar
-			}
-			depth--
-			i++
-		case ',', ' ', '\t', '\n', '\r', ':':
-			if depth == 0 {
-				return i, true
-			}
-			i++
-		default:
-			i++
-		}
-		if depth == 0 && i > 0 && (b[i-1] == '"' || b[i-1] == '}' || b[i-1] == ']') {
-			return i, true
-		}
-	}
-	if depth == 0 {
-		return i, true
-	}
-	return 0, false
 }

@@ -198,3 +198,66 @@ func TestHelpersConcurrent(t *testing.T) {
 		t.Errorf("%d calls, want 128", n)
 	}
 }
+
+// TestHelperObjectArgument: an object given to a helper's string
+// parameter is refused (invalid, render-error, ErrHelperArgument), not
+// printed as [object Object] and sent.
+func TestHelperObjectArgument(t *testing.T) {
+	opts := postroom.Options{Helpers: map[string]postroom.Helper{
+		"shout": postroom.HelperFunc1(func(s string) (string, error) { return strings.ToUpper(s) + "!", nil }),
+	}}
+	call := smallCall()
+	call.Message.HTML, call.Message.Text = "", "{{shout v}}"
+	for _, v := range []any{
+		map[string]any{"a": 1},
+		[]any{"x", map[string]any{}},
+		struct{ A int }{1},
+		&struct{ A int }{1},
+		map[string]int{"a": 1},
+	} {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: "r" + string(rune('a'+len(call.Recipients))) + "@example.com", Params: map[string]any{"v": v}})
+	}
+	// What still prints: strings, numbers, booleans, arrays of them.
+	for _, v := range []any{"x", 1.5, true, []any{"a", 2}} {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: "r" + string(rune('a'+len(call.Recipients))) + "@example.com", Params: map[string]any{"v": v}})
+	}
+	results, _ := sendParts(t, opts, postroom.OpSend, call)
+	for i, r := range results {
+		if i < 5 {
+			if r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonRenderError || !errors.Is(r.Err, postroom.ErrHelperArgument) {
+				t.Errorf("recipient %d (%T): %+v; want invalid, render-error, ErrHelperArgument", i, call.Recipients[i].Params["v"], r)
+			}
+			continue
+		}
+		if r.Status != postroom.StatusSent {
+			t.Errorf("recipient %d (%v): %+v; want sent", i, call.Recipients[i].Params["v"], r)
+		}
+	}
+}
+
+// TestHelperArgumentReason: a recipient whose helper argument does not
+// convert says why in its Reason, in the template's terms; a helper's own
+// error and a panic do not show their text.
+func TestHelperArgumentReason(t *testing.T) {
+	call := smallCall()
+	call.Message.HTML, call.Message.Text = "", "{{#if bad}}{{boom}}{{/if}}{{money total currency}}"
+	for _, p := range []map[string]any{
+		{"total": "lots", "currency": "EUR"},
+		{"total": map[string]any{"x": 1}, "currency": "EUR"},
+		{"total": 1, "currency": "XXX"},
+		{"total": 1, "currency": "EUR", "bad": true},
+	} {
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: "r" + string(rune('a'+len(call.Recipients))) + "@example.com", Params: p})
+	}
+	results, _ := sendParts(t, helperOptions(), postroom.OpSend, call)
+	for i, want := range []string{
+		"render-error: text: argument 1 of money is a string, not a number",
+		"render-error: text: argument 1 of money is an object, not a number",
+		"render-error: text",
+		"render-error: text",
+	} {
+		if r := results[i]; r.Status != postroom.StatusInvalid || r.Reason != want {
+			t.Errorf("recipient %d: %s %q; want invalid %q", i, r.Status, r.Reason, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/aes"
 	"log/slog"
 
+	"github.com/postroom/postroom/internal/dkim"
 	"github.com/postroom/postroom/internal/htmltext"
 	"github.com/postroom/postroom/internal/mimemsg"
 )
@@ -15,7 +16,7 @@ type worker struct {
 	rb      renderBuffers
 	msg     []byte
 	signed  []byte // msg with its DKIM-Signature fields: msg is signed[room:]
-	dkim    dkimScratch
+	dkim    dkim.Scratch
 	gen     []byte // the text generated from the html
 	h2t     htmltext.Converter
 	to      []string
@@ -79,7 +80,7 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	data := w.msg
 	if j.dkim != nil {
 		var err error
-		if data, err = j.dkim.signInPlace(&w.dkim, w.signed); err != nil {
+		if data, err = j.dkim.SignInPlace(&w.dkim, w.signed); err != nil {
 			return outcome{status: StatusDeferred, code: ReasonNotSent, detail: "DKIM signing failed", err: err, logErr: true}
 		}
 	}

@@ -12,10 +12,11 @@
 // A Mailer authenticates the call, validates all of it, compiles its
 // handlebars templates once, renders every recipient's message in parallel,
 // builds the MIME message and hands it to a Transport: SMTP, .eml files, or
-// memory (package transport). postroom runs no server and keeps no queue:
-// applications wrap it in their own HTTP handlers, and when one machine is
-// not enough, many application instances share an SMTP relay fleet and a
-// template store.
+// memory (package transport). This package runs no server and keeps no
+// queue: applications wrap it in their own HTTP handlers (or use package
+// httpapi), send calls later through package outbox, which queues them in
+// PostgreSQL with River, and when one machine is not enough, many
+// application instances share an SMTP relay fleet and a template store.
 //
 // # Results
 //
@@ -235,9 +236,10 @@
 //
 // # What postroom does not do
 //
-// It does not queue, retry later, track opens or clicks, read bounces (VERP
-// only makes them matchable: see VERP.SendID), or accept UTF-8 local parts
-// (RFC 6531), quoted local parts or domain literals.
+// It does not queue or retry later (package outbox does, over a Mailer),
+// track opens or clicks, read bounces (VERP only makes them matchable: see
+// VERP.SendID), or accept UTF-8 local parts (RFC 6531), quoted local parts
+// or domain literals.
 //
 // # Deliverability
 //
@@ -249,9 +251,14 @@
 //
 // # Imports
 //
-// From the module this package imports only internal/program (the template
-// engine), internal/qp (the quoted-printable encoder) and internal/htmltext
-// (the generated text part); beyond the standard library, x/net's html
-// tokenizer (DKIM signs with the standard library's crypto). It never imports
-// transport or templatestore (they import it), nor any test helper.
+// From the module this package imports only internal packages that import
+// nothing of it: internal/program (the template engine), internal/mimemsg
+// and internal/qp (the MIME writer and its quoted-printable encoder),
+// internal/htmltext (the generated text part), internal/dkim (the DKIM
+// signer), internal/calljson (the generic half of the call JSON codec) and
+// internal/replytext (an SMTP reply's text); beyond the standard library,
+// raymond's parser (through internal/program), x/net's html tokenizer and
+// idna, and x/sync (DKIM signs with the standard library's crypto). It never
+// imports transport, templatestore, httpapi or outbox (they import it), nor
+// any test helper.
 package postroom

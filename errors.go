@@ -36,6 +36,10 @@ var (
 	// reason transport-unusable, and Send returns the results together with
 	// the error.
 	ErrTransportUnusable = errors.New("postroom: transport unusable")
+	// ErrZeroMailer is the error of every method of a Mailer not made by New
+	// (the zero Mailer, or a nil *Mailer), rather than a panic: a Mailer has
+	// no usable zero value, since it needs a Transport and an Authenticator.
+	ErrZeroMailer = errors.New("postroom: Mailer not made by New")
 )
 
 // ValidationError reports one problem with a call's content, found before

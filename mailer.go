@@ -74,3 +74,11 @@ func (m *Mailer) Send(ctx context.Context, call *Call) ([]Result, error) {
 func (m *Mailer) SendTemplate(ctx context.Context, call *Call) ([]Result, error) {
 	return m.Run(ctx, OpSendTemplate, call, RunOptions{})
 }
+
+// made returns ErrZeroMailer when m was not made by New.
+func (m *Mailer) made() error {
+	if m == nil || m.t == nil {
+		return ErrZeroMailer
+	}
+	return nil
+}

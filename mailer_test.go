@@ -2,10 +2,13 @@ package postroom_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -283,6 +286,47 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+// TestSendBytesPinned pins the bytes of deterministic Sends (Options.Rand
+// and Options.Now fixed): the workload's call of 64 recipients and a small
+// call, unsigned, signed with an ed25519 and an rsa-2048 key, and with the
+// ed25519 key alone. The hash covers each envelope (send id, sender,
+// recipients) and its message, in send id order. A change that moves code
+// (a refactoring, an engine moved into a package of its own) must leave
+// it as it is; a change of the bytes on purpose updates it and says why.
+func TestSendBytesPinned(t *testing.T) {
+	signers, _ := testSigners(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		signers []postroom.DKIMSigner
+		want    string
+	}{
+		{"unsigned", nil, "ed76dbd8e640203c5135051369edaa1857009f3c409a9e20d68980117209a919"},
+		{"ed25519 and rsa-2048", signers, "8202c3e2ebf431e83fa3fe78f6b6857ada080f3d7e804b17e40dfc950b981f81"},
+		{"ed25519", signers[:1], "579c2ca2c5d983790257af909c5383c7486ec896a2315f7caa57e639b1377d1c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := transport.NewMemory()
+			m := newMailer(t, mem, postroom.Options{DKIM: tc.signers, Rand: &fixedRand{}, Now: func() time.Time { return now }})
+			for _, c := range []*postroom.Call{fixture.Shared(t).Call(64), smallCall("ann@example.net", "bob@example.org")} {
+				if _, err := m.Send(t.Context(), c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			envs := mem.Envelopes()
+			slices.SortFunc(envs, func(a, b postroom.Envelope) int { return strings.Compare(a.SendID, b.SendID) })
+			h := sha256.New()
+			for _, e := range envs {
+				fmt.Fprintf(h, "%s|%s|%v|%d|", e.SendID, e.From, e.To, len(e.Data))
+				h.Write(e.Data)
+			}
+			if got := hex.EncodeToString(h.Sum(nil)); len(envs) != 66 || got != tc.want {
+				t.Errorf("%d messages hashing to %s; want 66 hashing to %s", len(envs), got, tc.want)
+			}
+		})
+	}
+}
+
 func TestConcurrentCalls(t *testing.T) {
 	mem := transport.NewMemory()
 	m := newMailer(t, mem, postroom.Options{})
@@ -309,4 +353,29 @@ func TestNoGoroutineOutlivesSend(t *testing.T) {
 	}
 	// A worker may still be between its deferred Done and its return.
 	waitGoroutines(t, before)
+}
+
+// TestZeroMailer: a Mailer not made by New, zero or nil, returns
+// ErrZeroMailer from every method instead of panicking.
+func TestZeroMailer(t *testing.T) {
+	var zero postroom.Mailer
+	var nilMailer *postroom.Mailer
+	for name, m := range map[string]*postroom.Mailer{"zero": &zero, "nil": nilMailer} {
+		t.Run(name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			for op, run := range map[string]func() error{
+				"Send":         func() error { _, err := m.Send(t.Context(), call); return err },
+				"SendTemplate": func() error { _, err := m.SendTemplate(t.Context(), call); return err },
+				"Run":          func() error { _, err := m.Run(t.Context(), postroom.OpSend, call, postroom.RunOptions{}); return err },
+				"Preview": func() error {
+					_, err := m.Preview(t.Context(), postroom.OpSend, call, postroom.PreviewOptions{})
+					return err
+				},
+			} {
+				if err := run(); !errors.Is(err, postroom.ErrZeroMailer) {
+					t.Errorf("%s: %v; want ErrZeroMailer", op, err)
+				}
+			}
+		})
+	}
 }

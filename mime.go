@@ -7,6 +7,11 @@ package postroom
 // its bodies and files) is documented there; this file says which call
 // field goes where, and makes the checks only the layout can make (see
 // layout).
+//
+// The text/plain alternative is generated from the html for calls that
+// give html and no text (generatesText, text): a message of html alone is
+// what spam filters score against (SpamAssassin's MIME_HTML_ONLY), and a
+// reader of plain-text mail sees nothing of it.
 
 import (
 	"errors"
@@ -97,14 +102,32 @@ func (j *job) appendMessage(w *worker, r *Recipient, addr, id string) outcome {
 		Text:         j.text(w), HTML: w.rb.html,
 	}
 	// The message goes after room for its DKIM-Signature fields, which
-	// are then written in place (dkimCall.signInPlace).
-	buf, err := j.skel.Append(j.dkim.reserve(w.signed), &w.v)
+	// are then written in place (dkim.Call.SignInPlace).
+	buf, err := j.skel.Append(j.dkim.Reserve(w.signed), &w.v)
 	switch {
 	case errors.Is(err, mimemsg.ErrTooLarge):
 		return invalid(ReasonMessageTooLarge, fmt.Sprintf("over %d bytes", j.m.opts.MaxMessageBytes))
 	case err != nil:
 		return outcomeOf(err) // a *mimemsg.FieldError
 	}
-	w.signed, w.msg = buf, buf[j.dkim.room():]
+	w.signed, w.msg = buf, buf[j.dkim.Room():]
 	return outcome{}
+}
+
+// generatesText reports whether the messages of a call with the given
+// parts get a generated text part: html without text, unless
+// Options.HTMLOnly.
+func (m *Mailer) generatesText(hasHTML, hasText bool) bool {
+	return hasHTML && !hasText && !m.opts.HTMLOnly
+}
+
+// text returns the text body of w's recipient: the rendered text, or the
+// text generated from the rendered html when the call generates it, in
+// w's buffer.
+func (j *job) text(w *worker) []byte {
+	if !j.genText {
+		return w.rb.text
+	}
+	w.gen = w.h2t.Append(w.gen[:0], w.rb.html)
+	return w.gen
 }

@@ -355,3 +355,38 @@ func BenchmarkSendPartials(b *testing.B) {
 		})
 	}
 }
+
+// TestPartialEmptyAccount: a partial looked up for a call whose account_id
+// is empty is refused with a reason that says the account is empty.
+func TestPartialEmptyAccount(t *testing.T) {
+	store := templatestore.NewMemory()
+	if err := store.Put("acct", "footer", "-- the shop"); err != nil {
+		t.Fatal(err)
+	}
+	m := newMailer(t, transport.NewMemory(), postroom.Options{Templates: store})
+	for _, tc := range []struct {
+		name  string
+		op    postroom.Operation
+		field string
+		edit  func(*postroom.Call)
+	}{
+		{"partial", postroom.OpSend, "message.text", func(c *postroom.Call) { c.Message.Text = "Hi {{> footer}}" }},
+		{"stored template", postroom.OpSendTemplate, "message.text_template_id", func(c *postroom.Call) {
+			c.Message.HTML, c.Message.Text, c.Message.TextTemplateID = "", "", "footer"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			call := smallCall("a@example.com")
+			tc.edit(call)
+			if _, err := m.Run(t.Context(), tc.op, call, postroom.RunOptions{}); err != nil {
+				t.Fatalf("with the account: %v", err)
+			}
+			call.AccountID = ""
+			_, err := m.Run(t.Context(), tc.op, call, postroom.RunOptions{})
+			var ve *postroom.ValidationError
+			if !errors.As(err, &ve) || ve.Field != tc.field || !errors.Is(err, postroom.ErrTemplateNotFound) || !strings.Contains(ve.Reason, "account_id is empty") {
+				t.Errorf("err = %v; want a ValidationError on %s saying the account_id is empty", err, tc.field)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/postroom/postroom/internal/dkim"
 	"github.com/postroom/postroom/internal/mimemsg"
 )
 
@@ -32,7 +33,7 @@ type job struct {
 	// upper-case domain). Written by checkRecipients, read-only after.
 	normalized map[int]string
 	hooks      RunOptions // the call's hooks; zero for Preview
-	dkim       *dkimCall  // nil: messages are not signed
+	dkim       *dkim.Call // nil: messages are not signed
 	genText    bool       // the text part is generated from the html
 	// unsubscribe is the index among the dynamic header values of a
 	// List-Unsubscribe value checked per recipient (one-click), or -1.

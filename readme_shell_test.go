@@ -20,6 +20,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/internal/testenv"
 	"github.com/postroom/postroom/preview"
 	"github.com/postroom/postroom/transport"
 )
@@ -100,21 +101,14 @@ func TestReadmePostgreSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL and runs the SQL tests")
 	}
-	skip := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
 	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(bins) == 0 {
-		skip("PostgreSQL is not installed: apt-get update && apt-get install -y postgresql")
+		testenv.Missing(t, "PostgreSQL is not installed", "apt-get update && apt-get install -y postgresql")
 	}
 	if os.Geteuid() != 0 {
-		skip("the README's PostgreSQL set-up is written for root (runuser)")
+		testenv.Missing(t, "the README's PostgreSQL set-up is written for root (runuser)", "run the tests as root")
 	}
 	if _, err := exec.LookPath("runuser"); err != nil {
-		skip("runuser is missing: apt-get install -y util-linux")
+		testenv.Missing(t, "runuser is missing", "apt-get install -y util-linux")
 	}
 
 	var setup, check string
@@ -219,10 +213,7 @@ func TestReadmePostgreSQL(t *testing.T) {
 func exampleServerDemo(t *testing.T, gocmd, url string) {
 	for _, tool := range []string{"curl", "psql"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is needed: apt-get install -y %s", tool, map[string]string{"curl": "curl", "psql": "postgresql-client"}[tool])
-			}
-			t.Skipf("%s is not installed", tool)
+			testenv.Missing(t, tool+" is not installed", "apt-get install -y "+map[string]string{"curl": "curl", "psql": "postgresql-client"}[tool])
 		}
 	}
 	const section = "Stored templates and idempotency keys in PostgreSQL"
@@ -309,10 +300,7 @@ func TestReadmeDKIMRecord(t *testing.T) {
 		t.Skip("builds cmd/dkimrecord")
 	}
 	if _, err := exec.LookPath("openssl"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("openssl is needed: apt-get install -y openssl")
-		}
-		t.Skip("openssl is not installed: apt-get update && apt-get install -y openssl")
+		testenv.Missing(t, "openssl is not installed", "apt-get update && apt-get install -y openssl")
 	}
 	gocmd, err := exec.LookPath("go")
 	if err != nil {

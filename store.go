@@ -53,3 +53,13 @@ func (m *Mailer) bodies(ctx context.Context, op Operation, call *Call) (html, te
 	text = get("message.text_template_id", msg.TextTemplateID)
 	return html, text, errors.Join(errs...)
 }
+
+// emptyAccountHint is what a missing stored template or partial's reason
+// adds when the call's account_id is empty: stores keep templates per
+// account, so the account, not the template, is what the caller forgot.
+func emptyAccountHint(accountID string) string {
+	if accountID != "" {
+		return ""
+	}
+	return ": the call's account_id is empty, and templates and partials are stored per account"
+}

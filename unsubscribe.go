@@ -6,7 +6,8 @@ package postroom
 // that asks for one-click unsubscribe without a URI they can use is
 // refused, or, when the URI comes from a placeholder, each recipient whose
 // value has none is invalid. When DKIM signing is on, both fields are
-// signed (see dkimSignedOptional), as RFC 8058 §4 requires.
+// signed (internal/dkim signs them when a call has them), as RFC 8058 §4
+// requires.
 
 import (
 	"fmt"

@@ -33,11 +33,13 @@ const (
 	// DefaultMaxBodyBytes is the largest request body: the spec's largest
 	// call, 25,000 recipients with their params, fits.
 	DefaultMaxBodyBytes = 64 << 20
-	// DefaultMaxInflightBytes is two of the largest bodies: at the worst a
-	// decoded call takes about ten times its body (eight concurrent 56 MiB
-	// bodies of tiny param keys: 1.1 GB peak RSS with this bound, 4.2 GB
-	// without).
-	DefaultMaxInflightBytes = 2 * DefaultMaxBodyBytes
+	// DefaultInflightBodies is how many of the largest bodies are in
+	// flight at most when MaxInflightBytes is zero: it then means
+	// DefaultInflightBodies × MaxBodyBytes (128 MiB with the default
+	// MaxBodyBytes). At the worst a decoded call takes about ten times its
+	// body (eight concurrent 56 MiB bodies of tiny param keys: 1.1 GB peak
+	// RSS with this bound, 4.2 GB without).
+	DefaultInflightBodies = 2
 )
 
 // Options configure a Handler. New validates and copies them; each field's
@@ -55,8 +57,9 @@ type Options struct {
 	// MaxInflightBytes bounds the bytes of request bodies whose calls are
 	// in flight (read, decoded, being sent, or being answered); a body of
 	// unknown length counts as MaxBodyBytes. A request past the bound is
-	// answered 503 busy with Retry-After. Zero means twice MaxBodyBytes; it
-	// must be at least MaxBodyBytes, or the largest calls could never run.
+	// answered 503 busy with Retry-After. Zero means DefaultInflightBodies
+	// (two) times MaxBodyBytes; it must be at least MaxBodyBytes, or the
+	// largest calls could never run.
 	MaxInflightBytes int64
 
 	// CallTimeout bounds each call, from the moment its request reaches
@@ -153,7 +156,7 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if opts.MaxInflightBytes == 0 {
-		opts.MaxInflightBytes = 2 * opts.MaxBodyBytes
+		opts.MaxInflightBytes = DefaultInflightBodies * opts.MaxBodyBytes
 	}
 	if opts.MaxInflightBytes < opts.MaxBodyBytes {
 		return nil, &OptionsError{"MaxInflightBytes", "under MaxBodyBytes: the largest calls could never run"}

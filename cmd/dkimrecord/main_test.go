@@ -20,6 +20,7 @@ import (
 
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testenv"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -156,12 +157,7 @@ except dkim.DKIMException:
 // test when it is not installed (failing under CI=true).
 func verifyPy(t *testing.T, msg []byte, records map[string]string) bool {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import dkim").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python3-dkim is needed (%v): apt-get install python3-dkim", err)
-		}
-		t.Skipf("python3-dkim is not installed (%v): apt-get install python3-dkim", err)
-	}
+	testenv.Need(t, "python3-dkim", "/usr/bin/python3", "-c", "import dkim")
 	dir := t.TempDir()
 	recs, _ := json.Marshal(records)
 	if err := os.WriteFile(filepath.Join(dir, "records.json"), recs, 0o600); err != nil {

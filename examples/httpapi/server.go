@@ -86,7 +86,7 @@ const (
 	defaultListen      = "127.0.0.1:8025"
 	defaultEMLDir      = "mail"
 	defaultMaxBody     = httpapi.DefaultMaxBodyBytes
-	defaultMaxInflight = httpapi.DefaultMaxInflightBytes
+	defaultMaxInflight = httpapi.DefaultInflightBodies * httpapi.DefaultMaxBodyBytes
 	passwordEnv        = "POSTROOM_SMTP_PASSWORD"
 	// previewPath is where -preview serves the preview page.
 	previewPath = "/preview/"

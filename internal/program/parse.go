@@ -52,11 +52,6 @@ type tokParser struct {
 	i    int           // index of the next token to consume
 }
 
-// parseTemplate parses src as raymond's parser.Parse does.
-func parseTemplate(src string) (*ast.Program, error) {
-	return parseTokens(lex(src, lexRaymond))
-}
-
 // parseTokens parses the tokens lex returned for a source into the
 // program raymond's parser.Parse returns for it, or its error. Like
 // parser.Parse, it lets runtime panics through.

@@ -457,3 +457,10 @@ func TestCompileIsLinear(t *testing.T) {
 		})
 	}
 }
+
+// parseTemplate parses src as raymond's parser.Parse does: this package's
+// lexer, then parseTokens, the path of Compile, for the tests that hold it
+// to raymond's parser.
+func parseTemplate(src string) (*ast.Program, error) {
+	return parseTokens(lex(src, lexRaymond))
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -60,5 +61,58 @@ func TestMessageTooLarge(t *testing.T) {
 	var ve *postroom.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("err %v, want a ValidationError", err)
+	}
+}
+
+// TestGeneratedTextPart checks that a call with html and no text gets a
+// text/plain alternative made from each recipient's rendered html, and
+// that Options.HTMLOnly turns it off.
+func TestGeneratedTextPart(t *testing.T) {
+	call := smallCall("ann@example.net", "bob@example.org")
+	call.Recipients[1].Params = map[string]any{"name": "Bob"}
+	call.Message.Text = ""
+	call.Message.HTML = `<html><head><style>p{color:red}</style></head><body><h1>Hi {{name}}</h1><p>Your <a href="https://shop.example.com/o/{{name}}">order</a> &amp; more.</p></body></html>`
+	for _, tc := range []struct {
+		name     string
+		htmlOnly bool
+		tree     string
+	}{
+		{"generated", false, "multipart/alternative>text/plain multipart/alternative>text/html"},
+		{"HTMLOnly", true, "text/html"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := transport.NewMemory()
+			results, err := newMailer(t, mem, postroom.Options{HTMLOnly: tc.htmlOnly}).Send(t.Context(), call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range results {
+				env, ok := mem.Envelope(r.SendID)
+				if !ok {
+					t.Fatalf("recipient %d: %+v", i, r)
+				}
+				msg := mailtest.Parse(t, env.Data)
+				if got := strings.Join(msg.Paths(), " "); got != tc.tree {
+					t.Fatalf("tree %q, want %q", got, tc.tree)
+				}
+				if tc.htmlOnly {
+					continue
+				}
+				name := []string{"Ann", "Bob"}[i]
+				want := "# Hi " + name + "\r\n\r\nYour order (https://shop.example.com/o/" + name + ") & more.\r\n"
+				if got := string(msg.Parts[0].Body); got != want {
+					t.Errorf("recipient %d: text %q, want %q", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestGeneratedTextNotWhenTextGiven checks that a given text part is
+// kept as it is.
+func TestGeneratedTextNotWhenTextGiven(t *testing.T) {
+	_, msg := sendOne(t, smallCall("ann@example.net"))
+	if got := string(msg.Parts[0].Body); got != "Hi Ann!" {
+		t.Errorf("text %q, want the call's", got)
 	}
 }

@@ -1,4 +1,4 @@
-package postroom
+package dkim
 
 // DKIM's relaxed canonicalisation (RFC 6376 §3.4.2 and §3.4.4) of a built
 // message, in one pass and without allocating: the header fields are found
@@ -10,7 +10,8 @@ package postroom
 // The input is a message postroom built: CRLF line ends, ASCII field names.
 // A bare LF ends a line, as in go-msgauth and dkimpy; a bare CR is an
 // ordinary octet (RFC 6376 gives it no meaning; go-msgauth treats it as
-// part of a line end). FuzzDKIMCanon checks the rest against go-msgauth.
+// part of a line end). FuzzDKIMCanon (sign_test.go) checks the rest against
+// go-msgauth.
 
 import (
 	"bytes"
@@ -20,17 +21,17 @@ import (
 	"math/bits"
 )
 
-// errDKIMNoBody is the signer's error for a message without the empty
+// errNoBody is the signer's error for a message without the empty
 // line that ends its header; a built message always has one.
-var errDKIMNoBody = errors.New("postroom: DKIM: the message has no end of header")
+var errNoBody = errors.New("postroom: DKIM: the message has no end of header")
 
-// dkimField is one header field of a message: msg[start:end] is the whole
+// headerField is one header field of a message: msg[start:end] is the whole
 // field with its continuation lines and final line end.
-type dkimField struct{ start, end int }
+type headerField struct{ start, end int }
 
 // scanHeader appends the header fields of msg to fields[:0] and returns
 // them with the offset of the body (after the empty line).
-func scanHeader(fields []dkimField, msg []byte) ([]dkimField, int, error) {
+func scanHeader(fields []headerField, msg []byte) ([]headerField, int, error) {
 	fields = fields[:0]
 	for pos := 0; pos < len(msg); {
 		i := bytes.IndexByte(msg[pos:], '\n')
@@ -48,11 +49,11 @@ func scanHeader(fields []dkimField, msg []byte) ([]dkimField, int, error) {
 		case (line[0] == ' ' || line[0] == '\t') && len(fields) > 0:
 			fields[len(fields)-1].end = next
 		default:
-			fields = append(fields, dkimField{pos, next})
+			fields = append(fields, headerField{pos, next})
 		}
 		pos = next
 	}
-	return fields, 0, errDKIMNoBody
+	return fields, 0, errNoBody
 }
 
 // isFoldSpace reports whether c is white space in a header field: WSP, or
@@ -413,74 +414,4 @@ func indexDoubleSpace(b []byte) int {
 // it is: no HTAB, no two SPs in a row, no SP at its end.
 func isRelaxedLine(line []byte) bool {
 	return bytes.IndexByte(line, '\t') < 0 && line[len(line)-1] != ' ' && indexDoubleSpace(line) < 0
-}
-
-// bodySpan is a part of a message body, body[from:to].
-type bodySpan struct{ from, to int }
-
-// staticTail is what every message of a call ends with, the skeleton's
-// static tail (mimemsg.Skeleton.StaticTail), and the part of it that the
-// relaxed body canonicalization leaves as it is: bytes[from:to], whole
-// CRLF lines from the first line start in the tail (its first octets end
-// the line a per-recipient part began), each canonical (isRelaxedLine,
-// or empty), the last not empty. It is found once per call; from == to
-// when there is none.
-type staticTail struct {
-	bytes    []byte
-	from, to int
-}
-
-// newStaticTail finds the canonical part of tail.
-func newStaticTail(tail []byte) staticTail {
-	t := staticTail{bytes: tail}
-	i := bytes.IndexByte(tail, '\n')
-	if i < 0 {
-		return t
-	}
-	t.from, t.to = i+1, i+1
-	for pos := t.from; pos < len(tail); {
-		j := bytes.IndexByte(tail[pos:], '\n')
-		if j < 1 || tail[pos+j-1] != '\r' {
-			break // no line end, or a bare LF
-		}
-		line := tail[pos : pos+j-1]
-		if bytes.IndexByte(line, '\r') >= 0 {
-			break // a bare CR: left to the full canonicalization
-		}
-		pos += j + 1
-		if len(line) > 0 {
-			if !isRelaxedLine(line) {
-				break
-			}
-			t.to = pos
-		}
-	}
-	if t.to == t.from {
-		t.from, t.to = 0, 0
-	}
-	return t
-}
-
-// tailCheck is how many octets at each end of the tail span compares with
-// the message: a guard against a message the tail was not made for,
-// which then gets the full canonicalization; the messages the call's
-// skeleton builds all end with the whole tail.
-const tailCheck = 64
-
-// span returns the canonical part of the tail in msg, whose body starts
-// at offset body, as offsets into the body; none (from == to) when msg
-// does not end as the tail does.
-func (t *staticTail) span(msg []byte, body int) bodySpan {
-	start := len(msg) - len(t.bytes)
-	if t.from == t.to || start < body {
-		return bodySpan{}
-	}
-	end := msg[start:]
-	if n := min(len(end), t.from+tailCheck); !bytes.Equal(end[:n], t.bytes[:n]) {
-		return bodySpan{}
-	}
-	if n := max(len(end)-tailCheck, 0); !bytes.Equal(end[n:], t.bytes[n:]) {
-		return bodySpan{}
-	}
-	return bodySpan{start - body + t.from, start - body + t.to}
 }

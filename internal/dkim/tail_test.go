@@ -1,9 +1,7 @@
-package postroom
+package dkim
 
 import (
 	"bytes"
-	crand "crypto/rand"
-	"crypto/rsa"
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
@@ -47,7 +45,7 @@ func TestDKIMStaticTail(t *testing.T) {
 		return mimemsg.File{Name: name, CID: name + "@shop", ContentType: "image/png", Data: data}
 	}
 	texts := []string{"Hello Ann,\n\nYour order  shipped. \t\n", "no line end", "trailing empty lines\n\n\n\n", ""}
-	signers := []DKIMSigner{{Domain: "example.com", Selector: "t", Key: fuzzDKIMKey}}
+	signers := []Signer{{Domain: "example.com", Selector: "t", Key: fuzzDKIMKey}}
 	for _, shape := range []struct {
 		name              string
 		text, html        bool
@@ -92,12 +90,12 @@ func TestDKIMStaticTail(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d := newDKIMCall(signers, l, skel)
-				full := newDKIMCallKeys(signers, d.keys, l.Date)
+				d := NewCall(signers, l, skel)
+				full := NewCallKeys(signers, d.keys, l.Date)
 				if full.tail.from != full.tail.to {
-					t.Fatal("newDKIMCallKeys has a static tail")
+					t.Fatal("NewCallKeys has a static tail")
 				}
-				var s dkimScratch
+				var s Scratch
 				got, err := d.sign(&s, nil, msg)
 				if err != nil {
 					t.Fatal(err)
@@ -152,59 +150,4 @@ func FuzzDKIMStaticTail(f *testing.F) {
 			t.Fatalf("with the static tail %q (span %d:%d):\n%q\nreference:\n%q", tail, st.from, st.to, got, want)
 		}
 	})
-}
-
-// TestDKIMSignInPlace checks that signing a message in the room reserved
-// ahead of it gives the message sign gives, with ed25519 and RSA keys:
-// written in place when the fields fill the room exactly, and copied when
-// they do not (a room made too large or too small here, as a key whose
-// signature is not of its key's length would).
-func TestDKIMSignInPlace(t *testing.T) {
-	rsaKey, err := rsa.GenerateKey(crand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signers := []DKIMSigner{
-		{Domain: "example.com", Selector: "ed", Key: fuzzDKIMKey},
-		{Domain: "example.net", Selector: "rsa", Key: rsaKey},
-	}
-	msg := []byte("From: a@example.com\r\nTo: b@example.net\r\nSubject: x\r\n\r\nHello  there\r\n")
-	for _, tc := range []struct {
-		name     string
-		off      int
-		inPlace  bool
-		nSigners int
-	}{
-		{"ed25519", 0, true, 1},
-		{"ed25519 and rsa", 0, true, 2},
-		{"room too large", 7, false, 2},
-		{"room too small", -7, false, 2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := newDKIMCallKeys(signers[:tc.nSigners], allDKIMKeys(), time.Unix(1700000000, 0))
-			var s dkimScratch
-			want, err := d.sign(&s, nil, msg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.off == 0 && d.room() != len(want)-len(msg) {
-				t.Fatalf("room %d, the fields are %d octets", d.room(), len(want)-len(msg))
-			}
-			d.fieldsLen += tc.off
-			buf := append(d.reserve(nil), msg...)
-			got, err := d.signInPlace(&s, buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("signed in place:\n%s\nsign:\n%s", got, want)
-			}
-			if inPlace := &got[0] == &buf[0]; inPlace != tc.inPlace {
-				t.Errorf("signed in place: %v, want %v", inPlace, tc.inPlace)
-			}
-		})
-	}
-	if got := (*dkimCall)(nil).room(); got != 0 {
-		t.Errorf("nil dkimCall: room %d", got)
-	}
 }
