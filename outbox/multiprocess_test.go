@@ -127,7 +127,7 @@ func TestMultiProcess(t *testing.T) {
 
 	s := waitDone(t, ob, id)
 	checkResults(t, e, s, call)
-	if r := s.Results[held]; r.Status != postroom.StatusUnknown || r.Code != outbox.ReasonInterrupted {
+	if r := s.Results[held]; r.Status != postroom.StatusUnknown || r.Code != postroom.ReasonInterrupted {
 		t.Errorf("held recipient: %+v, want unknown, interrupted", r)
 	}
 	unknown := s.Counts[postroom.StatusUnknown]
@@ -204,7 +204,7 @@ func TestGiveUpAfterKill(t *testing.T) {
 				t.Errorf("recipient %d: %+v, want sent before the kill", i, r)
 			}
 		case i < 2*batch:
-			if r.Status != postroom.StatusUnknown || r.Code != outbox.ReasonInterrupted {
+			if r.Status != postroom.StatusUnknown || r.Code != postroom.ReasonInterrupted {
 				t.Errorf("recipient %d: %+v, want unknown, interrupted", i, r)
 			}
 		default:

@@ -64,7 +64,7 @@ func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
 
 // interruptedReason is the Reason of a recipient left reserved by a run
 // that stopped.
-const interruptedReason = string(ReasonInterrupted) + ": an earlier run of its job handed the message over and stopped before its outcome was written"
+const interruptedReason = string(postroom.ReasonInterrupted) + ": an earlier run of its job handed the message over and stopped before its outcome was written"
 
 // pending settles the recipients that an earlier run left reserved (they
 // become unknown, interrupted) and returns the recipients still to send:
@@ -74,7 +74,7 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 	lo, hi := int32(a.First), int32(a.First+a.Count)
 	if _, err := l.pool.Exec(ctx, `UPDATE postroom_outbox_recipients SET status = 'unknown', code = $5, reason = $6
 		WHERE call_id = $1 AND idx >= $2 AND idx < $3 AND status = 'reserved' AND epoch < $4`,
-		a.CallID, lo, hi, l.epoch, string(ReasonInterrupted), interruptedReason); err != nil {
+		a.CallID, lo, hi, l.epoch, string(postroom.ReasonInterrupted), interruptedReason); err != nil {
 		return nil, nil, fmt.Errorf("outbox: pending: %w", err)
 	}
 	rows, err := l.pool.Query(ctx, `SELECT idx, status, reason FROM postroom_outbox_recipients
