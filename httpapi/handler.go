@@ -187,7 +187,11 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 		mux.Handle(CallsPath, h.callStatus())
 	}
 	if opts.PreviewPath != "" {
-		mux.Handle(opts.PreviewPath, newPreview(m, opts))
+		page, err := newPreview(m, opts)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle(opts.PreviewPath, page)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})
