@@ -66,7 +66,7 @@
 //	deferred  canceled                      the call's ctx was canceled first; safe to retry
 //	deferred  not-sent                      RunOptions.BeforeSend kept it back; safe to retry
 //	unknown   connection-lost-after-data    may have been delivered: do not blindly retry
-//	unknown   interrupted                   idempotency.Run: handed over before a crash, no result
+//	unknown   interrupted                   idempotency.Run, outbox: handed over before a crash, no result
 //
 // A suppressed recipient's reason says since when and why, such as
 // "hard-bounce: suppressed since 2026-11-20: 550 5.1.1 user unknown"; its

@@ -110,7 +110,62 @@ const (
 	// refused login or a relay without STARTTLS); its detail is the
 	// refusal's reply or what the transport found.
 	ReasonTransportUnusable ReasonCode = "transport-unusable"
+
+	// ReasonInterrupted: a run that records its call durably (package
+	// idempotency's Run, package outbox's jobs) may have handed the
+	// message to the transport (it recorded that it was about to) and then
+	// stopped (its process died) before the outcome was recorded. The status is unknown: the message may have been
+	// delivered, and it is never sent again.
+	ReasonInterrupted ReasonCode = "interrupted"
 )
+
+// CountStatuses returns how many of results have each status.
+func CountStatuses(results []Result) map[Status]int {
+	n := make(map[Status]int, 4)
+	for _, r := range results {
+		n[r.Status]++
+	}
+	return n
+}
+
+// CallStatus is the progress of a call run later, outside the request
+// that made it: what package outbox's Status returns and what package
+// httpapi answers at GET /api/1.0/calls/{id}. Its JSON form is
+// {"id", "state", "counts", "results"}. The root package never makes one:
+// it is declared here so that a queue and an HTTP handler share it
+// without importing each other.
+type CallStatus struct {
+	// ID is the call's id, as its queue gave it.
+	ID    string    `json:"id"`
+	State CallState `json:"state"`
+	// Counts is the number of the call's recipients by status: a
+	// recipient without its final result yet counts as StatusQueued.
+	// Nil when the queue does not count (and in an HTTP 202 answer).
+	Counts map[Status]int `json:"counts,omitempty"`
+	// Results are the call's results once State is CallDone: one per
+	// recipient, in the call's order, as Run returns them (with Code, and
+	// no Err). Nil before.
+	Results []Result `json:"results,omitempty"`
+}
+
+// CallState is the state of a call run later: CallQueued, CallRunning or
+// CallDone.
+type CallState string
+
+// Call states.
+const (
+	// CallQueued: stored, no recipient has its final result yet.
+	CallQueued CallState = "queued"
+	// CallRunning: started; some recipients have their final result.
+	CallRunning CallState = "running"
+	// CallDone: every recipient has its final result.
+	CallDone CallState = "done"
+)
+
+// ErrCallNotFound is the error, wrapped or not, of a queue's status of a
+// call id it does not know (package outbox's Status; an HTTP handler
+// answers it 404).
+var ErrCallNotFound = errors.New("postroom: call not found")
 
 // outcome is a recipient's outcome as decided: what its Result will say,
 // kept as data until the Result is built.

@@ -28,7 +28,7 @@ func BenchmarkSendTemplateStore(b *testing.B) {
 		b.Run("cold", func(b *testing.B) { bench.SendTemplate(b, w, store, false) })
 	})
 	b.Run("sql", func(b *testing.B) {
-		db := pgtest.New(b)
+		db := pgtest.NewPool(b)
 		if err := templatestore.MigrateSQL(b.Context(), db); err != nil {
 			b.Fatal(err)
 		}

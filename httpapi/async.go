@@ -15,7 +15,9 @@ import (
 // database whose workers run each call with the Mailer). The Handler
 // hands it the calls of requests that prefer it (Prefer: respond-async,
 // RFC 7240), answers them 202 Accepted with the call's id, and serves the
-// call's status at CallsPath + id.
+// call's status at CallsPath + id. Its methods name only the root
+// package's types, so a queue implements it without importing this
+// package (package outbox's Outbox.HTTP does).
 //
 // Enqueue stores call to be run as operation op and returns its id. It
 // must have checked what Mailer.Run checks before sending anything (the
@@ -34,47 +36,16 @@ import (
 // request's.
 //
 // Status returns the state of the call id returned by Enqueue, or an
-// error wrapping ErrCallNotFound. The id is all a GET of CallsPath + id
-// carries, so it must be unguessable (128 random bits or more), and the
-// path belongs behind the application's authentication: the results name
-// the recipients.
+// error wrapping postroom.ErrCallNotFound. The id is all a GET of
+// CallsPath + id carries, so it must be unguessable (128 random bits or
+// more), and the path belongs behind the application's authentication:
+// the results name the recipients.
 //
 // Both methods are called from the Handler's requests, concurrently, and
 // must be safe for concurrent use; neither may outlive its ctx.
 type Async interface {
 	Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, idempotencyKey string) (callID string, err error)
-	Status(ctx context.Context, callID string) (*CallStatus, error)
-}
-
-// ErrCallNotFound is the error of Async.Status for an id it does not
-// know: GET CallsPath + id is answered 404 not_found.
-var ErrCallNotFound = errors.New("httpapi: call not found")
-
-// CallState is the state of a call run later.
-type CallState string
-
-const (
-	// CallQueued: stored, not started.
-	CallQueued CallState = "queued"
-	// CallRunning: started; some recipients may have their result.
-	CallRunning CallState = "running"
-	// CallDone: every recipient has its final result.
-	CallDone CallState = "done"
-)
-
-// CallStatus is the body of a 202 answer (the id and state queued) and of
-// GET CallsPath + id.
-type CallStatus struct {
-	ID    string    `json:"id"`
-	State CallState `json:"state"`
-	// Counts is the number of the call's recipients by status while it
-	// runs and once it is done: a recipient without its final result yet
-	// counts as queued. Nil in a 202 answer, or when Async does not count.
-	Counts map[postroom.Status]int `json:"counts,omitempty"`
-	// Results are the call's results once State is CallDone: one per
-	// recipient, in the call's order, as message.send answers them. Nil
-	// before.
-	Results []postroom.Result `json:"results,omitempty"`
+	Status(ctx context.Context, callID string) (*postroom.CallStatus, error)
 }
 
 // prefersAsync reports whether r has Prefer: respond-async (RFC 7240 §4.1),
@@ -95,17 +66,11 @@ func prefersAsync(r *http.Request) bool {
 // enqueue hands call to Options.Async and answers 202 with its id, or the
 // error's status.
 func (h *Handler) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Request, op postroom.Operation, call *postroom.Call) {
-	var key string
-	switch keys := r.Header.Values(idempotencyHeader); len(keys) {
-	case 0:
-	case 1:
-		key = keys[0]
-	default:
-		status, e := idempotencyError(w, errKeyRepeated)
-		writeError(w, status, e)
-		return
+	key, err := idempotencyKey(r)
+	var id string
+	if err == nil {
+		id, err = h.opts.Async.Enqueue(ctx, op, call, key)
 	}
-	id, err := h.opts.Async.Enqueue(ctx, op, call, key)
 	if err != nil {
 		status, e := idempotencyError(w, err)
 		if status == 0 {
@@ -120,7 +85,7 @@ func (h *Handler) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Re
 	addLogAttrs(w, slog.String("call_id", id))
 	w.Header().Set("Location", CallsPath+id)
 	w.Header().Set("Preference-Applied", "respond-async")
-	_ = writeJSON(w, http.StatusAccepted, &CallStatus{ID: id, State: CallQueued})
+	_ = writeJSON(w, http.StatusAccepted, &postroom.CallStatus{ID: id, State: postroom.CallQueued})
 }
 
 // callStatus serves GET CallsPath + id from Options.Async.
@@ -138,7 +103,7 @@ func (h *Handler) callStatus() http.HandlerFunc {
 		}
 		st, err := h.opts.Async.Status(r.Context(), id)
 		switch {
-		case errors.Is(err, ErrCallNotFound):
+		case errors.Is(err, postroom.ErrCallNotFound):
 			writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call"})
 			return
 		case err != nil:

@@ -28,7 +28,7 @@ type memoryOutbox struct {
 type outboxCall struct {
 	op     postroom.Operation
 	body   []byte
-	status CallStatus
+	status postroom.CallStatus
 }
 
 func (o *memoryOutbox) Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, key string) (string, error) {
@@ -45,19 +45,19 @@ func (o *memoryOutbox) Enqueue(ctx context.Context, op postroom.Operation, call 
 		return id, nil
 	}
 	id := rand.Text()
-	o.calls[id] = &outboxCall{op: op, body: body, status: CallStatus{ID: id, State: CallQueued}}
+	o.calls[id] = &outboxCall{op: op, body: body, status: postroom.CallStatus{ID: id, State: postroom.CallQueued}}
 	if key != "" {
 		o.keys[key] = id
 	}
 	return id, nil
 }
 
-func (o *memoryOutbox) Status(ctx context.Context, id string) (*CallStatus, error) {
+func (o *memoryOutbox) Status(ctx context.Context, id string) (*postroom.CallStatus, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c, ok := o.calls[id]
 	if !ok {
-		return nil, fmt.Errorf("outbox: %q: %w", id, ErrCallNotFound)
+		return nil, fmt.Errorf("outbox: %q: %w", id, postroom.ErrCallNotFound)
 	}
 	st := c.status
 	return &st, nil
@@ -68,7 +68,7 @@ func (o *memoryOutbox) run(t *testing.T) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, c := range o.calls {
-		if c.status.State != CallQueued {
+		if c.status.State != postroom.CallQueued {
 			continue
 		}
 		var call postroom.Call
@@ -79,12 +79,12 @@ func (o *memoryOutbox) run(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.status.State, c.status.Results = CallDone, results
+		c.status.State, c.status.Results = postroom.CallDone, results
 	}
 }
 
-// get GETs url and decodes a CallStatus, or returns the status alone.
-func get(t *testing.T, method, url string) (int, *CallStatus, http.Header) {
+// get GETs url and decodes a postroom.CallStatus, or returns the status alone.
+func get(t *testing.T, method, url string) (int, *postroom.CallStatus, http.Header) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
 	if err != nil {
@@ -99,7 +99,7 @@ func get(t *testing.T, method, url string) (int, *CallStatus, http.Header) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st CallStatus
+	var st postroom.CallStatus
 	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted {
 		if err := json.Unmarshal(body, &st); err != nil {
 			t.Fatalf("%s %s: %d %s: %v", method, url, resp.StatusCode, body, err)
@@ -129,7 +129,7 @@ func TestAsync(t *testing.T) {
 	}
 	base := serve(t, h, 0)
 
-	postAsync := func(body []byte, headers ...string) (*http.Response, CallStatus) {
+	postAsync := func(body []byte, headers ...string) (*http.Response, postroom.CallStatus) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+SendPath, strings.NewReader(string(body)))
 		if err != nil {
@@ -144,7 +144,7 @@ func TestAsync(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var st CallStatus
+		var st postroom.CallStatus
 		if resp.StatusCode == http.StatusAccepted {
 			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 				t.Fatal(err)
@@ -155,7 +155,7 @@ func TestAsync(t *testing.T) {
 
 	body := marshal(t, smallCall(3))
 	resp, st := postAsync(body, "Prefer", "wait=5, respond-async", "Idempotency-Key", "order-1")
-	if resp.StatusCode != http.StatusAccepted || st.ID == "" || st.State != CallQueued || st.Results != nil {
+	if resp.StatusCode != http.StatusAccepted || st.ID == "" || st.State != postroom.CallQueued || st.Results != nil {
 		t.Fatalf("got %d %+v; want 202 with an id, queued", resp.StatusCode, st)
 	}
 	if loc := resp.Header.Get("Location"); loc != CallsPath+st.ID || resp.Header.Get("Preference-Applied") != "respond-async" {
@@ -164,7 +164,7 @@ func TestAsync(t *testing.T) {
 	if n := countSent(&sent); n != 0 {
 		t.Errorf("%d messages sent before the call ran", n)
 	}
-	if code, got, _ := get(t, http.MethodGet, base+CallsPath+st.ID); code != http.StatusOK || got.State != CallQueued {
+	if code, got, _ := get(t, http.MethodGet, base+CallsPath+st.ID); code != http.StatusOK || got.State != postroom.CallQueued {
 		t.Errorf("status before the run: %d %+v", code, got)
 	}
 	// The same key and body: the same call; another body: 409.
@@ -180,7 +180,7 @@ func TestAsync(t *testing.T) {
 
 	outbox.run(t)
 	code, got, _ := get(t, http.MethodGet, base+CallsPath+st.ID)
-	if code != http.StatusOK || got.State != CallDone || len(got.Results) != 3 {
+	if code != http.StatusOK || got.State != postroom.CallDone || len(got.Results) != 3 {
 		t.Fatalf("status after the run: %d %+v; want done with 3 results", code, got)
 	}
 	for _, r := range got.Results {

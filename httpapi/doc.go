@@ -72,7 +72,7 @@
 // while the first call runs, 409 idempotency_in_progress. A retry after
 // an instance died mid-call sends only to the recipients that had no
 // result, and reports those whose message was handed over unknown
-// (idempotency.ReasonInterrupted). Records past idempotency.DefaultRetention
+// (postroom.ReasonInterrupted). Records past idempotency.DefaultRetention
 // are deleted at most once an hour, on a request: the Handler starts no
 // goroutine.
 //

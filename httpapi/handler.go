@@ -117,6 +117,36 @@ type Options struct {
 	Suppressions suppression.List
 }
 
+// setDefaults gives every zero field of o its default, by the root
+// package's rule for numbers: zero means the default, and a negative
+// value is refused. A nil Logger discards. New calls it before any other
+// check of the fields.
+func (o *Options) setDefaults() error {
+	for _, f := range []struct {
+		name string
+		neg  bool
+	}{
+		{"MaxBodyBytes", o.MaxBodyBytes < 0},
+		{"MaxInflightBytes", o.MaxInflightBytes < 0},
+		{"CallTimeout", o.CallTimeout < 0},
+		{"MaxIdempotentCalls", o.MaxIdempotentCalls < 0},
+	} {
+		if f.neg {
+			return &OptionsError{f.name, "negative"}
+		}
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxInflightBytes == 0 {
+		o.MaxInflightBytes = DefaultInflightBodies * o.MaxBodyBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
 // OptionsError is New's error for an Options field it refuses.
 type OptionsError struct {
 	Field  string // such as "MaxInflightBytes"
@@ -142,30 +172,14 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 	if m == nil {
 		return nil, errors.New("httpapi: New: nil Mailer")
 	}
-	switch {
-	case opts.MaxBodyBytes < 0:
-		return nil, &OptionsError{"MaxBodyBytes", "negative"}
-	case opts.MaxInflightBytes < 0:
-		return nil, &OptionsError{"MaxInflightBytes", "negative"}
-	case opts.CallTimeout < 0:
-		return nil, &OptionsError{"CallTimeout", "negative"}
-	case opts.MaxIdempotentCalls < 0:
-		return nil, &OptionsError{"MaxIdempotentCalls", "negative"}
-	}
-	if opts.MaxBodyBytes == 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.MaxInflightBytes == 0 {
-		opts.MaxInflightBytes = DefaultInflightBodies * opts.MaxBodyBytes
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
 	if opts.MaxInflightBytes < opts.MaxBodyBytes {
 		return nil, &OptionsError{"MaxInflightBytes", "under MaxBodyBytes: the largest calls could never run"}
 	}
 	if p := opts.PreviewPath; p != "" && (!strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/") || strings.HasPrefix(p, "/api/") || p == "/") {
 		return nil, &OptionsError{"PreviewPath", fmt.Sprintf("%q: want a path such as /preview/, starting and ending with /, not under /api/", p)}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	idem, err := newIdempotent(opts.Idempotency, opts.MaxIdempotentCalls)
 	if err != nil {
@@ -183,7 +197,11 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 		mux.Handle(CallsPath, h.callStatus())
 	}
 	if opts.PreviewPath != "" {
-		mux.Handle(opts.PreviewPath, newPreview(m, opts))
+		page, err := newPreview(m, opts)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle(opts.PreviewPath, page)
 	}
 	if opts.Suppressions != nil {
 		h.mountRejects(mux, m, opts.Suppressions)
@@ -324,7 +342,7 @@ func (h *Handler) endpoint(op postroom.Operation, send sendFunc) http.HandlerFun
 			writeError(w, status, e)
 			return
 		}
-		addLogAttrs(w, slog.Any("statuses", countStatuses(results)))
+		addLogAttrs(w, slog.Any("statuses", postroom.CountStatuses(results)))
 		if err := writeJSON(w, http.StatusOK, results); err != nil {
 			// The client went away while the results were written.
 			logError(w, slog.LevelWarn, "writing the results: "+err.Error())
@@ -332,6 +350,27 @@ func (h *Handler) endpoint(op postroom.Operation, send sendFunc) http.HandlerFun
 				h.logResults(w, r, results)
 			}
 		}
+	}
+}
+
+// sendFunc runs one call of an endpoint for the request r, with the
+// per-call settings o (the progress log's OnResult).
+type sendFunc func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error)
+
+// sender returns the sendFunc of operation op: idempotency.RunWith with
+// the request's Idempotency-Key when it has one, m.Run otherwise. It is
+// the path of every call the Handler runs while its request waits.
+func (h *Handler) sender(m *postroom.Mailer, op postroom.Operation) sendFunc {
+	return func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
+		key, err := idempotencyKey(r)
+		switch {
+		case err != nil:
+			return nil, err
+		case key == "":
+			return m.Run(ctx, op, call, o)
+		}
+		h.idem.sweep(ctx, h.logger)
+		return idempotency.RunWith(ctx, h.idem.store, m, key, op, call, o)
 	}
 }
 
@@ -402,14 +441,6 @@ func callError(err error) (int, *apiError) {
 		}
 	}
 	return http.StatusBadRequest, e
-}
-
-func countStatuses(results []postroom.Result) map[postroom.Status]int {
-	n := map[postroom.Status]int{}
-	for _, r := range results {
-		n[r.Status]++
-	}
-	return n
 }
 
 func writeError(w http.ResponseWriter, status int, e *apiError) {

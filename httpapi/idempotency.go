@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
 )
 
@@ -23,12 +22,12 @@ const idempotencyHeader = "Idempotency-Key"
 // that long.
 const inProgressRetryAfter = 5
 
-// sendFunc runs one call of an endpoint for the request r, with the
-// per-call settings o (the progress log's OnResult).
-type sendFunc func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error)
-
-// errKeyRepeated is the error of a request with two Idempotency-Key headers.
-var errKeyRepeated = fmt.Errorf("%w: the %s header is repeated", idempotency.ErrInvalidKey, idempotencyHeader)
+// Errors of idempotencyKey: a request with two Idempotency-Key headers,
+// or with an empty one.
+var (
+	errKeyRepeated = fmt.Errorf("%w: the %s header is repeated", idempotency.ErrInvalidKey, idempotencyHeader)
+	errKeyEmpty    = fmt.Errorf("%w: the %s header is empty", idempotency.ErrInvalidKey, idempotencyHeader)
+)
 
 // idempotent is the store of a handler's idempotent calls, and when its
 // expired records were last deleted.
@@ -40,20 +39,20 @@ type idempotent struct {
 	swept time.Time
 }
 
-// sender returns the sendFunc of operation op: idempotency.RunWith with
-// the request's Idempotency-Key when it has one, m.Run otherwise.
-func (h *Handler) sender(m *postroom.Mailer, op postroom.Operation) sendFunc {
-	return func(ctx context.Context, r *http.Request, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
-		keys := r.Header.Values(idempotencyHeader)
-		switch len(keys) {
-		case 0:
-			return m.Run(ctx, op, call, o)
-		case 1:
-		default:
-			return nil, errKeyRepeated
-		}
-		h.idem.sweep(ctx, h.logger)
-		return idempotency.RunWith(ctx, h.idem.store, m, keys[0], op, call, o)
+// idempotencyKey returns r's Idempotency-Key header: "" without one,
+// errKeyEmpty when it is empty, errKeyRepeated when it is given twice.
+// The rest of the key's checks are made where it is kept
+// (idempotency.Key.Check).
+func idempotencyKey(r *http.Request) (string, error) {
+	switch keys := r.Header.Values(idempotencyHeader); {
+	case len(keys) == 0:
+		return "", nil
+	case len(keys) > 1:
+		return "", errKeyRepeated
+	case keys[0] == "":
+		return "", errKeyEmpty
+	default:
+		return keys[0], nil
 	}
 }
 

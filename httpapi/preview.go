@@ -10,7 +10,11 @@ import (
 // newPreview returns the preview page of m (package preview) served at
 // opts.PreviewPath. The page renders calls and never sends; its calls'
 // keys are checked like the API's.
-func newPreview(m *postroom.Mailer, opts Options) http.Handler {
+func newPreview(m *postroom.Mailer, opts Options) (http.Handler, error) {
 	p := opts.PreviewPath
-	return http.StripPrefix(p[:len(p)-1], preview.New(m, preview.Options{MaxBodyBytes: opts.MaxBodyBytes, Logger: opts.Logger}))
+	page, err := preview.New(m, preview.Options{MaxBodyBytes: opts.MaxBodyBytes, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return http.StripPrefix(p[:len(p)-1], page), nil
 }

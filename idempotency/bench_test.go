@@ -37,7 +37,7 @@ func BenchmarkRun(b *testing.B) {
 			return s
 		},
 		"sql": func(b *testing.B) Store {
-			s, err := NewSQL(pgtest.New(b), Options{})
+			s, err := NewSQL(pgtest.NewPool(b), Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

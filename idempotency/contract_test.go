@@ -319,7 +319,7 @@ func testCrash(t *testing.T, h harness) {
 	want := []struct {
 		status postroom.Status
 		code   postroom.ReasonCode
-	}{{postroom.StatusSent, ""}, {postroom.StatusUnknown, ReasonInterrupted}, {postroom.StatusSent, ""}, {postroom.StatusSent, ""}}
+	}{{postroom.StatusSent, ""}, {postroom.StatusUnknown, postroom.ReasonInterrupted}, {postroom.StatusSent, ""}, {postroom.StatusSent, ""}}
 	for i, w := range want {
 		if r := retry[i]; r.Status != w.status || r.Code != w.code || r.SendID == "" || r.Email != call.Recipients[i].Email {
 			t.Errorf("retry: recipient %d = %+v, want %s %q with a send id", i, r, w.status, w.code)

@@ -17,7 +17,14 @@
 // # Stores
 //
 // Memory keeps records in one process; SQL keeps them in PostgreSQL for
-// many instances, through database/sql, with Schema as its migration.
+// many instances, on the application's *pgxpool.Pool, with Schema as its
+// migration (SQL.Migrate applies it under an advisory lock, so instances
+// starting together are safe). The pool is the one the application
+// already has, shared with package templatestore's SQL and package
+// outbox: River's driver (riverpgxv5) takes a *pgxpool.Pool, and code
+// written for database/sql reaches the same pool through pgx's
+// stdlib.OpenDBFromPool, so it is the one handle every user can pass
+// without opening a second pool.
 // Both keep a record for Options.Retention (24 hours by default) from the
 // call's start; DeleteExpired frees the older ones and is the
 // application's to call periodically: nothing in this package starts a
@@ -31,6 +38,6 @@
 // refused as a whole (authentication, validation): they sent nothing, and
 // the key stays free.
 //
-// It imports postroom and database/sql, never a database driver; the root
-// package postroom does not import it.
+// It imports postroom and pgx (for SQL), never River nor a database/sql
+// driver; the root package postroom does not import it.
 package idempotency

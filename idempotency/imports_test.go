@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestImports checks that this package links no database driver (the
-// application picks one) and that postroom does not import it.
+// TestImports checks that this package links pgx (the application's
+// pool) but no database/sql driver nor River, and that postroom does not
+// import it.
 func TestImports(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -25,7 +26,7 @@ func TestImports(t *testing.T) {
 		return deps
 	}
 	for _, pkg := range list("github.com/postroom/postroom/idempotency") {
-		for _, driver := range []string{"github.com/jackc/", "github.com/lib/pq", "github.com/go-sql-driver/", "modernc.org/sqlite", "github.com/mattn/"} {
+		for _, driver := range []string{"github.com/jackc/pgx/v5/stdlib", "github.com/riverqueue/", "github.com/lib/pq", "github.com/go-sql-driver/", "modernc.org/sqlite", "github.com/mattn/"} {
 			if strings.HasPrefix(pkg, driver) {
 				t.Errorf("idempotency imports %s", pkg)
 			}

@@ -34,7 +34,7 @@ type memRecord struct {
 	started time.Time
 	entries map[int]Entry
 	// holder is the live Claim's number, or 0; gen counts the claims, so
-	// that a claim taken over (abandon, in tests) has its writes refused.
+	// that a claim taken over has its writes refused.
 	holder, gen uint64
 	// released is closed when the holder releases the key.
 	released chan struct{}
@@ -42,8 +42,7 @@ type memRecord struct {
 
 // NewMemory returns an empty Memory store with opts.
 func NewMemory(opts Options) (*Memory, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
+	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
 	return &Memory{opts: opts, records: make(map[Key]*memRecord)}, nil
@@ -179,16 +178,4 @@ func (c *memClaim) Release(context.Context) error {
 		delete(c.s.records, c.k)
 	}
 	return nil
-}
-
-// abandon lets the key go as the death of the holder's process would for
-// a shared store: the next Claim takes it over and c's writes are refused.
-// Tests use it to simulate a crash.
-func (c *memClaim) abandon() {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	if c.r.holder == c.gen {
-		c.r.holder = 0
-		close(c.r.released)
-	}
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// ReasonInterrupted is the reason code of a recipient whose message a
-// previous call with the same key handed to the transport and then stopped
-// (its process died) before the outcome was known. Its status is unknown:
-// the message may have been delivered, and Run never sends it again.
-const ReasonInterrupted postroom.ReasonCode = "interrupted"
-
 // HashCall returns the Hash of call as operation op: SHA-256 of the
 // operation's name and the call's canonical JSON (encoding/json of the
 // Call: fields in a fixed order, the keys of params and their objects in
@@ -60,7 +54,7 @@ func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
 // its final result as soon as it has one (RunOptions.OnResult). A retry
 // after a crash mid-call sends only to the recipients without either: a
 // recipient handed over without a final result comes back unknown with
-// reason ReasonInterrupted, never sent twice.
+// reason postroom.ReasonInterrupted, never sent twice.
 //
 // Results that say the message was never handed over stay open, not
 // recorded: deferred with reason canceled or timeout (ctx ended before the
@@ -133,8 +127,8 @@ func run(ctx context.Context, c Claim, m *postroom.Mailer, op postroom.Operation
 		if !e.Final() {
 			r = postroom.Result{
 				Status: postroom.StatusUnknown,
-				Code:   ReasonInterrupted,
-				Reason: string(ReasonInterrupted) + ": an earlier call with this key handed the message over and stopped before its outcome was known",
+				Code:   postroom.ReasonInterrupted,
+				Reason: string(postroom.ReasonInterrupted) + ": an earlier call with this key handed the message over and stopped before its outcome was known",
 				SendID: r.SendID,
 			}
 		}

@@ -3,13 +3,15 @@ package idempotency
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
-	"database/sql/driver"
 	_ "embed"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 )
@@ -22,9 +24,10 @@ import (
 //go:embed schema.sql
 var Schema string
 
-// SQL is a Store in PostgreSQL, through database/sql, for many instances
-// sharing one database. It imports no driver: open db with one (the tests
-// use github.com/jackc/pgx/v5/stdlib) and apply Schema first.
+// SQL is a Store in PostgreSQL, for many instances sharing one database.
+// It works on the application's pgx pool (*pgxpool.Pool), the one every
+// part of postroom that keeps state in PostgreSQL takes (see the package
+// documentation, # Stores); apply Schema first.
 //
 // A Claim holds a PostgreSQL session-level advisory lock on a connection
 // of its own for the whole call; the server releases it when that
@@ -42,11 +45,11 @@ var Schema string
 //
 // Each recipient costs two single-row writes (handed over, final), one
 // round trip and commit each, on the call's connection: the call's
-// workers take turns on it. A call in flight holds one connection of db's
-// pool for its whole length; keep the calls in flight under db's
-// MaxOpenConns, leaving room for what else uses the pool (the Mailer's
-// template lookups, when its TemplateStore shares db, run while the call
-// holds its connection).
+// workers take turns on it. A call in flight holds one connection of the
+// pool for its whole length; keep the calls in flight under the pool's
+// MaxConns, leaving room for what else uses the pool (the Mailer's
+// template lookups, when its TemplateStore shares the pool, run while the
+// call holds its connection).
 //
 // Records past the retention window are ignored by Claim and deleted by
 // DeleteExpired, which the application calls from time to time (say
@@ -55,20 +58,20 @@ var Schema string
 // Use NewSQL; the zero value is not usable. A SQL is safe for concurrent
 // use.
 type SQL struct {
-	db   *sql.DB
+	pool *pgxpool.Pool
 	opts Options
 }
 
-// NewSQL returns a Store over db with opts.
-func NewSQL(db *sql.DB, opts Options) (*SQL, error) {
-	if db == nil {
-		return nil, errors.New("idempotency: NewSQL: nil *sql.DB")
+// NewSQL returns a Store in the database of pool with opts. It does not
+// touch the database, and never closes pool.
+func NewSQL(pool *pgxpool.Pool, opts Options) (*SQL, error) {
+	if pool == nil {
+		return nil, errors.New("idempotency: NewSQL: nil pool")
 	}
-	opts, err := opts.withDefaults()
-	if err != nil {
+	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &SQL{db: db, opts: opts}, nil
+	return &SQL{pool: pool, opts: opts}, nil
 }
 
 // migrateLock is the advisory lock Migrate takes, so that instances
@@ -78,18 +81,20 @@ const migrateLock = 0x706f7374726f6f6d // "postroom"
 // Migrate applies Schema in one transaction. It is safe to call at every
 // start, from every instance at once.
 func (s *SQL) Migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("idempotency: migrate: %w", err)
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {
 		return fmt.Errorf("idempotency: migrate: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, Schema); err != nil {
+	// No arguments: pgx sends it with the simple protocol, which runs
+	// every statement of Schema.
+	if _, err := tx.Exec(ctx, Schema); err != nil {
 		return fmt.Errorf("idempotency: migrate: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("idempotency: migrate: %w", err)
 	}
 	return nil
@@ -107,21 +112,35 @@ func lockKey(k Key) int64 {
 	return int64(binary.BigEndian.Uint64(h.Sum(nil)))
 }
 
+// discardTimeout bounds the goodbye of a discarded connection: past it,
+// its socket is closed without one.
+const discardTimeout = time.Second
+
 // discard closes conn for good, for a connection whose session state is
-// unknown (it may hold an advisory lock): it must not return to the pool.
-func discard(conn *sql.Conn) {
-	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-	_ = conn.Close()
+// unknown (it may hold an advisory lock): the server ends its session,
+// releasing its locks, and the pool, given back a closed connection,
+// drops it.
+func discard(conn *pgxpool.Conn) {
+	closeConn(conn)
+	conn.Release()
+}
+
+// closeConn closes conn's session, leaving conn to be released.
+func closeConn(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), discardTimeout)
+	defer cancel()
+	_ = conn.Conn().Close(ctx)
 }
 
 // unlock releases the advisory lock held on conn and returns conn to the
 // pool, or discards conn when that fails.
-func unlock(ctx context.Context, conn *sql.Conn, lock int64) error {
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", lock); err != nil {
+func unlock(ctx context.Context, conn *pgxpool.Conn, lock int64) error {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", lock); err != nil {
 		discard(conn)
 		return err
 	}
-	return conn.Close()
+	conn.Release()
+	return nil
 }
 
 // Claim takes k for one call with payload h; see Store.
@@ -129,18 +148,18 @@ func (s *SQL) Claim(ctx context.Context, k Key, h Hash) (Claim, error) {
 	if err := k.Check(); err != nil {
 		return nil, err
 	}
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
 	lock := lockKey(k)
 	var locked bool
-	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", lock).Scan(&locked); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", lock).Scan(&locked); err != nil {
 		discard(conn)
 		return nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
 	if !locked {
-		_ = conn.Close()
+		conn.Release()
 		return nil, ErrInProgress
 	}
 	c, err := s.claimRecord(ctx, conn, k, h)
@@ -156,20 +175,20 @@ func (s *SQL) Claim(ctx context.Context, k Key, h Hash) (Claim, error) {
 
 // claimRecord creates or takes over k's record, with the advisory lock
 // held on conn, in one transaction.
-func (s *SQL) claimRecord(ctx context.Context, conn *sql.Conn, k Key, h Hash) (*sqlClaim, error) {
+func (s *SQL) claimRecord(ctx context.Context, conn *pgxpool.Conn, k Key, h Hash) (*sqlClaim, error) {
 	now := s.opts.Now()
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
-	defer tx.Rollback()
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 	c := &sqlClaim{}
 	var (
 		hash     []byte
 		started  time.Time
 		inserted bool
 	)
-	err = tx.QueryRowContext(ctx, `
+	err = tx.QueryRow(ctx, `
 INSERT INTO postroom_idempotency_calls (account_id, idempotency_key, request_hash, started_at)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (account_id, idempotency_key) DO UPDATE SET epoch = postroom_idempotency_calls.epoch + 1
@@ -180,16 +199,16 @@ RETURNING id, epoch, request_hash, started_at, xmax = 0`,
 	}
 	if !inserted {
 		var has bool
-		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM postroom_idempotency_recipients WHERE call_id = $1)", c.id).Scan(&has); err != nil {
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM postroom_idempotency_recipients WHERE call_id = $1)", c.id).Scan(&has); err != nil {
 			return nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
 		switch {
 		case !has || !started.Add(s.opts.Retention).After(now):
 			// Empty or expired: the key is free for this call.
-			if _, err := tx.ExecContext(ctx, "DELETE FROM postroom_idempotency_recipients WHERE call_id = $1", c.id); err != nil {
+			if _, err := tx.Exec(ctx, "DELETE FROM postroom_idempotency_recipients WHERE call_id = $1", c.id); err != nil {
 				return nil, fmt.Errorf("idempotency: claim: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, "UPDATE postroom_idempotency_calls SET request_hash = $2, started_at = $3 WHERE id = $1", c.id, h[:], now); err != nil {
+			if _, err := tx.Exec(ctx, "UPDATE postroom_idempotency_calls SET request_hash = $2, started_at = $3 WHERE id = $1", c.id, h[:], now); err != nil {
 				return nil, fmt.Errorf("idempotency: claim: %w", err)
 			}
 		case Hash(hash) != h:
@@ -200,15 +219,15 @@ RETURNING id, epoch, request_hash, started_at, xmax = 0`,
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
 	return c, nil
 }
 
 // loadEntries reads a call's entries in index order.
-func loadEntries(ctx context.Context, tx *sql.Tx, id int64) ([]Entry, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT idx, send_id, status, code, reason FROM postroom_idempotency_recipients WHERE call_id = $1 ORDER BY idx", id)
+func loadEntries(ctx context.Context, tx pgx.Tx, id int64) ([]Entry, error) {
+	rows, err := tx.Query(ctx, "SELECT idx, send_id, status, code, reason FROM postroom_idempotency_recipients WHERE call_id = $1 ORDER BY idx", id)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
@@ -217,13 +236,16 @@ func loadEntries(ctx context.Context, tx *sql.Tx, id int64) ([]Entry, error) {
 	for rows.Next() {
 		var (
 			e      Entry
-			status sql.NullString
+			status *string // NULL while handed over
 			code   string
 		)
 		if err := rows.Scan(&e.Index, &e.Result.SendID, &status, &code, &e.Result.Reason); err != nil {
 			return nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
-		e.Result.Status, e.Result.Code = postroom.Status(status.String), postroom.ReasonCode(code)
+		if status != nil {
+			e.Result.Status = postroom.Status(*status)
+		}
+		e.Result.Code = postroom.ReasonCode(code)
 		entries = append(entries, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -236,12 +258,12 @@ func loadEntries(ctx context.Context, tx *sql.Tx, id int64) ([]Entry, error) {
 // lock, waiting for it, and lets it go at once. A Claim of k in that
 // instant answers ErrInProgress.
 func (s *SQL) Wait(ctx context.Context, k Key) error {
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("idempotency: wait: %w", err)
 	}
 	lock := lockKey(k)
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", lock); err != nil {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lock); err != nil {
 		// Canceled, perhaps after the lock was taken: drop the session.
 		discard(conn)
 		return fmt.Errorf("idempotency: wait: %w", err)
@@ -260,17 +282,14 @@ const deleteBatch = 1000
 func (s *SQL) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
-		res, err := s.db.ExecContext(ctx, `
+		tag, err := s.pool.Exec(ctx, `
 DELETE FROM postroom_idempotency_calls WHERE id IN (
     SELECT id FROM postroom_idempotency_calls WHERE started_at < $1 LIMIT $2
     FOR UPDATE SKIP LOCKED)`, before, deleteBatch)
 		if err != nil {
 			return total, fmt.Errorf("idempotency: delete expired: %w", err)
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("idempotency: delete expired: %w", err)
-		}
+		n := tag.RowsAffected()
 		total += int(n)
 		if n < deleteBatch {
 			return total, nil
@@ -281,7 +300,10 @@ DELETE FROM postroom_idempotency_calls WHERE id IN (
 // sqlClaim is a Claim on a SQL record: the advisory lock on conn, and the
 // epoch every write names.
 type sqlClaim struct {
-	conn    *sql.Conn // holds the advisory lock; every write runs on it
+	// mu makes the call's workers take turns on conn, which, as every
+	// pgx connection, serves one statement at a time.
+	mu      sync.Mutex
+	conn    *pgxpool.Conn // holds the advisory lock; every write runs on it
 	lock    int64
 	id      int64
 	epoch   int64
@@ -294,15 +316,13 @@ func (c *sqlClaim) Entries() []Entry { return c.entries }
 // row when c still holds its record, and returns errClaimLost when it
 // does not.
 func (c *sqlClaim) exec(ctx context.Context, query string, args ...any) error {
-	res, err := c.conn.ExecContext(ctx, query, append([]any{c.id, c.epoch}, args...)...)
+	c.mu.Lock()
+	tag, err := c.conn.Exec(ctx, query, append([]any{c.id, c.epoch}, args...)...)
+	c.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("idempotency: recording: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("idempotency: recording: %w", err)
-	}
-	if n == 0 {
+	if tag.RowsAffected() == 0 {
 		return errClaimLost
 	}
 	return nil
@@ -326,7 +346,9 @@ WHERE postroom_idempotency_recipients.status IS NULL`, i, r.SendID, string(r.Sta
 }
 
 func (c *sqlClaim) Release(ctx context.Context) error {
-	_, err := c.conn.ExecContext(ctx, `
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.conn.Exec(ctx, `
 DELETE FROM postroom_idempotency_calls WHERE id = $1 AND epoch = $2
 AND NOT EXISTS (SELECT 1 FROM postroom_idempotency_recipients WHERE call_id = $1)`, c.id, c.epoch)
 	if err != nil {

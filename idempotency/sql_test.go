@@ -14,7 +14,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
 func sqlHarness() harness {
 	return harness{
 		store: func(t *testing.T, opts Options) Store {
-			s, err := NewSQL(pgtest.New(t), opts)
+			s, err := NewSQL(pgtest.NewPool(t), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -25,7 +25,12 @@ func sqlHarness() harness {
 		},
 		// The holder's process dies: its lock connection ends, and the
 		// server releases the advisory lock with the session.
-		kill: func(t *testing.T, c Claim) { discard(c.(*sqlClaim).conn) },
+		kill: func(t *testing.T, c Claim) {
+			sc := c.(*sqlClaim)
+			sc.mu.Lock()
+			defer sc.mu.Unlock()
+			closeConn(sc.conn)
+		},
 	}
 }
 

@@ -78,24 +78,27 @@ type Options struct {
 	// Retention is how long after a call started its record answers
 	// retries with the same key. Past it, the key is free again: a call
 	// with it runs as new, whatever its payload. Zero means
-	// DefaultRetention. DeleteExpired removes the records past it.
+	// DefaultRetention (24 hours); a negative value is refused.
+	// DeleteExpired removes the records past it.
 	Retention time.Duration
-	// Now is the clock; nil means time.Now.
+	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
 
-// withDefaults returns o with its zero fields filled in.
-func (o Options) withDefaults() (Options, error) {
+// setDefaults gives every zero field of o its default, by the root
+// package's rule: zero means the default, and a negative value is
+// refused. NewMemory and NewSQL call it first.
+func (o *Options) setDefaults() error {
 	switch {
 	case o.Retention < 0:
-		return o, fmt.Errorf("idempotency: Options.Retention is negative (%v)", o.Retention)
+		return fmt.Errorf("idempotency: Options.Retention is negative (%v)", o.Retention)
 	case o.Retention == 0:
 		o.Retention = DefaultRetention
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return o, nil
+	return nil
 }
 
 // Entry is what a record holds for one recipient of its call.

@@ -163,7 +163,7 @@ func TestChaos(t *testing.T) {
 			t.Errorf("recipient %d: %+v: the relay refused nothing, and every deferral is retried", i, r)
 			continue
 		}
-		if r.Code != outbox.ReasonInterrupted {
+		if r.Code != postroom.ReasonInterrupted {
 			// The Mailer's own unknown (a connection lost after the
 			// data): honest by the ledger check, no crash's doing.
 			t.Logf("recipient %d: %+v", i, r)

@@ -21,15 +21,16 @@
 // # Statuses
 //
 // A recipient's final status is one of postroom's: sent (or queued, for a
-// Queuer transport), invalid, rejected, unknown. Three reason codes are
-// the outbox's own: ReasonInterrupted (unknown: a run died between
-// handing a batch over and writing its results), ReasonExpired
-// (rejected: still deferred after Options.MaxAge) and ReasonGaveUp
-// (rejected: not sent, and its job is ending: its runs failed
-// Options.MaxAttempts times, or it was cancelled). A recipient whose
-// message the relay deferred (4xx, a connection failure) is retried by
-// its job with Options.Backoff; rejected (5xx), invalid and unknown are
-// never retried.
+// Queuer transport), invalid, rejected, unknown. Three reason codes say
+// what the outbox did: postroom.ReasonInterrupted (unknown: a run died
+// between handing a batch over and writing its results; idempotency.Run
+// reports the same case with the same code), and the outbox's own
+// ReasonExpired (rejected: still deferred after Options.MaxAge) and
+// ReasonGaveUp (rejected: not sent, and its job is ending: its runs
+// failed Options.MaxAttempts times, or it was cancelled). A recipient
+// whose message the relay deferred (4xx, a connection failure) is retried
+// by its job with Options.Backoff; rejected (5xx), invalid and unknown
+// are never retried.
 //
 // Every recipient of a committed call gets a final result: a job that
 // River is about to end (its attempts used up, cancelled while it runs,
@@ -46,9 +47,12 @@
 // It does not make a delivery exactly-once: a recipient whose batch was
 // being handed over when its process died is reported unknown, at most
 // BatchSize per job. It does not start River: the application runs a
-// River client (its own, or one from NewClient). A stored template is
-// read when the job runs, not at Enqueue. It deletes nothing: DeleteBefore
-// removes old calls when the application calls it.
+// River client (its own, or one from NewClient). It does not freeze a
+// stored template: Enqueue reads it, to check the call, and the worker
+// reads it again when it prepares the call to send it, so the version
+// sent is the one stored then (and a template deleted in between makes
+// the recipients not yet sent invalid, not-sent). It deletes nothing:
+// DeleteBefore removes old calls when the application calls it.
 //
 // It cannot give up the recipients of a job that River ends without
 // running the Worker: a job cancelled with River's Client.JobCancel while
@@ -58,6 +62,14 @@
 // last attempt itself (two writes). Their recipients stay counted as
 // queued in Status until DeleteBefore removes the call.
 //
-// The root package postroom does not import this package; only this
-// package imports River and pgx.
+// # HTTP
+//
+// HTTP is the Outbox as the Async of an httpapi.Handler: Prefer:
+// respond-async enqueues, GET /api/1.0/calls/{id} answers Status. Status
+// returns the root package's postroom.CallStatus, the one type of a
+// call's progress, so this package does not import httpapi: a worker
+// binary links no HTTP handler, html/template or preview page.
+//
+// The root package postroom does not import this package; of postroom's
+// packages, only this one imports River.
 package outbox

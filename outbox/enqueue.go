@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/idempotency"
 )
 
 // EnqueueOptions are one call's settings for Enqueue. The zero value
@@ -22,8 +22,10 @@ import (
 type EnqueueOptions struct {
 	// IdempotencyKey, when not empty, makes Enqueue idempotent in the
 	// call's account: a call enqueued (and committed) with the same key
-	// and the same content returns the first call's id and enqueues
-	// nothing; with other content, ErrConflict. Empty means no key.
+	// and the same content (the same idempotency.HashCall, as package
+	// idempotency compares calls) returns the first call's id and
+	// enqueues nothing; with other content, ErrConflict. Empty means no
+	// key.
 	IdempotencyKey string
 	// At, when later than now, is when the call's jobs become available:
 	// send later. Zero means now.
@@ -54,9 +56,19 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	if err != nil {
 		return "", err
 	}
-	body, chunks, hash, err := o.encode(op, call)
+	body, chunks, err := o.encode(call)
 	if err != nil {
 		return "", err
+	}
+	// The hash is read only by a second use of the key: a call without
+	// one stores none.
+	hash := []byte{}
+	if eo.IdempotencyKey != "" {
+		h, err := idempotency.HashCall(op, call)
+		if err != nil {
+			return "", fmt.Errorf("outbox: Enqueue: %w", err)
+		}
+		hash = h[:]
 	}
 	id, err := newCallID()
 	if err != nil {
@@ -124,29 +136,22 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	return id, nil
 }
 
-// encode returns call's body without its recipients, its recipients in
-// chunks of Options.JobSize, as JSON, and the hash of all of it with op,
-// which an idempotency key's second use must match.
-func (o *Outbox) encode(op postroom.Operation, call *postroom.Call) (body []byte, chunks [][]byte, hash []byte, err error) {
+// encode returns call's body without its recipients, and its recipients
+// in chunks of Options.JobSize, as JSON.
+func (o *Outbox) encode(call *postroom.Call) (body []byte, chunks [][]byte, err error) {
 	b := *call
 	b.Recipients = nil
 	if body, err = json.Marshal(&b); err != nil {
-		return nil, nil, nil, fmt.Errorf("outbox: Enqueue: %w", err)
+		return nil, nil, fmt.Errorf("outbox: Enqueue: %w", err)
 	}
-	h := sha256.New()
-	h.Write([]byte(op.String()))
-	h.Write([]byte{0})
-	h.Write(body)
 	for first := 0; first < len(call.Recipients); first += o.opts.JobSize {
 		c, err := json.Marshal(call.Recipients[first:min(first+o.opts.JobSize, len(call.Recipients))])
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("outbox: Enqueue: recipients: %w", err)
+			return nil, nil, fmt.Errorf("outbox: Enqueue: recipients: %w", err)
 		}
-		h.Write([]byte{0})
-		h.Write(c)
 		chunks = append(chunks, c)
 	}
-	return body, chunks, h.Sum(nil), nil
+	return body, chunks, nil
 }
 
 // newCallID returns a random call id: 32 lowercase hex characters.

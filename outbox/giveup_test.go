@@ -39,7 +39,7 @@ func transportNever(t *testing.T) postroom.Transport {
 // checked by the Mailer enq, and works it with the Mailer work until
 // River has no job left to run. It returns the call's status, which must
 // be done: no recipient is left without a final result.
-func runUntilEnded(t *testing.T, enq, work *postroom.Mailer, opts outbox.Options, op postroom.Operation, call *postroom.Call) *outbox.CallStatus {
+func runUntilEnded(t *testing.T, enq, work *postroom.Mailer, opts outbox.Options, op postroom.Operation, call *postroom.Call) *postroom.CallStatus {
 	t.Helper()
 	pool := newPool(t)
 	ob, err := outbox.New(enq, pool, opts)
@@ -59,13 +59,13 @@ func runUntilEnded(t *testing.T, enq, work *postroom.Mailer, opts outbox.Options
 
 // statusDone returns call id's status and checks it is done: a final
 // result for every recipient, in input order.
-func statusDone(t *testing.T, e *env, id string, call *postroom.Call) *outbox.CallStatus {
+func statusDone(t *testing.T, e *env, id string, call *postroom.Call) *postroom.CallStatus {
 	t.Helper()
 	s, err := e.ob.Status(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Done {
+	if s.State != postroom.CallDone {
 		t.Fatalf("River has no job left, and the call is not done: %v", s.Counts)
 	}
 	if len(s.Results) != len(call.Recipients) {
@@ -147,7 +147,7 @@ func TestGiveUpAfterPanics(t *testing.T) {
 			interrupted := attempts // one message handed over per run
 			for i, r := range s.Results {
 				if i < interrupted {
-					if r.Status != postroom.StatusUnknown || r.Code != outbox.ReasonInterrupted {
+					if r.Status != postroom.StatusUnknown || r.Code != postroom.ReasonInterrupted {
 						t.Errorf("recipient %d: %+v, want unknown, interrupted", i, r)
 					}
 					continue
@@ -218,7 +218,7 @@ func TestGiveUpUnreadable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !s.Done || len(s.Results) != 4 {
+			if s.State != postroom.CallDone || len(s.Results) != 4 {
 				t.Fatalf("River has no job left, and the call is not done: %+v", s)
 			}
 			for i, r := range s.Results {

@@ -173,12 +173,12 @@ func (e *env) enqueue(t *testing.T, op postroom.Operation, call *postroom.Call, 
 }
 
 // wait polls the call's status until it is done, or the test's deadline.
-func (e *env) wait(t testing.TB, id string) *outbox.CallStatus {
+func (e *env) wait(t testing.TB, id string) *postroom.CallStatus {
 	t.Helper()
 	return waitDone(t, e.ob, id)
 }
 
-func waitDone(t testing.TB, ob *outbox.Outbox, id string) *outbox.CallStatus {
+func waitDone(t testing.TB, ob *outbox.Outbox, id string) *postroom.CallStatus {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -187,7 +187,7 @@ func waitDone(t testing.TB, ob *outbox.Outbox, id string) *outbox.CallStatus {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Done {
+		if s.State == postroom.CallDone {
 			return s
 		}
 		select {

@@ -127,7 +127,7 @@ func TestMultiProcess(t *testing.T) {
 
 	s := waitDone(t, ob, id)
 	checkResults(t, e, s, call)
-	if r := s.Results[held]; r.Status != postroom.StatusUnknown || r.Code != outbox.ReasonInterrupted {
+	if r := s.Results[held]; r.Status != postroom.StatusUnknown || r.Code != postroom.ReasonInterrupted {
 		t.Errorf("held recipient: %+v, want unknown, interrupted", r)
 	}
 	unknown := s.Counts[postroom.StatusUnknown]
@@ -207,7 +207,7 @@ func TestGiveUpAfterKill(t *testing.T) {
 				t.Errorf("recipient %d: %+v, want sent before the kill", i, r)
 			}
 		case i == held:
-			if r.Status != postroom.StatusUnknown || r.Code != outbox.ReasonInterrupted {
+			if r.Status != postroom.StatusUnknown || r.Code != postroom.ReasonInterrupted {
 				t.Errorf("recipient %d: %+v, want unknown, interrupted", i, r)
 			}
 		case i < 2*batch:
@@ -216,7 +216,7 @@ func TestGiveUpAfterKill(t *testing.T) {
 			// checkResults holds each to the server's ledger.
 			switch {
 			case r.Status == postroom.StatusSent:
-			case r.Status == postroom.StatusUnknown && r.Code == outbox.ReasonInterrupted:
+			case r.Status == postroom.StatusUnknown && r.Code == postroom.ReasonInterrupted:
 			case r.Status == postroom.StatusRejected && r.Code == outbox.ReasonGaveUp:
 			default:
 				t.Errorf("recipient %d: %+v, want sent, unknown (interrupted) or rejected (gave-up)", i, r)

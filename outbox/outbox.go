@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/idempotency"
 )
 
 // Defaults of the Options fields.
@@ -42,13 +43,6 @@ const maxMaxAttempts = 32766
 // when the call's Options.MaxAge ran out: its status is rejected.
 const ReasonExpired postroom.ReasonCode = "expired"
 
-// ReasonInterrupted is the reason code of a recipient whose message a run
-// of its job may have handed over (it reserved the recipient just before)
-// and then stopped (its process died) before the outcome was written. Its
-// status is unknown: the message may have been delivered, and it is never
-// sent again.
-const ReasonInterrupted postroom.ReasonCode = "interrupted"
-
 // ReasonGaveUp is the reason code of a recipient that its job gave up
 // without having sent it: the job's runs failed Options.MaxAttempts times
 // (an error, a panic, its timeout, its process dying), or the job was
@@ -61,10 +55,10 @@ const ReasonGaveUp postroom.ReasonCode = "gave-up"
 // Errors of Enqueue and Status, for errors.Is.
 var (
 	// ErrConflict: the idempotency key was used, in the same account, for
-	// another call.
-	ErrConflict = errors.New("outbox: idempotency key used with another call")
-	// ErrNotFound: no call has this id.
-	ErrNotFound = errors.New("outbox: no such call")
+	// another call. It wraps idempotency.ErrConflict.
+	ErrConflict = fmt.Errorf("outbox: %w", idempotency.ErrConflict)
+	// ErrNotFound: no call has this id. It wraps postroom.ErrCallNotFound.
+	ErrNotFound = fmt.Errorf("outbox: %w", postroom.ErrCallNotFound)
 )
 
 // Options configure an Outbox. The zero value of each field means its
@@ -102,10 +96,11 @@ type Options struct {
 	// attempt of a job only records the giving up (see Worker). Zero means
 	// DefaultMaxAttempts (25); at most 32,766.
 	MaxAttempts int
-	// Queue is the River queue of the jobs. Empty means DefaultQueue.
+	// Queue is the River queue of the jobs. Empty means DefaultQueue
+	// ("postroom").
 	Queue string
 	// CachedCalls is how many call bodies each process keeps decoded for
-	// the next jobs of the same call. Zero means DefaultCachedCalls.
+	// the next jobs of the same call. Zero means DefaultCachedCalls (64).
 	CachedCalls int
 	// Now is the clock of the call's start and of MaxAge, called
 	// concurrently. Nil means time.Now. (River's own clock, for its
@@ -116,6 +111,55 @@ type Options struct {
 	// level when a job gives up recipients, with River's last error of
 	// the job (a reason never holds error text). Nil discards them.
 	Logger *slog.Logger
+}
+
+// setDefaults gives every zero field of o its default, by the root
+// package's rule for numbers: zero means the default, and a negative
+// value is refused (CachedCalls too, for now: the cache has no "off").
+// BatchSize is then capped at JobSize, and MaxAttempts refused above
+// maxMaxAttempts. A nil Backoff, Now or Logger and an empty Queue get
+// theirs too. New calls it before it uses any field.
+func (o *Options) setDefaults() error {
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"JobSize", &o.JobSize, DefaultJobSize},
+		{"BatchSize", &o.BatchSize, DefaultBatchSize},
+		{"CachedCalls", &o.CachedCalls, DefaultCachedCalls},
+		{"MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts},
+	} {
+		switch {
+		case *f.v < 0:
+			return fmt.Errorf("outbox: New: Options.%s is negative (%d)", f.name, *f.v)
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	o.BatchSize = min(o.BatchSize, o.JobSize)
+	if o.MaxAttempts > maxMaxAttempts {
+		return fmt.Errorf("outbox: New: Options.MaxAttempts is over %d (%d)", maxMaxAttempts, o.MaxAttempts)
+	}
+	switch {
+	case o.MaxAge < 0:
+		return fmt.Errorf("outbox: New: Options.MaxAge is negative (%v)", o.MaxAge)
+	case o.MaxAge == 0:
+		o.MaxAge = DefaultMaxAge
+	}
+	if o.Backoff == nil {
+		o.Backoff = DefaultBackoff
+	}
+	if o.Queue == "" {
+		o.Queue = DefaultQueue
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
 }
 
 // DefaultBackoff is Postfix's queue manager's: 5 minutes
@@ -154,44 +198,8 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 	if pool == nil {
 		return nil, errors.New("outbox: New: nil pool")
 	}
-	for _, f := range []struct {
-		name string
-		v    *int
-		def  int
-	}{
-		{"JobSize", &opts.JobSize, DefaultJobSize},
-		{"BatchSize", &opts.BatchSize, DefaultBatchSize},
-		{"CachedCalls", &opts.CachedCalls, DefaultCachedCalls},
-		{"MaxAttempts", &opts.MaxAttempts, DefaultMaxAttempts},
-	} {
-		switch {
-		case *f.v < 0:
-			return nil, fmt.Errorf("outbox: New: Options.%s is negative (%d)", f.name, *f.v)
-		case *f.v == 0:
-			*f.v = f.def
-		}
-	}
-	opts.BatchSize = min(opts.BatchSize, opts.JobSize)
-	if opts.MaxAttempts > maxMaxAttempts {
-		return nil, fmt.Errorf("outbox: New: Options.MaxAttempts is over %d (%d)", maxMaxAttempts, opts.MaxAttempts)
-	}
-	switch {
-	case opts.MaxAge < 0:
-		return nil, fmt.Errorf("outbox: New: Options.MaxAge is negative (%v)", opts.MaxAge)
-	case opts.MaxAge == 0:
-		opts.MaxAge = DefaultMaxAge
-	}
-	if opts.Backoff == nil {
-		opts.Backoff = DefaultBackoff
-	}
-	if opts.Queue == "" {
-		opts.Queue = DefaultQueue
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
 	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: opts.Logger})
 	if err != nil {

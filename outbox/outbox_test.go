@@ -16,7 +16,7 @@ import (
 
 // checkResults checks a done call's results against the server's ledger
 // and the call: one per recipient, in input order, each final.
-func checkResults(t *testing.T, e *env, s *outbox.CallStatus, call *postroom.Call) {
+func checkResults(t *testing.T, e *env, s *postroom.CallStatus, call *postroom.Call) {
 	t.Helper()
 	if len(s.Results) != len(call.Recipients) {
 		t.Fatalf("%d results for %d recipients", len(s.Results), len(call.Recipients))
@@ -226,8 +226,8 @@ func TestStatusWhileQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Done || s.Counts[postroom.StatusQueued] != 3 || s.Counts[postroom.StatusInvalid] != 1 || s.Results != nil {
-		t.Errorf("%+v, want 3 queued and 1 invalid, not done", s)
+	if s.State != postroom.CallRunning || s.Counts[postroom.StatusQueued] != 3 || s.Counts[postroom.StatusInvalid] != 1 || s.Results != nil {
+		t.Errorf("%+v, want running: 3 queued and 1 invalid (refused at Enqueue)", s)
 	}
 }
 

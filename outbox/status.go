@@ -10,27 +10,16 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// CallStatus is a call's progress, as Status reads it. Its JSON form is
-// {"call_id", "done", "counts", "results"}, where results, present once
-// the call is done, are the spec's result entries in input order.
-type CallStatus struct {
-	CallID string `json:"call_id"`
-	// Done is true when every recipient has a final result.
-	Done bool `json:"done"`
-	// Counts is the number of recipients by status. A recipient without a
-	// final result yet (not tried, being sent, or deferred and waiting
-	// for its retry) counts as postroom.StatusQueued.
-	Counts map[postroom.Status]int `json:"counts"`
-	// Results holds, when Done, every recipient's final result in input
-	// order ({email, status, reason, send_id}, with Code filled in; Err is
-	// not kept). It is nil while the call runs.
-	Results []postroom.Result `json:"results,omitempty"`
-}
-
-// Status returns the progress of the call with id callID: counts by
-// status while it runs, and every recipient's result once it is done.
-// An unknown id is ErrNotFound.
-func (o *Outbox) Status(ctx context.Context, callID string) (*CallStatus, error) {
+// Status returns the progress of the call with id callID: its state,
+// its counts by status (a recipient without a final result yet, not
+// tried, being sent, or deferred and waiting for its retry, counts as
+// postroom.StatusQueued) and, once it is done, every recipient's final
+// result in input order ({email, status, reason, send_id}, with Code
+// filled in; Err is not kept). The call is postroom.CallQueued while no
+// recipient has a final result (those refused at Enqueue have one),
+// postroom.CallRunning until all have, then postroom.CallDone. An
+// unknown id is ErrNotFound, which wraps postroom.ErrCallNotFound.
+func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatus, error) {
 	var total int
 	err := o.pool.QueryRow(ctx, `SELECT recipients FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&total)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -44,7 +33,7 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*CallStatus, error)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
-	s := &CallStatus{CallID: callID, Counts: map[postroom.Status]int{}}
+	s := &postroom.CallStatus{ID: callID, Counts: map[postroom.Status]int{}}
 	final := 0
 	for rows.Next() {
 		var status string
@@ -61,9 +50,13 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*CallStatus, error)
 	}
 	if final < total {
 		s.Counts[postroom.StatusQueued] += total - final
+		s.State = postroom.CallRunning
+		if final == 0 {
+			s.State = postroom.CallQueued
+		}
 		return s, nil
 	}
-	s.Done = true
+	s.State = postroom.CallDone
 	rows, err = o.pool.Query(ctx, `SELECT email, status, code, reason, send_id FROM postroom_outbox_recipients
 		WHERE call_id = $1 ORDER BY idx`, callID)
 	if err != nil {

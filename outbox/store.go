@@ -67,7 +67,7 @@ func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
 // that stopped. A run reserves a recipient just before handing its
 // message over (see handover), so the message may have left; a recipient
 // the run had not reserved yet has no row, and the next run sends it.
-const interruptedReason = string(ReasonInterrupted) + ": the message may have been handed over before the process stopped; its outcome was not written"
+const interruptedReason = string(postroom.ReasonInterrupted) + ": the message may have been handed over before the process stopped; its outcome was not written"
 
 // pending settles the recipients that an earlier run left reserved (they
 // become unknown, interrupted) and returns the recipients still to send:
@@ -77,7 +77,7 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 	lo, hi := int32(a.First), int32(a.First+a.Count)
 	if _, err := l.pool.Exec(ctx, `UPDATE postroom_outbox_recipients SET status = 'unknown', code = $5, reason = $6
 		WHERE call_id = $1 AND idx >= $2 AND idx < $3 AND status = 'reserved' AND epoch < $4`,
-		a.CallID, lo, hi, l.epoch, string(ReasonInterrupted), interruptedReason); err != nil {
+		a.CallID, lo, hi, l.epoch, string(postroom.ReasonInterrupted), interruptedReason); err != nil {
 		return nil, nil, fmt.Errorf("outbox: pending: %w", err)
 	}
 	rows, err := l.pool.Query(ctx, `SELECT idx, status, reason FROM postroom_outbox_recipients

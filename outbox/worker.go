@@ -32,7 +32,7 @@ import (
 // every few recipients, not one per recipient. Every write is retried
 // while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
 // recipient that a run reserved and whose result it did not write (its
-// process died) is unknown (ReasonInterrupted) for the next run, never
+// process died) is unknown (postroom.ReasonInterrupted) for the next run, never
 // sent again; one it had not reserved is sent by the next run. So a
 // killed process leaves unknown, per job it was running, at most the
 // messages in flight, fewer than as many again reserved ahead, and the

@@ -26,7 +26,9 @@
 // The Handler uses relative URLs only, so it can be mounted under any
 // prefix with http.StripPrefix:
 //
-//	mux.Handle("/preview/", adminOnly(http.StripPrefix("/preview", preview.New(m, preview.Options{}))))
+//	page, err := preview.New(m, preview.Options{})
+//	if err != nil { ... }
+//	mux.Handle("/preview/", adminOnly(http.StripPrefix("/preview", page)))
 //
 // It authenticates nobody itself: mount it behind the application's own
 // (admin) authentication. Each call is still checked by the Mailer's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"log/slog"
@@ -22,24 +23,25 @@ const (
 	DefaultMaxListed     = 1000
 )
 
-// Options configures a Handler. New copies it. Each limit's zero value
-// means its default.
+// Options configures a Handler. New copies it. Each field says what its
+// zero value means; New refuses a negative number.
 type Options struct {
 	// MaxBodyBytes is the largest call body accepted, pasted or uploaded;
-	// a larger request is refused with 413. Zero means 32 MiB.
+	// a larger request is refused with 413. Zero means
+	// DefaultMaxBodyBytes (32 MiB).
 	MaxBodyBytes int64
 
 	// MaxRecipients is the most recipients previewed per request; the
 	// recipients picked beyond it are listed but not rendered. Zero means
-	// 20.
+	// DefaultMaxRecipients (20).
 	MaxRecipients int
 
 	// Shown is how many recipients, from the first, are previewed when
-	// none is picked. Zero means 5.
+	// none is picked. Zero means DefaultShown (5).
 	Shown int
 
 	// MaxListed is the most recipients listed for picking (the others can
-	// still be picked by index). Zero means 1000.
+	// still be picked by index). Zero means DefaultMaxListed (1000).
 	MaxListed int
 
 	// Logger receives the errors the page does not show (a template store
@@ -60,21 +62,45 @@ var assets embed.FS
 
 var page = template.Must(template.ParseFS(assets, "page.html"))
 
-// New returns a Handler that previews calls with m.
-func New(m *postroom.Mailer, opts Options) *Handler {
+// setDefaults gives every zero field of o its default, by the root
+// package's rule for numbers: zero means the default, and a negative
+// value is refused. A nil Logger discards.
+func (o *Options) setDefaults() error {
+	if o.MaxBodyBytes < 0 {
+		return fmt.Errorf("preview: New: Options.MaxBodyBytes is negative (%d)", o.MaxBodyBytes)
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
 	for _, f := range []struct {
-		v   *int
-		def int
-	}{{&opts.MaxRecipients, DefaultMaxRecipients}, {&opts.Shown, DefaultShown}, {&opts.MaxListed, DefaultMaxListed}} {
-		if *f.v <= 0 {
+		name string
+		v    *int
+		def  int
+	}{
+		{"MaxRecipients", &o.MaxRecipients, DefaultMaxRecipients},
+		{"Shown", &o.Shown, DefaultShown},
+		{"MaxListed", &o.MaxListed, DefaultMaxListed},
+	} {
+		switch {
+		case *f.v < 0:
+			return fmt.Errorf("preview: New: Options.%s is negative (%d)", f.name, *f.v)
+		case *f.v == 0:
 			*f.v = f.def
 		}
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	return nil
+}
+
+// New returns a Handler that previews calls with m. It validates opts.
+func New(m *postroom.Mailer, opts Options) (*Handler, error) {
+	if m == nil {
+		return nil, errors.New("preview: New: nil Mailer")
+	}
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
 	h := &Handler{m: m, opts: opts, mux: http.NewServeMux()}
 	css, _ := assets.ReadFile("style.css")
@@ -87,7 +113,7 @@ func New(m *postroom.Mailer, opts Options) *Handler {
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(css)
 	})
-	return h
+	return h, nil
 }
 
 // contentPolicy allows the page its own stylesheet, inline styles and

@@ -316,3 +316,31 @@ func TestPreviewEnvelope(t *testing.T) {
 		t.Error("the bcc shows as a header field")
 	}
 }
+
+// TestNewOptions: New refuses a nil Mailer and a negative limit, as the
+// root's New does, and takes zero as the default.
+func TestNewOptions(t *testing.T) {
+	m, err := postroom.New(refuseTransport(t), postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := preview.New(nil, preview.Options{}); err == nil {
+		t.Error("New(nil Mailer): no error")
+	}
+	if _, err := preview.New(m, preview.Options{}); err != nil {
+		t.Errorf("New with zero Options: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		opts  preview.Options
+	}{
+		{"MaxBodyBytes", preview.Options{MaxBodyBytes: -1}},
+		{"MaxRecipients", preview.Options{MaxRecipients: -1}},
+		{"Shown", preview.Options{Shown: -1}},
+		{"MaxListed", preview.Options{MaxListed: -1}},
+	} {
+		if h, err := preview.New(m, tc.opts); err == nil {
+			t.Errorf("New with a negative %s = %v, nil; want an error", tc.field, h)
+		}
+	}
+}

@@ -38,8 +38,12 @@ func newServer(t *testing.T, opts postroom.Options, popts preview.Options) *http
 	if err != nil {
 		t.Fatal(err)
 	}
+	page, err := preview.New(m, popts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(prefix+"/", http.StripPrefix(prefix, preview.New(m, popts)))
+	mux.Handle(prefix+"/", http.StripPrefix(prefix, page))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

@@ -8,8 +8,8 @@
 //   - Dir reads templates from an io/fs.FS laid out as
 //     <account_id>/<template_id>, such as os.DirFS("templates") or, to stop
 //     symbolic links from leading out of the folder, the FS of an os.Root.
-//   - SQL reads and writes templates in a PostgreSQL table through
-//     database/sql, shared by every instance of an application.
+//   - SQL reads and writes templates in a PostgreSQL table, on the
+//     application's pgx pool, shared by every instance of an application.
 //
 // All scope every lookup by account: one account never reaches another
 // account's templates. A missing template is reported with an error wrapping
@@ -31,12 +31,16 @@
 // templatestore/sql/*.sql) and is safe to call at every start; Put and
 // Delete write templates, and every lookup reads the table, so an update is
 // seen by the next call of every instance. ExampleSQL shows the whole path,
-// from sql.Open to a message.send_template call that uses a stored
+// from pgxpool.New to a message.send_template call that uses a stored
 // template; the package's tests run it against a real PostgreSQL.
 //
-// This package imports database/sql but no driver: the application picks
-// one (pgx's stdlib is the one tested), so importing postroom or this
-// package never links a database driver.
+// SQL and MigrateSQL take the application's *pgxpool.Pool, as package
+// idempotency's SQL and package outbox do: one pool for every part of
+// postroom that keeps state in PostgreSQL. River's driver (riverpgxv5)
+// takes a *pgxpool.Pool, and code written for database/sql reaches the
+// same pool through pgx's stdlib.OpenDBFromPool, so the pool is the one
+// handle every user can pass without opening a second one. This package
+// links pgx for it, and no database/sql driver.
 //
 // From the module it imports only postroom; the postroom package never
 // imports it, and knows a store only by the TemplateStore interface.

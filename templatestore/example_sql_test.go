@@ -2,14 +2,12 @@ package templatestore_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log"
 	"os"
 	"testing"
 
-	// The PostgreSQL driver: registers "pgx" with database/sql.
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
@@ -24,15 +22,17 @@ import (
 // one is used by the next call of every other.
 func ExampleSQL() {
 	ctx := context.Background()
-	db, err := sql.Open("pgx", os.Getenv("POSTROOM_DATABASE_URL"))
+	// The application's one pool, which River and package idempotency
+	// take too.
+	pool, err := pgxpool.New(ctx, os.Getenv("POSTROOM_DATABASE_URL"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer db.Close()
-	if err := templatestore.MigrateSQL(ctx, db); err != nil { // safe at every start
+	defer pool.Close()
+	if err := templatestore.MigrateSQL(ctx, pool); err != nil { // safe at every start
 		log.Fatal(err)
 	}
-	store := templatestore.NewSQL(db)
+	store := templatestore.NewSQL(pool)
 	if err := store.Put(ctx, "acme", "welcome", "Hello {{name}}!"); err != nil {
 		log.Fatal(err)
 	}
@@ -68,12 +68,12 @@ func TestExampleSQL(t *testing.T) {
 	t.Setenv("POSTROOM_DATABASE_URL", dsn)
 	ExampleSQL() // log.Fatal on any error, which fails the test binary
 
-	db, err := sql.Open("pgx", dsn)
+	pool, err := pgxpool.New(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	source, err := templatestore.NewSQL(db).Template(t.Context(), "acme", "welcome")
+	defer pool.Close()
+	source, err := templatestore.NewSQL(pool).Template(t.Context(), "acme", "welcome")
 	if err != nil || source != "Hello {{name}}!" {
 		t.Errorf("after ExampleSQL: %q, %v; want the template it stored", source, err)
 	}

@@ -2,11 +2,13 @@ package templatestore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ErrInvalidSource is wrapped by the error of SQL.Put for a source that is
@@ -14,32 +16,33 @@ import (
 // store.
 var ErrInvalidSource = errors.New("templatestore: source is not UTF-8 text without NUL")
 
-// SQL is a TemplateStore over a PostgreSQL database reached through
-// database/sql, for applications that run several instances sharing their
-// templates. It reads and writes the table postroom_templates, which
+// SQL is a TemplateStore in a PostgreSQL database, reached through the
+// application's pgx pool, for applications that run several instances
+// sharing their templates. It reads and writes the table postroom_templates, which
 // MigrateSQL creates; each lookup is one query, so a template changed by
 // Put, by another instance or by hand is seen by the next call, and
 // nothing is cached.
 //
-// The queries are PostgreSQL's ($1 placeholders, ON CONFLICT). The package
-// imports no driver: open DB with one, such as pgx's stdlib
-// (github.com/jackc/pgx/v5/stdlib, driver name "pgx"). Every lookup keeps
+// The pool is the one the application already has (see the package
+// documentation, # SQL): the store takes no connection of its own but for
+// the length of each query. Every lookup keeps
 // the account id in its WHERE clause, so one account never reaches
 // another's templates, and ids that break the rules in the package
 // documentation are refused before any query.
 //
-// The zero value has no DB and must not be used; NewSQL returns an SQL
-// ready to use. An SQL is safe for concurrent use, as *sql.DB is. DB must
-// not be changed once it is in use; the SQL never closes it.
+// The zero value has no Pool and must not be used; NewSQL returns an SQL
+// ready to use. An SQL is safe for concurrent use, as *pgxpool.Pool is.
+// Pool must not be changed once it is in use; the SQL never closes it.
 type SQL struct {
-	// DB is the database holding postroom_templates.
-	DB *sql.DB
+	// Pool is the pool of the database holding postroom_templates.
+	Pool *pgxpool.Pool
 }
 
-// NewSQL returns an SQL reading and writing templates in db. It does not
-// touch the database; call MigrateSQL once before the first lookup.
-func NewSQL(db *sql.DB) *SQL {
-	return &SQL{DB: db}
+// NewSQL returns an SQL reading and writing templates in the database of
+// pool. It does not touch the database; call MigrateSQL once before the
+// first lookup.
+func NewSQL(pool *pgxpool.Pool) *SQL {
+	return &SQL{Pool: pool}
 }
 
 // Template returns the source of template id of account accountID.
@@ -56,11 +59,11 @@ func (s *SQL) Template(ctx context.Context, accountID, id string) (string, error
 		return "", err
 	}
 	var source string
-	err := s.DB.QueryRowContext(ctx,
+	err := s.Pool.QueryRow(ctx,
 		`SELECT source FROM postroom_templates WHERE account_id = $1 AND id = $2`,
 		accountID, id).Scan(&source)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, pgx.ErrNoRows):
 		return "", notFound(accountID, id)
 	case err != nil:
 		return "", dbError(ctx, err)
@@ -83,7 +86,7 @@ func (s *SQL) Put(ctx context.Context, accountID, id, source string) error {
 	if !utf8.ValidString(source) || strings.IndexByte(source, 0) >= 0 {
 		return fmt.Errorf("%w: account %q, template %q", ErrInvalidSource, accountID, id)
 	}
-	_, err := s.DB.ExecContext(ctx,
+	_, err := s.Pool.Exec(ctx,
 		`INSERT INTO postroom_templates (account_id, id, source) VALUES ($1, $2, $3)
 		ON CONFLICT (account_id, id) DO UPDATE SET source = EXCLUDED.source, updated_at = now()`,
 		accountID, id, source)
@@ -103,7 +106,7 @@ func (s *SQL) Delete(ctx context.Context, accountID, id string) error {
 	if err := checkIDs(accountID, id); err != nil {
 		return err
 	}
-	_, err := s.DB.ExecContext(ctx,
+	_, err := s.Pool.Exec(ctx,
 		`DELETE FROM postroom_templates WHERE account_id = $1 AND id = $2`,
 		accountID, id)
 	if err != nil {

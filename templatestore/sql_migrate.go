@@ -2,9 +2,10 @@ package templatestore
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom/internal/sqlschema"
 )
@@ -23,8 +24,8 @@ var sqlSchema embed.FS
 // migrates, so instances starting together migrate one after another.
 const migrationLockKey int64 = 0x706f_7374_746d_706c // "posttmpl"
 
-// MigrateSQL creates or updates the tables of the SQL store in db, which
-// must be PostgreSQL: the table postroom_templates, and
+// MigrateSQL creates or updates the tables of the SQL store in the
+// PostgreSQL database of pool: the table postroom_templates, and
 // postroom_templatestore_schema, which records the versions applied.
 //
 // It applies, in one transaction, the migrations newer than the database's
@@ -38,28 +39,31 @@ const migrationLockKey int64 = 0x706f_7374_746d_706c // "posttmpl"
 // The schema is embedded in the package (templatestore/sql/*.sql) for
 // those who prefer to run it with their own migration tool; the SQL store
 // only needs the table postroom_templates as version 1 defines it.
-func MigrateSQL(ctx context.Context, db *sql.DB) error {
+func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
+	if pool == nil {
+		return fmt.Errorf("templatestore: MigrateSQL: nil pool")
+	}
 	migrations, err := sqlMigrations()
 	if err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return migrateError(ctx, err)
 	}
-	defer tx.Rollback() // after Commit, a no-op
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
 		return migrateError(ctx, err)
 	}
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS postroom_templatestore_schema (
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS postroom_templatestore_schema (
 		version integer PRIMARY KEY,
 		applied_at timestamptz NOT NULL DEFAULT now()
 	)`); err != nil {
 		return migrateError(ctx, err)
 	}
 	var current int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM postroom_templatestore_schema`).Scan(&current); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM postroom_templatestore_schema`).Scan(&current); err != nil {
 		return migrateError(ctx, err)
 	}
 	if current > SQLSchemaVersion {
@@ -69,14 +73,14 @@ func MigrateSQL(ctx context.Context, db *sql.DB) error {
 		if m.Version <= current {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
 			return migrateError(ctx, fmt.Errorf("%s: %w", m.Name, err))
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, m.Version); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, m.Version); err != nil {
 			return migrateError(ctx, err)
 		}
 	}
-	return migrateError(ctx, tx.Commit())
+	return migrateError(ctx, tx.Commit(ctx))
 }
 
 // migrateError wraps a migration's error; when ctx has ended, its error is

@@ -3,13 +3,14 @@ package templatestore_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
@@ -22,9 +23,9 @@ var _ postroom.TemplateStore = (*templatestore.SQL)(nil)
 // sqlStore returns an SQL store on a fresh, migrated database holding the
 // same templates as stores: acme/welcome, acme/receipt.txt, acme/secret
 // and other/welcome.
-func sqlStore(t *testing.T) (*templatestore.SQL, *sql.DB) {
+func sqlStore(t *testing.T) (*templatestore.SQL, *pgxpool.Pool) {
 	t.Helper()
-	db := pgtest.New(t)
+	db := pgtest.NewPool(t)
 	if err := templatestore.MigrateSQL(t.Context(), db); err != nil {
 		t.Fatalf("MigrateSQL: %v", err)
 	}
@@ -151,7 +152,7 @@ func TestSQLSchemaChecksIDs(t *testing.T) {
 				t.Skip("PostgreSQL's text cannot hold NUL at all")
 			}
 			for _, ids := range [][2]string{{"acme", tt.id}, {tt.id, "welcome2"}} {
-				_, err := db.ExecContext(t.Context(),
+				_, err := db.Exec(t.Context(),
 					`INSERT INTO postroom_templates (account_id, id, source) VALUES ($1, $2, 'x')`, ids[0], ids[1])
 				if err == nil {
 					t.Errorf("the table accepted account %q, id %q", ids[0], ids[1])
@@ -174,7 +175,7 @@ func TestSQLCanceled(t *testing.T) {
 	if err := store.Delete(ctx, "acme", "welcome"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Delete = %v; want context.Canceled", err)
 	}
-	if err := templatestore.MigrateSQL(ctx, store.DB); !errors.Is(err, context.Canceled) {
+	if err := templatestore.MigrateSQL(ctx, store.Pool); !errors.Is(err, context.Canceled) {
 		t.Errorf("MigrateSQL = %v; want context.Canceled", err)
 	}
 }
@@ -183,12 +184,12 @@ func TestSQLCanceled(t *testing.T) {
 // a table another transaction holds locked: ctx reaches the query.
 func TestSQLCanceledWhileWaiting(t *testing.T) {
 	store, db := sqlStore(t)
-	tx, err := db.BeginTx(t.Context(), nil)
+	tx, err := db.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(t.Context(), `LOCK TABLE postroom_templates IN ACCESS EXCLUSIVE MODE`); err != nil {
+	defer tx.Rollback(context.WithoutCancel(t.Context()))
+	if _, err := tx.Exec(t.Context(), `LOCK TABLE postroom_templates IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 
@@ -202,7 +203,7 @@ func TestSQLCanceledWhileWaiting(t *testing.T) {
 	// PostgreSQL says when a session waits for a lock only through
 	// pg_locks, so the test asks until it does.
 	for waiting := false; !waiting; {
-		err := tx.QueryRowContext(t.Context(),
+		err := tx.QueryRow(t.Context(),
 			`SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'postroom_templates'::regclass`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
@@ -220,7 +221,7 @@ func TestSQLCanceledWhileWaiting(t *testing.T) {
 }
 
 func TestSQLWithoutMigration(t *testing.T) {
-	store := templatestore.NewSQL(pgtest.New(t))
+	store := templatestore.NewSQL(pgtest.NewPool(t))
 	_, err := store.Template(t.Context(), "acme", "welcome")
 	if err == nil || errors.Is(err, postroom.ErrTemplateNotFound) {
 		t.Fatalf("Template without the table = %v; want a database error, not ErrTemplateNotFound", err)
@@ -228,9 +229,9 @@ func TestSQLWithoutMigration(t *testing.T) {
 }
 
 // schemaVersions returns the versions MigrateSQL recorded in db.
-func schemaVersions(t *testing.T, db *sql.DB) []int {
+func schemaVersions(t *testing.T, db *pgxpool.Pool) []int {
 	t.Helper()
-	rows, err := db.QueryContext(t.Context(), `SELECT version FROM postroom_templatestore_schema ORDER BY version`)
+	rows, err := db.Query(t.Context(), `SELECT version FROM postroom_templatestore_schema ORDER BY version`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestMigrateSQL(t *testing.T) {
 		}
 	})
 	t.Run("instances_at_once", func(t *testing.T) {
-		db := pgtest.New(t)
+		db := pgtest.NewPool(t)
 		const instances = 4
 		errs := make([]error, instances)
 		var wg sync.WaitGroup
@@ -289,7 +290,7 @@ func TestMigrateSQL(t *testing.T) {
 	t.Run("newer_database", func(t *testing.T) {
 		_, db := sqlStore(t)
 		newer := templatestore.SQLSchemaVersion + 1
-		if _, err := db.ExecContext(t.Context(), `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, newer); err != nil {
+		if _, err := db.Exec(t.Context(), `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, newer); err != nil {
 			t.Fatal(err)
 		}
 		if err := templatestore.MigrateSQL(t.Context(), db); err == nil {

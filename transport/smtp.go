@@ -75,7 +75,9 @@ const (
 )
 
 // SMTPOptions configures an SMTP transport. NewSMTP copies it (and clones
-// TLSConfig); changing it afterwards has no effect.
+// TLSConfig); changing it afterwards has no effect. Each field says what
+// its zero value means; NewSMTP refuses a negative number (an
+// *OptionError), except where the field says what a negative value means.
 type SMTPOptions struct {
 	// Addr is the server's host:port, such as "localhost:25" or
 	// "smtp.example.com:587". Required. The host is also the name TLS

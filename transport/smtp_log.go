@@ -34,18 +34,6 @@ const (
 	msgTrace      = "smtp trace"
 )
 
-// checkLog defaults the logging options: a nil Logger becomes one that
-// discards (so that every record costs one Enabled call), a zero
-// PoolWaitLogThreshold DefaultPoolWaitLogThreshold.
-func (o *SMTPOptions) checkLog() {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.PoolWaitLogThreshold == 0 {
-		o.PoolWaitLogThreshold = DefaultPoolWaitLogThreshold
-	}
-}
-
 // smtpLog writes a transport's records. Each method checks that its level
 // is enabled before it builds any attribute, so that a silent logger costs
 // one interface call per event.

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -34,8 +35,9 @@ func (e *OptionError) Unwrap() error { return e.Err }
 func optionError(field, reason string) error { return &OptionError{Field: field, Reason: reason} }
 
 // validate refuses the option sets that can never work, field by field in
-// SMTPOptions' order, and sets the defaults of the zero fields. It
-// returns Addr's host.
+// SMTPOptions' order (the numbers, defaulted by setDefaults, before
+// HELOName's check, since an empty HELOName gets the host's name), and
+// sets the defaults of the zero fields. It returns Addr's host.
 func (o *SMTPOptions) validate() (string, error) {
 	host, port, err := net.SplitHostPort(o.Addr)
 	if err != nil || host == "" || port == "" {
@@ -56,17 +58,11 @@ func (o *SMTPOptions) validate() (string, error) {
 	if err := o.checkAuth(); err != nil {
 		return "", err
 	}
-	if o.HELOName == "" {
-		o.HELOName, err = os.Hostname()
-		if err != nil || o.HELOName == "" || hasSpaceOrControl(o.HELOName) || !isASCII(o.HELOName) {
-			o.HELOName = "localhost"
-		}
+	if err := o.setDefaults(); err != nil {
+		return "", err
 	}
 	if hasSpaceOrControl(o.HELOName) || !isASCII(o.HELOName) {
 		return "", optionError("HELOName", strconv.Quote(o.HELOName)+" is not a domain or address literal: it has white space, a control character or a non-ASCII byte (use the A-label)")
-	}
-	if err := o.defaults(); err != nil {
-		return "", err
 	}
 	return host, nil
 }
@@ -117,54 +113,74 @@ func (o *SMTPOptions) checkAuth() error {
 	return nil
 }
 
-// defaults refuses negative values where they mean nothing and sets the
-// defaults of zero fields.
-func (o *SMTPOptions) defaults() error {
-	for _, d := range []struct {
+// setDefaults gives every zero field of o its default, by the root
+// package's rule for numbers: zero means the default, and a negative value
+// is refused, except where the field's documentation gives it a meaning
+// (a negative MaxMessagesPerConn, HealthCheckAfter, SetupCoolDown or
+// PoolWaitLogThreshold turns off what it bounds, and is kept as -1). A
+// negative or NaN RateLimit is refused; zero is no limit. An empty
+// HELOName becomes the machine's host name (or "localhost"), a nil
+// Logger one that discards (so that every record costs one Enabled
+// call), a nil Dial a net.Dialer's.
+func (o *SMTPOptions) setDefaults() error {
+	for _, f := range []struct {
 		name string
 		v    *time.Duration
 		def  time.Duration
+		off  bool // a negative value turns off what the field bounds
 	}{
-		{"IdleTimeout", &o.IdleTimeout, DefaultIdleTimeout},
-		{"ConnectTimeout", &o.ConnectTimeout, DefaultConnectTimeout},
-		{"CommandTimeout", &o.CommandTimeout, DefaultCommandTimeout},
-		{"DataTimeout", &o.DataTimeout, DefaultDataTimeout},
-		{"EndOfDataTimeout", &o.EndOfDataTimeout, DefaultEndOfDataTimeout},
-		{"Retry.Base", &o.Retry.Base, DefaultRetryBase},
-		{"Retry.Cap", &o.Retry.Cap, DefaultRetryCap},
+		{"HealthCheckAfter", &o.HealthCheckAfter, DefaultHealthCheckAfter, true},
+		{"IdleTimeout", &o.IdleTimeout, DefaultIdleTimeout, false},
+		{"ConnectTimeout", &o.ConnectTimeout, DefaultConnectTimeout, false},
+		{"CommandTimeout", &o.CommandTimeout, DefaultCommandTimeout, false},
+		{"DataTimeout", &o.DataTimeout, DefaultDataTimeout, false},
+		{"EndOfDataTimeout", &o.EndOfDataTimeout, DefaultEndOfDataTimeout, false},
+		{"SetupCoolDown", &o.SetupCoolDown, DefaultSetupCoolDown, true},
+		{"PoolWaitLogThreshold", &o.PoolWaitLogThreshold, DefaultPoolWaitLogThreshold, true},
+		{"Retry.Base", &o.Retry.Base, DefaultRetryBase, false},
+		{"Retry.Cap", &o.Retry.Cap, DefaultRetryCap, false},
 	} {
 		switch {
-		case *d.v < 0:
-			return optionError(d.name, "is negative")
-		case *d.v == 0:
-			*d.v = d.def
+		case *f.v < 0 && !f.off:
+			return optionError(f.name, "is negative")
+		case *f.v < 0:
+			*f.v = -1
+		case *f.v == 0:
+			*f.v = f.def
 		}
 	}
-	if o.SetupCoolDown == 0 {
-		o.SetupCoolDown = DefaultSetupCoolDown
-	}
-	if o.HealthCheckAfter == 0 {
-		o.HealthCheckAfter = DefaultHealthCheckAfter
-	}
-	switch {
-	case o.MaxConns < 0:
-		return optionError("MaxConns", "is negative")
-	case o.MaxConns == 0:
-		o.MaxConns = DefaultMaxConns
-	}
-	if o.MaxMessagesPerConn == 0 {
-		o.MaxMessagesPerConn = DefaultMaxMessagesPerConn
-	}
-	switch {
-	case o.Retry.Attempts < 0:
-		return optionError("Retry.Attempts", "is negative")
-	case o.Retry.Attempts == 0:
-		o.Retry.Attempts = DefaultRetryAttempts
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+		off  bool
+	}{
+		{"MaxConns", &o.MaxConns, DefaultMaxConns, false},
+		{"MaxMessagesPerConn", &o.MaxMessagesPerConn, DefaultMaxMessagesPerConn, true},
+		{"Retry.Attempts", &o.Retry.Attempts, DefaultRetryAttempts, false},
+	} {
+		switch {
+		case *f.v < 0 && !f.off:
+			return optionError(f.name, "is negative")
+		case *f.v < 0:
+			*f.v = -1
+		case *f.v == 0:
+			*f.v = f.def
+		}
 	}
 	if o.RateLimit < 0 || math.IsNaN(o.RateLimit) {
 		return optionError("RateLimit", "is negative or NaN")
 	}
-	o.checkLog()
+	if o.HELOName == "" {
+		name, err := os.Hostname()
+		if err != nil || name == "" || hasSpaceOrControl(name) || !isASCII(name) {
+			name = "localhost"
+		}
+		o.HELOName = name
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	if o.Dial == nil {
 		var d net.Dialer
 		o.Dial = d.DialContext

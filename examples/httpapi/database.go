@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/postroom/postroom/idempotency"
-
-	// pgx's database/sql driver, registered as "pgx". Only this program
-	// links a driver: postroom and templatestore import none.
-	_ "github.com/jackc/pgx/v5/stdlib"
-
+	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -24,35 +21,55 @@ const databaseEnv = "POSTROOM_DATABASE_URL"
 // max_connections (100 by default).
 const maxDBConns = 16
 
-// openDatabase opens the PostgreSQL database at dsn (a URL,
-// postgres://user@host:5432/db, or libpq's key=value form) with pgx's
-// database/sql driver, checks that it answers, and brings the template
-// store's tables up to date with templatestore.MigrateSQL, which is safe
-// when several instances start at once. An empty dsn gives a nil *sql.DB
-// and a nil error: the server then keeps nothing in a database.
+// applicationName is the application_name of the pool's connections
+// (unless the DSN gives one), so that an operator finds them in
+// pg_stat_activity.
+const applicationName = "postroom-httpapi"
+
+// openDatabase opens the one pool of the PostgreSQL database at dsn (a
+// URL, postgres://user@host:5432/db, or libpq's key=value form), checks
+// that it answers, and brings the tables of every part that keeps state
+// there up to date: the template store's (templatestore.MigrateSQL),
+// River's and the outbox's (outbox.Migrate), each safe when several
+// instances start at once. The idempotency store migrates its own in
+// newIdempotencyStore. An empty dsn gives a nil pool and a nil error:
+// the server then keeps nothing in a database.
 //
-// The *sql.DB is the one pool the server shares for everything it keeps
-// in the database; the caller closes it once the server has stopped.
-func openDatabase(ctx context.Context, dsn string) (*sql.DB, error) {
+// The pool is the only one the server opens: the template store, the
+// idempotency records and the outbox (River included) all take it, as
+// *pgxpool.Pool, the handle River's driver takes and database/sql code
+// reaches through stdlib.OpenDBFromPool. The caller closes it once the
+// server has stopped.
+func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	if dsn == "" {
 		return nil, nil
 	}
-	db, err := sql.Open("pgx", dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	db.SetMaxOpenConns(maxDBConns)
-	db.SetMaxIdleConns(maxDBConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+	cfg.MaxConns = maxDBConns
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = applicationName
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	if err := templatestore.MigrateSQL(ctx, db); err != nil {
-		db.Close()
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	return db, nil
+	if err := templatestore.MigrateSQL(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	if err := outbox.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	return pool, nil
 }
 
 // maxIdempotentCalls bounds the idempotent calls in flight on a database
@@ -62,15 +79,15 @@ func openDatabase(ctx context.Context, dsn string) (*sql.DB, error) {
 // every connection held, they would wait for each other for good.
 const maxIdempotentCalls = maxDBConns / 2
 
-// newIdempotencyStore returns the store of idempotent calls: in db when it
-// is not nil (its tables created or updated first), shared by every
-// instance on that database; nil otherwise, for the Handler's store in
-// memory.
-func newIdempotencyStore(db *sql.DB) (idempotency.Store, error) {
-	if db == nil {
+// newIdempotencyStore returns the store of idempotent calls: in the
+// database of pool when it is not nil (its tables created or updated
+// first), shared by every instance on that database; nil otherwise, for
+// the Handler's store in memory.
+func newIdempotencyStore(pool *pgxpool.Pool) (idempotency.Store, error) {
+	if pool == nil {
 		return nil, nil
 	}
-	s, err := idempotency.NewSQL(db, idempotency.Options{})
+	s, err := idempotency.NewSQL(pool, idempotency.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
@@ -57,8 +58,8 @@ func TestSendTemplateSQL(t *testing.T) {
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
 	}
-	t.Cleanup(func() { db.Close() })
-	store := templatestore.NewSQL(db) // another instance's view of the table
+	t.Cleanup(db.Close)
+	store := templatestore.NewSQL(db) // writes as another instance would
 	if err := store.Put(t.Context(), "other", "welcome", "Not for acct."); err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +114,10 @@ func TestOpenDatabase(t *testing.T) {
 		}
 		defer db.Close()
 		var n int
-		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM postroom_templates`).Scan(&n); err != nil {
-			t.Fatalf("the template table after openDatabase: %v", err)
+		for _, table := range []string{"postroom_templates", "postroom_outbox_calls", "river_job"} {
+			if err := db.QueryRow(t.Context(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+				t.Fatalf("the table %s after openDatabase: %v", table, err)
+			}
 		}
 	})
 	t.Run("unreachable", func(t *testing.T) {
@@ -130,4 +133,84 @@ func TestOpenDatabase(t *testing.T) {
 			t.Fatal("openDatabase of a closed port: no error")
 		}
 	})
+}
+
+// TestOnePool: with a database, every part of the server that keeps
+// state there (stored templates, idempotency records, the outbox and its
+// River client) works on the one pool openDatabase opened. After a
+// message.send_template call, an idempotent call and a call sent later,
+// every client connection to the database carries the pool's
+// application_name, and there are exactly as many as the pool holds plus
+// one, River's LISTEN connection, which River takes out of that same pool
+// (pgxpool.Conn.Hijack) for good: a second pool, even one opened the same
+// way, would hold connections of its own.
+func TestOnePool(t *testing.T) {
+	db, err := openDatabase(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatalf("openDatabase: %v", err)
+	}
+	t.Cleanup(db.Close)
+	if err := templatestore.NewSQL(db).Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
+		t.Fatal(err)
+	}
+	api, _ := startConfig(t, config{EMLDir: t.TempDir(), NoAuth: true, DB: db})
+
+	c := smallCall(2)
+	c.Message.Text, c.Message.TextTemplateID = "", "welcome"
+	if r := post(t, t.Context(), api+"/api/1.0/message.send_template", "application/json", marshal(t, c)); r.Status != http.StatusOK {
+		t.Fatalf("message.send_template: %d %s", r.Status, r.Body)
+	}
+	if r := mustPostKeyed(t, api+"/api/1.0/message.send", marshal(t, smallCall(2)), "one-pool"); r.Status != http.StatusOK {
+		t.Fatalf("idempotent call: %d %s", r.Status, r.Body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(marshal(t, smallCall(2))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("call sent later: %d", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Location")
+	for st := (postroom.CallStatus{}); st.State != postroom.CallDone; time.Sleep(20 * time.Millisecond) {
+		if code := getJSON(t, api+loc, &st); code != http.StatusOK {
+			t.Fatalf("GET %s: %d", loc, code)
+		}
+	}
+
+	// The pool's count and the server's can differ for an instant while
+	// a connection is made or dropped: ask again until they agree.
+	var names map[string]int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rows, err := db.Query(t.Context(), `SELECT coalesce(application_name, ''), count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND backend_type = 'client backend' GROUP BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = map[string]int{}
+		for rows.Next() {
+			var name string
+			var n int
+			if err := rows.Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			names[name] = n
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		pooled := int(db.Stat().TotalConns())
+		if len(names) == 1 && names[applicationName] == pooled+1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connections by application_name %v, the pool holds %d; want them all the pool's (%s): %d, and River's listener", names, pooled, applicationName, pooled)
+		}
+	}
 }

@@ -21,8 +21,9 @@
 // With -database-url (or POSTROOM_DATABASE_URL), stored templates come
 // from PostgreSQL (templatestore.SQL, its tables created or updated at
 // start), and so do the records of calls made with an Idempotency-Key
-// header (idempotency.SQL): instances behind a load balancer share both;
-// see database.go. Without it, idempotency records are kept in memory.
+// header (idempotency.SQL) and the calls sent later (package outbox, on
+// River): instances behind a load balancer share them all, through one
+// pool per instance; see database.go. Without it, idempotency records are kept in memory.
 //
 // With -database-url, calls with Prefer: respond-async are sent later by
 // package outbox; -outbox-backoff, -outbox-max-age, -outbox-batch-size,
@@ -83,12 +84,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	if cfg.DB != nil {
 		defer cfg.DB.Close() // after the server and its cleanup
-	}
-	if cfg.Pool, err = openPool(ctx, cfg.DatabaseURL); err != nil {
-		return err
-	}
-	if cfg.Pool != nil {
-		defer cfg.Pool.Close()
 	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
@@ -191,7 +192,7 @@ func TestMultiInstance(t *testing.T) {
 	for range 3 {
 		insts = append(insts, startInstance(t, bin, srv.Addr(), dsn))
 	}
-	db, err := sql.Open("pgx", dsn)
+	db, err := pgxpool.New(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

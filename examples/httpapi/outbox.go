@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -17,30 +16,6 @@ import (
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/outbox"
 )
-
-// openPool opens pgx's pool on the database of dsn for the outbox, and
-// brings River's tables and the outbox's up to date (outbox.Migrate, safe
-// when several instances start at once). An empty dsn gives a nil pool:
-// the server then answers every call synchronously.
-func openPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
-	if dsn == "" {
-		return nil, nil
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("-database-url: %w", err)
-	}
-	cfg.MaxConns = maxDBConns
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("-database-url: %w", err)
-	}
-	if err := outbox.Migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("-database-url: %w", err)
-	}
-	return pool, nil
-}
 
 // defaultRescueAfter is how long River waits before it gives a job whose
 // process died to another worker (River's RescueStuckJobsAfter) when

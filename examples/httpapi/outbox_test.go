@@ -26,21 +26,15 @@ import (
 // nothing more; the same key with another call is 409; a synchronous call
 // still answers its results at once.
 func TestSendLater(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	db, err := openDatabase(t.Context(), dsn)
+	db, err := openDatabase(t.Context(), pgtest.DSN(t))
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
 	}
-	t.Cleanup(func() { db.Close() })
-	pool, err := openPool(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("openPool: %v", err)
-	}
-	t.Cleanup(pool.Close)
+	t.Cleanup(db.Close)
 	folder := t.TempDir()
-	api, _ := startConfig(t, config{EMLDir: folder, NoAuth: true, DB: db, Pool: pool})
+	api, _ := startConfig(t, config{EMLDir: folder, NoAuth: true, DB: db})
 
-	postAsync := func(t *testing.T, body []byte, key string) (*http.Response, httpapi.CallStatus) {
+	postAsync := func(t *testing.T, body []byte, key string) (*http.Response, postroom.CallStatus) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(body))
 		if err != nil {
@@ -54,7 +48,7 @@ func TestSendLater(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var st httpapi.CallStatus
+		var st postroom.CallStatus
 		if resp.StatusCode == http.StatusAccepted {
 			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 				t.Fatal(err)
@@ -67,7 +61,7 @@ func TestSendLater(t *testing.T) {
 	call.Recipients[3].Email = "not an address"
 	body := apitest.Marshal(t, call)
 	resp, st := postAsync(t, body, "order-1")
-	if resp.StatusCode != http.StatusAccepted || st.ID == "" || st.State != httpapi.CallQueued {
+	if resp.StatusCode != http.StatusAccepted || st.ID == "" || st.State != postroom.CallQueued {
 		t.Fatalf("got %d %+v; want 202 with an id, queued", resp.StatusCode, st)
 	}
 	loc := resp.Header.Get("Location")
@@ -76,18 +70,18 @@ func TestSendLater(t *testing.T) {
 	}
 
 	// The workers run the call; poll its status until it is done.
-	var done httpapi.CallStatus
+	var done postroom.CallStatus
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if code := getJSON(t, api+loc, &done); code != http.StatusOK {
 			t.Fatalf("GET %s: %d", loc, code)
 		}
-		if done.State == httpapi.CallDone || time.Now().After(deadline) {
+		if done.State == postroom.CallDone || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if done.State != httpapi.CallDone || len(done.Results) != 5 {
+	if done.State != postroom.CallDone || len(done.Results) != 5 {
 		t.Fatalf("status %+v; want done with 5 results", done)
 	}
 	if done.Counts[postroom.StatusSent] != 4 || done.Counts[postroom.StatusInvalid] != 1 {
@@ -119,7 +113,7 @@ func TestSendLater(t *testing.T) {
 	if resp, _ := postAsync(t, apitest.Marshal(t, apitest.SmallCall(2)), "order-1"); resp.StatusCode != http.StatusConflict {
 		t.Errorf("the key with another call: %d; want 409", resp.StatusCode)
 	}
-	if code := getJSON(t, api+httpapi.CallsPath+"0123456789abcdef0123456789abcdef", new(httpapi.CallStatus)); code != http.StatusNotFound {
+	if code := getJSON(t, api+httpapi.CallsPath+"0123456789abcdef0123456789abcdef", new(postroom.CallStatus)); code != http.StatusNotFound {
 		t.Errorf("GET of an unknown id: %d; want 404", code)
 	}
 	entries, err := os.ReadDir(folder)
@@ -186,16 +180,16 @@ func TestQueueBackoff(t *testing.T) {
 // call, instead of five days; the other is sent.
 func TestSendLaterExpires(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	pool, err := openPool(t.Context(), dsn)
+	pool, err := openDatabase(t.Context(), dsn)
 	if err != nil {
-		t.Fatalf("openPool: %v", err)
+		t.Fatalf("openDatabase: %v", err)
 	}
 	t.Cleanup(pool.Close)
 	call := apitest.SmallCall(2)
 	deferred := call.Recipients[1].Email
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true,
 		Faults: smtptest.At(smtptest.When{Stage: smtptest.Rcpt, Addr: deferred}, smtptest.Fault{Code: 451, Enhanced: "4.3.0", Text: "try later"})})
-	api, _ := startConfig(t, config{SMTP: srv.Addr(), SMTPTLS: "none", NoAuth: true, Pool: pool,
+	api, _ := startConfig(t, config{SMTP: srv.Addr(), SMTPTLS: "none", NoAuth: true, DB: pool,
 		Queue: queueConfig{Backoff: 50 * time.Millisecond, MaxAge: time.Second, RescueAfter: 10 * time.Second}})
 
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(apitest.Marshal(t, call)))
@@ -213,16 +207,16 @@ func TestSendLaterExpires(t *testing.T) {
 		t.Fatalf("got %d; want 202", resp.StatusCode)
 	}
 	loc := resp.Header.Get("Location")
-	var done httpapi.CallStatus
+	var done postroom.CallStatus
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if code := getJSON(t, api+loc, &done); code != http.StatusOK {
 			t.Fatalf("GET %s: %d", loc, code)
 		}
-		if done.State == httpapi.CallDone || time.Now().After(deadline) {
+		if done.State == postroom.CallDone || time.Now().After(deadline) {
 			break
 		}
 	}
-	if done.State != httpapi.CallDone || len(done.Results) != 2 {
+	if done.State != postroom.CallDone || len(done.Results) != 2 {
 		t.Fatalf("status %+v; want done with 2 results", done)
 	}
 	if r := done.Results[0]; r.Status != postroom.StatusSent {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -49,13 +48,11 @@ type config struct {
 	// DatabaseURL is PostgreSQL's DSN, from -database-url or
 	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
 	DatabaseURL string
-	// DB is the database of DatabaseURL, opened by run (openDatabase);
-	// tests set it. Nil: no database.
-	DB *sql.DB
-	// Pool is the same database for the outbox (pgx's own pool, which
-	// River needs), opened by run (openPool); tests set it. Nil: no
-	// calls sent later.
-	Pool *pgxpool.Pool
+	// DB is the one pool of DatabaseURL's database, opened by run
+	// (openDatabase); tests set it. Every part that keeps state there
+	// takes it: stored templates, idempotency records, the outbox (calls
+	// sent later). Nil: no database, no calls sent later.
+	DB *pgxpool.Pool
 }
 
 // timeouts are the HTTP server's; tests shorten them.
@@ -231,9 +228,9 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if ho.Idempotency != nil {
 		ho.MaxIdempotentCalls = maxIdempotentCalls
 	}
-	if cfg.Pool != nil {
+	if cfg.DB != nil {
 		var stop func() error
-		if ho.Async, stop, err = startOutbox(cfg.Pool, m, cfg.Queue, logger); err != nil {
+		if ho.Async, stop, err = startOutbox(cfg.DB, m, cfg.Queue, logger); err != nil {
 			return nil, nil, errors.Join(err, cleanup())
 		}
 		// The outbox's workers stop (finishing their jobs) before the

@@ -9,8 +9,9 @@
 //
 // and each test asks for its own database:
 //
-//	db := pgtest.New(t)     // a *sql.DB over pgx's stdlib driver
-//	dsn := pgtest.DSN(t)    // or its DSN, for another process to open
+//	pool := pgtest.NewPool(t) // a *pgxpool.Pool, as postroom's packages take
+//	db := pgtest.New(t)       // a *sql.DB over pgx's stdlib driver
+//	dsn := pgtest.DSN(t)      // or its DSN, for another process to open
 //
 // # Which server
 //

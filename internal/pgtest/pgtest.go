@@ -10,8 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	// The driver behind New's *sql.DB: registers "pgx" with database/sql.
 	_ "github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/postroom/postroom/internal/testenv"
 )
 
@@ -93,6 +95,21 @@ func New(t testing.TB) *sql.DB {
 	// are closed before the database is dropped.
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// NewPool returns a pgx pool on a database created for t alone, empty,
+// closed and dropped when t ends: the handle postroom's PostgreSQL
+// packages take. It skips or fails t when no server is available.
+func NewPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), DSN(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	// Registered after DSN's cleanup, so it runs first: the connections
+	// are closed before the database is dropped.
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 // DSN creates a database for t alone and returns its DSN, for code that

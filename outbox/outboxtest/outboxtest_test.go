@@ -112,7 +112,7 @@ func TestEnqueuedAndRunJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !st.Done {
+		if st.State != postroom.CallDone {
 			t.Fatalf("call %s not done: %+v", id, st)
 		}
 		for _, r := range st.Results {
