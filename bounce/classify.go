@@ -352,7 +352,8 @@ var sureUnknown = []string{
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
 	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
-	"as(201806281)", // Office 365's directory-based edge blocking
+	"as(201806281)",    // Office 365's directory-based edge blocking
+	"(user not found)", // GroupWise's own lookup
 }
 
 // contextBlocks are phrases that, in the text around a recipient's
