@@ -224,16 +224,34 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 		if chunk == "" && len(cands) == 1 && len(scanned) == 1 {
 			chunk = scanned[0].diag
 		}
-		thin := c.diag == "" || findStatus(c.diag) == "" && findReplyCode(" "+c.diag) == "" && len(c.diag) <= 20
+		if chunk == "" && len(cands) == 1 {
+			chunk = text
+		}
+		thin := c.diag == "" || findStatus(c.diag) == "" && findReplyCode(" "+c.diag) == "" && wordLetters(c.diag) < 12
 		if thin && chunk != "" {
 			if d := reply(chunk); d != "" {
 				c.diag = d
 			}
 		}
-		if chunk == "" && len(cands) == 1 {
-			chunk = text
-		}
 		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk, ""))
 	}
 	return true
+}
+
+// wordLetters counts the letters of s outside the addresses it names:
+// a diagnostic that is only an address says nothing.
+func wordLetters(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '@' {
+			if _, _, end, ok := addrAt(s, i); ok {
+				i = end - 1
+				continue
+			}
+		}
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			n++
+		}
+	}
+	return n
 }
