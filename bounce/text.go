@@ -64,7 +64,8 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		}
 	}
 	action := ActionFailed
-	if isDelay(fam, lower) || delaySubject(rep.Subject) {
+	// The report's own words, not the returned message quoted below them.
+	if isDelay(fam, lowerASCII(section(nil, text, lower))) || delaySubject(rep.Subject) {
 		action = ActionDelayed
 	}
 	for _, c := range cands {
