@@ -65,7 +65,8 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 	}
 	action := ActionFailed
 	// The report's own words, not the returned message quoted below them.
-	if isDelay(fam, lowerASCII(section(nil, text, lower))) || delaySubject(rep.Subject) {
+	whole := section(nil, text, lower)
+	if isDelay(fam, lowerASCII(whole)) || delaySubject(rep.Subject) {
 		action = ActionDelayed
 	}
 	for _, c := range cands {
@@ -73,7 +74,6 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		if len(cands) == 1 {
 			// The only recipient: the whole text is about it, the
 			// reason above the address included.
-			whole := section(nil, text, lower)
 			if strings.Contains(whole, c.diag) {
 				extra = whole
 			} else {
