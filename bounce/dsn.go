@@ -161,7 +161,7 @@ func normAction(v string) string {
 
 // readDSN reads the message's delivery-status parts into rep and reports
 // whether they named any recipient.
-func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
+func readDSN(m *message, rep *Report, text, lower string) bool {
 	var cands []cand
 	global := false
 	for _, p := range m.parts {
@@ -210,7 +210,7 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 	// A thin report (no Diagnostic-Code) takes the diagnostic from the
 	// human-readable part; every recipient takes from it the SMTP
 	// command its reply answered, when the report's part does not say.
-	scanned := scanText(section(fam, text, lower), func(string) bool { return false })
+	scanned := scanText(section(nil, text, lower), func(string) bool { return false })
 	chunks := make(map[string]string, len(scanned))
 	for _, s := range scanned {
 		chunks[strings.ToLower(s.final)] = s.diag
