@@ -96,12 +96,9 @@ func (b *headerBuilder) add(line []byte) bool {
 		return false
 	}
 	name := bytes.TrimRight(line[:colon], " \t")
-	if b.trace && len(name) > 3 && (name[0]|0x20 == 'r' || name[0]|0x20 == 'd' || name[0]|0x20 == 'x' || name[0]|0x20 == 'a') {
-		ln := strings.ToLower(string(name))
-		if hasAnyPrefix(ln, traceFields) && ln != "x-original-to" {
-			b.cont, b.dropped = false, true // its continuation lines go too
-			return true
-		}
+	if b.trace && isTraceField(name) {
+		b.cont, b.dropped = false, true // its continuation lines go too
+		return true
 	}
 	value := bytes.TrimSpace(line[colon+1:])
 	if b.size+len(line) > b.limit {
@@ -202,4 +199,15 @@ func mediaType(v string) (string, map[string]string) {
 		}
 	}
 	return t, params
+}
+
+// isTraceField reports whether name begins with one of traceFields,
+// ignoring case, without allocating.
+func isTraceField(name []byte) bool {
+	for _, p := range traceFields {
+		if len(name) >= len(p) && bytes.EqualFold(name[:len(p)], []byte(p)) {
+			return true
+		}
+	}
+	return false
 }
