@@ -71,3 +71,26 @@ func BenchmarkParseLongLine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseHostile parses shapes made to cost: 120 KB of HTML
+// tags, of addresses, of '@', of header fields.
+func BenchmarkParseHostile(b *testing.B) {
+	head := "From: MAILER-DAEMON@x.example\nSubject: failure notice\n"
+	cases := map[string]string{
+		"style tags": head + "Content-Type: text/html\n\n" + strings.Repeat("<style>", 18000),
+		"open tags":  head + "Content-Type: text/html\n\n" + strings.Repeat("<", 120000) + ">",
+		"addresses":  head + "\n" + strings.Repeat("a@example.com 550 5.1.1 user unknown\n", 3200),
+		"at signs":   head + "\n" + strings.Repeat("@", 120000),
+		"fields":     head + strings.Repeat("X-A: b\n", 17000) + "\nx\n",
+	}
+	for name, msg := range cases {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse(strings.NewReader(msg)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -215,9 +215,10 @@ func statusClass(status string) string {
 }
 
 // classify returns the class of a recipient from its diagnostic, else
-// its status code, else extra (more of the report's text about it), else
-// the diagnostic's generic words, else its status's first digit.
-func classify(action, status, diag, extra string) string {
+// its status code, else lowerExtra (more of the report's text about it,
+// in lower case), else the diagnostic's generic words, else its status's
+// first digit.
+func classify(action, status, diag, lowerExtra string) string {
 	lower := strings.ToLower(diag)
 	if c := matchRules(specificRules, lower); c != "" {
 		return c
@@ -225,8 +226,8 @@ func classify(action, status, diag, extra string) string {
 	if c := statusClass(status); c != "" {
 		return c
 	}
-	if extra != "" {
-		if c := matchRules(specificRules, strings.ToLower(extra)); c != "" {
+	if lowerExtra != "" {
+		if c := matchRules(specificRules, lowerExtra); c != "" {
 			return c
 		}
 	}
@@ -352,7 +353,8 @@ var sureUnknown = []string{
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
 	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
-	"as(201806281)", // Office 365's directory-based edge blocking
+	"as(201806281)",    // Office 365's directory-based edge blocking
+	"(user not found)", // GroupWise's own lookup
 }
 
 // contextBlocks are phrases that, in the text around a recipient's

@@ -38,6 +38,7 @@ func humanText(m *message) string {
 // stripTags turns HTML into text, roughly: tags removed (block ends made
 // line ends), the common entities decoded.
 func stripTags(s string) string {
+	ls := lowerASCII(s)
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '<' {
@@ -48,16 +49,18 @@ func stripTags(s string) string {
 		if j < 0 {
 			break
 		}
-		tag := lowerASCII(s[i+1 : i+j])
+		tag := ls[i+1 : i+j]
 		if hasAnyPrefix(tag, []string{"br", "/p", "p", "/div", "div", "/tr", "tr", "li", "/li", "/h", "/td", "/table"}) {
 			b.WriteByte('\n')
 		}
 		if strings.HasPrefix(tag, "style") || strings.HasPrefix(tag, "script") {
 			end := "</" + tag[:strings.IndexAny(tag+" ", " >")] + ">"
-			if k := strings.Index(lowerASCII(s[i:]), end); k >= 0 {
-				i += k + len(end) - 1
-				continue
+			k := strings.Index(ls[i:], end)
+			if k < 0 {
+				break // the rest is style or script
 			}
+			i += k + len(end) - 1
+			continue
 		}
 		i += j
 	}

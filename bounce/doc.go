@@ -68,10 +68,10 @@
 //	network            no    no route, connection refused or timed out,     X.4.x
 //	                         temporary DNS failure
 //	temporary          no    another 4.x.x
-//	on-hold            no    (reserved: held for later delivery)
+//	on-hold            no    held by the receiving system ("on hold")
 //	other              no    a failure whose cause cannot be told
 //	complaint          no    an ARF report (Action delivered)
-//	auto-reply         no    an automatic reply (Action delivered)
+//	auto-reply         no    an automatic reply (its From, Action delivered)
 //	delivered          no    delivered, relayed or expanded
 //
 // Hard is true only for a failed recipient (Action failed) with a 5.x.x

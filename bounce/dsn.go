@@ -161,7 +161,7 @@ func normAction(v string) string {
 
 // readDSN reads the message's delivery-status parts into rep and reports
 // whether they named any recipient.
-func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
+func readDSN(m *message, rep *Report, text, lower string) bool {
 	var cands []cand
 	global := false
 	for _, p := range m.parts {
@@ -210,7 +210,7 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 	// A thin report (no Diagnostic-Code) takes the diagnostic from the
 	// human-readable part; every recipient takes from it the SMTP
 	// command its reply answered, when the report's part does not say.
-	scanned := scanText(section(fam, text, lower), func(string) bool { return false })
+	scanned := scanText(section(nil, text, lower), func(string) bool { return false })
 	chunks := make(map[string]string, len(scanned))
 	for _, s := range scanned {
 		chunks[strings.ToLower(s.final)] = s.diag
@@ -224,16 +224,34 @@ func readDSN(m *message, rep *Report, text, lower string, fam *family) bool {
 		if chunk == "" && len(cands) == 1 && len(scanned) == 1 {
 			chunk = scanned[0].diag
 		}
-		thin := c.diag == "" || findStatus(c.diag) == "" && findReplyCode(" "+c.diag) == "" && len(c.diag) <= 20
+		if chunk == "" && len(cands) == 1 {
+			chunk = text
+		}
+		thin := c.diag == "" || findStatus(c.diag) == "" && findReplyCode(" "+c.diag) == "" && wordLetters(c.diag) < 12
 		if thin && chunk != "" {
 			if d := reply(chunk); d != "" {
 				c.diag = d
 			}
 		}
-		if chunk == "" && len(cands) == 1 {
-			chunk = text
-		}
 		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk, ""))
 	}
 	return true
+}
+
+// wordLetters counts the letters of s outside the addresses it names:
+// a diagnostic that is only an address says nothing.
+func wordLetters(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '@' {
+			if _, _, end, ok := addrAt(s, i); ok {
+				i = end - 1
+				continue
+			}
+		}
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			n++
+		}
+	}
+	return n
 }

@@ -113,8 +113,12 @@ func containsAny(s string, markers []string) bool {
 }
 
 // findFamily returns the first family whose detect marker lower (the
-// lower-cased text) contains, or nil.
+// lower-cased text) contains in its first 16 KiB, where every family's
+// boilerplate is, or nil.
 func findFamily(lower string) *family {
+	if len(lower) > 16<<10 {
+		lower = lower[:16<<10]
+	}
 	for _, f := range families {
 		if containsAny(lower, f.detect) {
 			return f

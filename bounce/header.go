@@ -42,14 +42,23 @@ type headerBuilder struct {
 	size  int
 	limit int
 	cont  bool // the last line was kept, so a continuation extends it
+	// trace drops the trace and signature fields (Received,
+	// DKIM-Signature, ...) that no reading uses: a message's header.
+	trace   bool
+	dropped bool // a trace field was dropped
 }
+
+// traceFields are the long fields of a message's header that Parse never
+// reads, dropped as they come (lower case, matched as name prefixes).
+var traceFields = []string{"received", "dkim-signature", "x-google-", "arc-", "authentication-results",
+	"x-received", "x-ms-exchange-", "x-microsoft-", "x-forefront-", "domainkey-signature", "x-gm-"}
 
 // add takes one line (without its line end). It reports false when the
 // line cannot belong to a header block (neither a field nor a
 // continuation), which then starts the body.
 func (b *headerBuilder) add(line []byte) bool {
 	if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
-		if len(b.h) == 0 {
+		if len(b.h) == 0 && !b.dropped {
 			return len(bytes.TrimSpace(line)) == 0
 		}
 		if !b.cont {
@@ -87,6 +96,10 @@ func (b *headerBuilder) add(line []byte) bool {
 		return false
 	}
 	name := bytes.TrimRight(line[:colon], " \t")
+	if b.trace && isTraceField(name) {
+		b.cont, b.dropped = false, true // its continuation lines go too
+		return true
+	}
 	value := bytes.TrimSpace(line[colon+1:])
 	if b.size+len(line) > b.limit {
 		b.cont = false
@@ -186,4 +199,15 @@ func mediaType(v string) (string, map[string]string) {
 		}
 	}
 	return t, params
+}
+
+// isTraceField reports whether name begins with one of traceFields,
+// ignoring case, without allocating.
+func isTraceField(name []byte) bool {
+	for _, p := range traceFields {
+		if len(name) >= len(p) && bytes.EqualFold(name[:len(p)], []byte(p)) {
+			return true
+		}
+	}
+	return false
 }

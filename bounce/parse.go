@@ -64,11 +64,11 @@ func analyze(m *message) *Report {
 		return rep
 	}
 	lower := lowerASCII(text)
-	fam := findFamily(lower)
-	if readDSN(m, rep, text, lower, fam) {
+	if readDSN(m, rep, text, lower) {
 		finishType(rep)
 		return rep
 	}
+	fam := findFamily(lower)
 	bounceish := m.report == "delivery-status" || fromSystem(m.hdr) || bounceSubject(rep.Subject)
 	if !bounceish && isAutoReply(m.hdr, rep.Subject) {
 		rep.Type, rep.Format = TypeAutoReply, "rfc3834"

@@ -240,3 +240,21 @@ func TestNotBounces(t *testing.T) {
 		})
 	}
 }
+
+// TestParseLeadingTrace: trace fields (dropped as they are read) with
+// continuation lines at the top of the header end nothing.
+func TestParseLeadingTrace(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "unit", "postfix-dsn.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "Received: from mx.example.net (mx.example.net [192.0.2.1])\n\tby mx.example.com with ESMTPS id 1\n" +
+		"DKIM-Signature: v=1; a=rsa-sha256;\n  d=example.net; s=x\n" + string(b)
+	rep, err := Parse(strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != TypeBounce || len(rep.Recipients) != 2 || rep.SendID == "" {
+		t.Fatalf("got %+v", rep)
+	}
+}

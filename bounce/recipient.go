@@ -38,9 +38,10 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 	}
 	class := ClassDelivered
 	explicit := status != ""
+	lowerExtra := lowerASCII(extra)
 	switch action {
 	case ActionFailed, ActionDelayed:
-		class = classify(action, status, diag, extra)
+		class = classify(action, status, diag, lowerExtra)
 		if status == "" {
 			d := byte('5')
 			switch {
@@ -63,9 +64,12 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		Diagnostic: diag,
 		RemoteMTA:  c.remote,
 	}
-	cmd := smtpCommand(diag)
-	if cmd == "" {
-		cmd = smtpCommand(extra)
+	cmd := ""
+	if isHardClass(r.Class) {
+		cmd = smtpCommand(diag, lowerASCII(diag))
+		if cmd == "" {
+			cmd = smtpCommand(extra, lowerExtra)
+		}
 	}
 	if cmd == "MAIL" && isHardClass(r.Class) {
 		// Refused at MAIL FROM: the sender is the subject, not the
@@ -86,7 +90,7 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		sub := status[1:]
 		byStatus := explicit && (strings.HasPrefix(sub, ".1.1") || strings.HasPrefix(sub, ".1.0") ||
 			strings.HasPrefix(sub, ".1.6"))
-		byWords := containsAny(strings.ToLower(diag), sureUnknown) || containsAny(strings.ToLower(extra), sureUnknown)
+		byWords := containsAny(lowerASCII(diag), sureUnknown) || containsAny(lowerExtra, sureUnknown)
 		r.Hard = byStatus || byWords || cmd == "RCPT"
 	}
 	if r.Hard && context != "" && containsAny(strings.ToLower(context), contextBlocks) {
@@ -110,9 +114,8 @@ func actionOf(c byte) string {
 // "in reply to RCPT TO command", "after RCPT TO:", ">>> DATA", "after
 // end of data") shows the reply answered: "DATA" when the data stage is
 // named (the last command of a transcript), else "RCPT", "MAIL" or
-// "CONN", else "".
-func smtpCommand(s string) string {
-	lower := strings.ToLower(s)
+// "CONN", else "". lower is s in lower case.
+func smtpCommand(s, lower string) string {
 	switch {
 	case containsWord(s, "DATA") || strings.Contains(lower, "end of data") || strings.Contains(lower, "after data"):
 		return "DATA"

@@ -22,7 +22,7 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 	if len(cands) == 0 {
 		// A bounce of a message sent to oneself names the report's own
 		// addresses: only the VERP addresses stay skipped.
-		cands = scanText(sec, func(a string) bool { return SendIDFrom(a) != "" })
+		cands = scanText(sec, func(a string) bool { return isSystemAddress(a) || SendIDFrom(a) != "" })
 	}
 	if failed := listAddresses(m.hdr.get("X-Failed-Recipients")); len(failed) > 0 {
 		// Exim and Google name the failed recipients in a header: they
@@ -64,7 +64,9 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		}
 	}
 	action := ActionFailed
-	if isDelay(fam, lower) || delaySubject(rep.Subject) {
+	// The report's own words, not the returned message quoted below them.
+	whole := section(nil, text, lower)
+	if isDelay(fam, lowerASCII(whole)) || delaySubject(rep.Subject) {
 		action = ActionDelayed
 	}
 	for _, c := range cands {
@@ -72,7 +74,6 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		if len(cands) == 1 {
 			// The only recipient: the whole text is about it, the
 			// reason above the address included.
-			whole := section(nil, text, lower)
 			if strings.Contains(whole, c.diag) {
 				extra = whole
 			} else {
@@ -103,6 +104,9 @@ func skipper(m *message) func(string) bool {
 		own = append(own, listAddresses(h.get("Sender"))...)
 	}
 	return func(a string) bool {
+		if isSystemAddress(a) {
+			return true
+		}
 		for _, o := range own {
 			if strings.EqualFold(o, a) {
 				return true

@@ -51,7 +51,7 @@ func scanText(text string, skip func(string) bool) []cand {
 		i = end - 1
 		first := lineFirst
 		lineFirst = false
-		if !first || skip(addr) || isSystemAddress(addr) {
+		if !first || skip(addr) {
 			continue
 		}
 		line := strings.ToLower(strings.TrimLeft(text[lineStart:start], " \t>|"))

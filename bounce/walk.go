@@ -137,7 +137,7 @@ func (w *walker) boundary() bool {
 // or a line that is no header field ends it and is left to be read
 // again (the latter as the body's first line).
 func (w *walker) readHeader(top bool) header {
-	hb := headerBuilder{limit: maxHeaderBytes}
+	hb := headerBuilder{limit: maxHeaderBytes, trace: true}
 	first := true
 	for w.next() {
 		if first && top && bytes.HasPrefix(w.line, []byte("From ")) {
@@ -265,8 +265,7 @@ func (w *walker) multipart(boundary string, depth int, returned bool) {
 // keeping what the limits allow.
 func (w *walker) leaf(ctype string, params map[string]string, cte string, returned bool) {
 	keep := !returned && w.nparts < maxParts && w.kept < maxKeptBytes &&
-		(strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "message/") ||
-			ctype == "application/octet-stream" || ctype == "")
+		(strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "message/") || ctype == "")
 	limit := maxPartBytes
 	if r := maxKeptBytes - w.kept; r < limit {
 		limit = r
