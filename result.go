@@ -247,3 +247,14 @@ func replyOf(err error) string {
 	}
 	return ""
 }
+
+// CountStatuses returns how many of results have each Status: the
+// summary the Mailer's debug record of a call and the HTTP handler's
+// request log show.
+func CountStatuses(results []Result) map[Status]int {
+	n := map[Status]int{}
+	for _, r := range results {
+		n[r.Status]++
+	}
+	return n
+}
