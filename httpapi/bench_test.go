@@ -40,7 +40,7 @@ func BenchmarkSend(b *testing.B) {
 				if err != nil || r.Status != http.StatusOK || len(r.Results) != n {
 					b.Fatalf("%v %+v", err, r)
 				}
-				if c := countStatuses(r.Results); c[postroom.StatusSent] != n {
+				if c := postroom.CountStatuses(r.Results); c[postroom.StatusSent] != n {
 					b.Fatalf("statuses %v; want %d sent", c, n)
 				}
 			}

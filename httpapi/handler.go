@@ -309,7 +309,7 @@ func (h *Handler) endpoint(op postroom.Operation, send sendFunc) http.HandlerFun
 			writeError(w, status, e)
 			return
 		}
-		addLogAttrs(w, slog.Any("statuses", countStatuses(results)))
+		addLogAttrs(w, slog.Any("statuses", postroom.CountStatuses(results)))
 		if err := writeJSON(w, http.StatusOK, results); err != nil {
 			// The client went away while the results were written.
 			logError(w, slog.LevelWarn, "writing the results: "+err.Error())
@@ -387,14 +387,6 @@ func callError(err error) (int, *apiError) {
 		}
 	}
 	return http.StatusBadRequest, e
-}
-
-func countStatuses(results []postroom.Result) map[postroom.Status]int {
-	n := map[postroom.Status]int{}
-	for _, r := range results {
-		n[r.Status]++
-	}
-	return n
 }
 
 func writeError(w http.ResponseWriter, status int, e *apiError) {
