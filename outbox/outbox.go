@@ -26,8 +26,11 @@ const (
 	DefaultMaxAge = 5 * 24 * time.Hour
 	// DefaultQueue is the River queue the jobs go to.
 	DefaultQueue = "postroom"
-	// DefaultCachedCalls is how many call bodies a process keeps decoded.
+	// DefaultCachedCalls is how many calls a process keeps prepared.
 	DefaultCachedCalls = 64
+	// DefaultCachedCallBytes is the most bytes of stored calls a process
+	// keeps prepared: 64 MiB of their JSON.
+	DefaultCachedCallBytes = 64 << 20
 	// DefaultMaxAttempts is how many runs of a job may fail before it
 	// gives up its recipients: River's own default.
 	DefaultMaxAttempts = river.MaxAttemptsDefault
@@ -101,9 +104,17 @@ type Options struct {
 	MaxAttempts int
 	// Queue is the River queue of the jobs. Empty means DefaultQueue.
 	Queue string
-	// CachedCalls is how many call bodies each process keeps decoded for
-	// the next jobs of the same call. Zero means DefaultCachedCalls.
+	// CachedCalls is how many calls each process keeps decoded and
+	// prepared (postroom.Prepared) for the next batches and jobs of the
+	// same call, the least recently used forgotten first. Zero means
+	// DefaultCachedCalls (64).
 	CachedCalls int
+	// CachedCallBytes bounds the calls each process keeps prepared by the
+	// size of their stored JSON (body and recipients; decoded, a call
+	// takes a few times that). A call larger than the bound alone is
+	// prepared once per job instead of once per process. Zero means
+	// DefaultCachedCallBytes (64 MiB).
+	CachedCallBytes int
 	// Now is the clock of the call's start and of MaxAge, called
 	// concurrently. Nil means time.Now. (River's own clock, for its
 	// schedules, is its Config.Test.Time.)
@@ -129,7 +140,7 @@ func DefaultBackoff(retry int) time.Duration {
 
 // Outbox enqueues calls into River jobs and sends them from its Worker.
 // It is immutable and safe for concurrent use; apart from its cache of
-// decoded calls it holds no state: every fact lives in PostgreSQL.
+// prepared calls it holds no state: every fact lives in PostgreSQL.
 type Outbox struct {
 	m     *postroom.Mailer
 	pool  *pgxpool.Pool
@@ -159,6 +170,7 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 		{"JobSize", &opts.JobSize, DefaultJobSize},
 		{"BatchSize", &opts.BatchSize, DefaultBatchSize},
 		{"CachedCalls", &opts.CachedCalls, DefaultCachedCalls},
+		{"CachedCallBytes", &opts.CachedCallBytes, DefaultCachedCallBytes},
 		{"MaxAttempts", &opts.MaxAttempts, DefaultMaxAttempts},
 	} {
 		switch {
@@ -194,7 +206,7 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 	if err != nil {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
-	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls)}, nil
+	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes)}, nil
 }
 
 // SendArgs are the arguments of a job: a range of a stored call's

@@ -104,14 +104,17 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if err != nil || len(todo) == 0 {
 		return err
 	}
-	var recipients []postroom.Recipient
-	if err := json.Unmarshal(l.chunk, &recipients); err != nil || len(recipients) != args.Count {
-		if err == nil {
-			err = fmt.Errorf("%d recipients for a job of %d", len(recipients), args.Count)
-		}
+	// The whole call, decoded and prepared once per process (cache.go):
+	// the job's indexes are the call's own.
+	sc, err := o.load(ctx, args.CallID, l.op)
+	if err != nil {
+		return err
+	}
+	if args.First < 0 || args.First+args.Count > len(sc.call.Recipients) {
+		err := fmt.Errorf("recipients %d to %d of a call of %d", args.First, args.First+args.Count, len(sc.call.Recipients))
 		return river.JobCancel(&unreadableError{what: "recipients", callID: args.CallID, err: err})
 	}
-	at := func(i int32) *postroom.Recipient { return &recipients[int(i)-args.First] }
+	at := func(i int32) *postroom.Recipient { return &sc.call.Recipients[i] }
 	emails := func(idx []int32) []string {
 		e := make([]string, len(idx))
 		for k, i := range idx {
@@ -132,11 +135,6 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 		}
 		return l.settle(ctx, todo, emails(todo), postroom.StatusRejected, ReasonExpired, reasons)
 	}
-	sc, err := o.load(ctx, args.CallID, l.op)
-	if err != nil {
-		return err
-	}
-
 	var sent, deferred int
 	for len(todo) > 0 {
 		batch := todo[:min(o.opts.BatchSize, len(todo))]
@@ -157,12 +155,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(got[0])), slog.Int("to", int(got[len(got)-1])))
 		}
-		call := sc.body
-		call.Recipients = make([]postroom.Recipient, len(got))
-		for k, i := range got {
-			call.Recipients[k] = *at(i)
-		}
-		results, runErr := o.m.Run(ctx, sc.op, &call, postroom.RunOptions{})
+		results, runErr := o.send(ctx, sc, got)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
@@ -251,19 +244,70 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, 
 	return l.settle(ctx, rest, emails(rest), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
 }
 
-// load returns the call's body, from the cache or decoded from its row.
+// send sends recipients idx of sc's call: one run of its Prepared, taken
+// from the cache (prepared by the first batch of the call in this
+// process), after a new check of the call's key (Options.Auth), so that a
+// key revoked mid-call stops the batches after it. No results: the call
+// was refused as a whole.
+func (o *Outbox) send(ctx context.Context, sc *storedCall, idx []int32) ([]postroom.Result, error) {
+	p, err := sc.prepare(ctx, o.m)
+	if err == nil {
+		err = p.Authenticate(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	indexes := make([]int, len(idx))
+	for k, i := range idx {
+		indexes[k] = int(i)
+	}
+	return p.RunSome(ctx, indexes, postroom.RunOptions{})
+}
+
+// load returns the whole call, from the cache or decoded from its rows:
+// its body and every job's recipients.
 func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
-	if sc := o.cache.get(id); sc != nil {
-		return sc, nil
-	}
-	var body []byte
-	if err := o.pool.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
-		return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-	}
-	sc := &storedCall{op: op}
-	if err := json.Unmarshal(body, &sc.body); err != nil {
-		return nil, river.JobCancel(&unreadableError{what: "call", callID: id, err: err})
-	}
-	o.cache.put(id, sc)
-	return sc, nil
+	return o.cache.get(ctx, id, func(ctx context.Context) (*storedCall, error) {
+		var body []byte
+		var n int32
+		if err := o.pool.QueryRow(ctx, `SELECT body, recipients FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body, &n); err != nil {
+			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
+		}
+		call := new(postroom.Call)
+		if err := json.Unmarshal(body, call); err != nil {
+			return nil, river.JobCancel(&unreadableError{what: "call", callID: id, err: err})
+		}
+		rows, err := o.pool.Query(ctx, `SELECT first, recipients FROM postroom_outbox_chunks WHERE call_id = $1 ORDER BY first`, id)
+		if err != nil {
+			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
+		}
+		defer rows.Close()
+		call.Recipients = make([]postroom.Recipient, 0, n)
+		size := len(body)
+		for rows.Next() {
+			var first int32
+			var chunk []byte
+			if err := rows.Scan(&first, &chunk); err != nil {
+				return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
+			}
+			var rs []postroom.Recipient
+			err := json.Unmarshal(chunk, &rs)
+			if err == nil && int(first) != len(call.Recipients) {
+				err = fmt.Errorf("a job's recipients from %d after %d recipients", first, len(call.Recipients))
+			}
+			if err != nil {
+				return nil, river.JobCancel(&unreadableError{what: "recipients", callID: id, err: err})
+			}
+			call.Recipients = append(call.Recipients, rs...)
+			size += len(chunk)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
+		}
+		if len(call.Recipients) != int(n) {
+			err := fmt.Errorf("%d recipients stored for a call of %d", len(call.Recipients), n)
+			return nil, river.JobCancel(&unreadableError{what: "recipients", callID: id, err: err})
+		}
+		return newStoredCall(op, call, size), nil
+	})
 }
