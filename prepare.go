@@ -43,6 +43,10 @@ type Prepared struct {
 	// upper-case domain). Written by checkRecipients, read-only after.
 	normalized map[int]string
 	genText    bool // the text part is generated from the html
+	// oneShot: the Prepared is run once by the Mailer method that made it
+	// (Run, Preview) and never reaches a caller, so its run may take
+	// checks as its results instead of a copy.
+	oneShot bool
 	// unsubscribe is the index among the dynamic header values of a
 	// List-Unsubscribe value checked per recipient (one-click), or -1.
 	unsubscribe int
@@ -97,14 +101,15 @@ func (j *job) recipient(k int) int {
 // Prepare reads nothing of Options.Rand or Options.Now and sends nothing.
 // The Prepared keeps call: see Prepared.
 func (m *Mailer) Prepare(ctx context.Context, op Operation, call *Call) (*Prepared, error) {
-	return m.prepare(ctx, op, call, true)
+	return m.prepare(ctx, op, call, false)
 }
 
-// prepare is Prepare. With sizeCheck false it leaves out the check of
-// step 4 that needs a skeleton (the files alone over the message limit):
-// a call run once (Run, Preview) makes it on the skeleton its run builds
-// (seal), so that it is not laid out twice.
-func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call, sizeCheck bool) (*Prepared, error) {
+// prepare is Prepare. With oneShot, for a Prepared that its maker (Run,
+// Preview) runs once and drops, it leaves out the check of step 4 that
+// needs a skeleton (the files alone over the message limit), which the
+// run makes on the skeleton it builds (seal), so that the message is not
+// laid out twice; and the run takes the checks as its results.
+func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call, oneShot bool) (*Prepared, error) {
 	if err := m.made(); err != nil {
 		return nil, err
 	}
@@ -119,7 +124,7 @@ func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call, sizeChec
 	if err := m.authenticate(ctx, call); err != nil {
 		return nil, err
 	}
-	p := &Prepared{m: m, call: call, op: op}
+	p := &Prepared{m: m, call: call, op: op, oneShot: oneShot}
 	c, err := p.validate()
 	if err != nil {
 		return nil, err
@@ -156,7 +161,7 @@ func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call, sizeChec
 	if errs = append(errs, lerrs...); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if sizeCheck {
+	if !oneShot {
 		// The static size does not depend on the Date or the boundaries
 		// (both of fixed length): a trial skeleton, with a zero Date and
 		// zero boundaries, gives the size every run's skeleton has.

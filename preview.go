@@ -110,7 +110,7 @@ type PreviewRecipient struct {
 // Options.Now as a Run, its messages are byte for byte the ones that Run
 // hands over.
 func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts PreviewOptions) (*Preview, error) {
-	p, err := m.prepare(ctx, op, call, false)
+	p, err := m.prepare(ctx, op, call, true)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ type RunOptions struct {
 // RunOptions; its results and errors are theirs.
 func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions) ([]Result, error) {
 	start := time.Now()
-	p, err := m.prepare(ctx, op, call, false)
+	p, err := m.prepare(ctx, op, call, true)
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +148,12 @@ func (p *Prepared) run(ctx context.Context, indexes []int, o RunOptions, start t
 func (j *job) run(ctx context.Context) ([]Result, error) {
 	// The recipients validate refused are in already.
 	var results []Result
-	if j.indexes == nil {
+	switch {
+	case j.indexes == nil && j.oneShot:
+		results = j.checks // this run is the Prepared's only use
+	case j.indexes == nil:
 		results = slices.Clone(j.checks)
-	} else {
+	default:
 		results = make([]Result, len(j.indexes))
 		for k, i := range j.indexes {
 			results[k] = j.checks[i]

@@ -18,6 +18,26 @@
 // deferral and a refusal. Status reads a call's progress and, once it is
 // done, its results.
 //
+// # Prepared once per process
+//
+// A worker process loads a call (its body and every job's recipients),
+// decodes it and prepares it (postroom.Mailer.Prepare: authentication,
+// validation, compiling, layout) once, for all its jobs and batches, and
+// keeps it in a cache bounded by Options.CachedCalls and
+// Options.CachedCallBytes. Each batch is one run of the prepared call
+// (postroom.Prepared.RunSome), with a Date, send ids and signatures of its
+// own. A 25,000-recipient call is thus prepared once per process, not
+// once per batch; each process that works it decodes and checks all its
+// recipients once.
+//
+// The call's key is checked again (postroom.Prepared.Authenticate, the
+// Mailer's Options.Auth) before each batch: a key revoked mid-call lets
+// the batch being handed over finish, at most Options.BatchSize
+// recipients per running job, and refuses every batch after it (see
+// Worker). The rest of what was prepared is kept: a stored template
+// edited or deleted mid-call reaches a process's batches only when the
+// process prepares the call again, after its cache has forgotten it.
+//
 // # Statuses
 //
 // A recipient's final status is one of postroom's: sent (or queued, for a
@@ -47,7 +67,8 @@
 // being handed over when its process died is reported unknown, at most
 // BatchSize per job. It does not start River: the application runs a
 // River client (its own, or one from NewClient). A stored template is
-// read when the job runs, not at Enqueue. It deletes nothing: DeleteBefore
+// read at Enqueue, to check the call, and again by each worker process
+// when it prepares the call. It deletes nothing: DeleteBefore
 // removes old calls when the application calls it.
 //
 // It cannot give up the recipients of a job that River ends without

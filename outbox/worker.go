@@ -22,9 +22,9 @@ import (
 //
 // One run of a job sends the recipients of its range that have no final
 // result, BatchSize at a time: it reserves a batch in one write, hands
-// the batch to the Mailer as one call of those recipients (the call's
-// message and params, the recipients' own params), and writes their
-// results in one write. A recipient that a run reserved and whose result
+// the batch to the Mailer as one run of the call, prepared once per
+// process (postroom.Prepared.RunSome, after checking the key again: see
+// the package documentation), and writes their results in one write. A recipient that a run reserved and whose result
 // it did not write (its process died) is unknown (ReasonInterrupted) for
 // the next run, never sent again. Deferred recipients stay in the job,
 // which River runs again after Options.Backoff (a snooze, which does not
