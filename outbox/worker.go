@@ -24,9 +24,10 @@ import (
 // result, BatchSize at a time: it reserves a batch in one write, hands
 // the batch to the Mailer as one run of the call, prepared once per
 // process (postroom.Prepared.RunSome, after checking the key again: see
-// the package documentation), and writes their results in one write. A recipient that a run reserved and whose result
-// it did not write (its process died) is unknown (ReasonInterrupted) for
-// the next run, never sent again. Deferred recipients stay in the job,
+// the package documentation), and writes their results in one write. A
+// recipient that a run reserved and whose result it did not write (its
+// process died) is unknown (ReasonInterrupted) for the next run, never
+// sent again. Deferred recipients stay in the job,
 // which River runs again after Options.Backoff (a snooze, which does not
 // count as an attempt), until they are delivered, refused, or
 // Options.MaxAge has passed (then rejected, ReasonExpired).
@@ -242,72 +243,4 @@ func (w *Worker) refused(ctx context.Context, l *lease, reserved, rest []int32, 
 		reasons[k] = reason
 	}
 	return l.settle(ctx, rest, emails(rest), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
-}
-
-// send sends recipients idx of sc's call: one run of its Prepared, taken
-// from the cache (prepared by the first batch of the call in this
-// process), after a new check of the call's key (Options.Auth), so that a
-// key revoked mid-call stops the batches after it. No results: the call
-// was refused as a whole.
-func (o *Outbox) send(ctx context.Context, sc *storedCall, idx []int32) ([]postroom.Result, error) {
-	p, err := sc.prepare(ctx, o.m)
-	if err == nil {
-		err = p.Authenticate(ctx)
-	}
-	if err != nil {
-		return nil, err
-	}
-	indexes := make([]int, len(idx))
-	for k, i := range idx {
-		indexes[k] = int(i)
-	}
-	return p.RunSome(ctx, indexes, postroom.RunOptions{})
-}
-
-// load returns the whole call, from the cache or decoded from its rows:
-// its body and every job's recipients.
-func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
-	return o.cache.get(ctx, id, func(ctx context.Context) (*storedCall, error) {
-		var body []byte
-		var n int32
-		if err := o.pool.QueryRow(ctx, `SELECT body, recipients FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body, &n); err != nil {
-			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-		}
-		call := new(postroom.Call)
-		if err := json.Unmarshal(body, call); err != nil {
-			return nil, river.JobCancel(&unreadableError{what: "call", callID: id, err: err})
-		}
-		rows, err := o.pool.Query(ctx, `SELECT first, recipients FROM postroom_outbox_chunks WHERE call_id = $1 ORDER BY first`, id)
-		if err != nil {
-			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-		}
-		defer rows.Close()
-		call.Recipients = make([]postroom.Recipient, 0, n)
-		size := len(body)
-		for rows.Next() {
-			var first int32
-			var chunk []byte
-			if err := rows.Scan(&first, &chunk); err != nil {
-				return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-			}
-			var rs []postroom.Recipient
-			err := json.Unmarshal(chunk, &rs)
-			if err == nil && int(first) != len(call.Recipients) {
-				err = fmt.Errorf("a job's recipients from %d after %d recipients", first, len(call.Recipients))
-			}
-			if err != nil {
-				return nil, river.JobCancel(&unreadableError{what: "recipients", callID: id, err: err})
-			}
-			call.Recipients = append(call.Recipients, rs...)
-			size += len(chunk)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-		}
-		if len(call.Recipients) != int(n) {
-			err := fmt.Errorf("%d recipients stored for a call of %d", len(call.Recipients), n)
-			return nil, river.JobCancel(&unreadableError{what: "recipients", callID: id, err: err})
-		}
-		return newStoredCall(op, call, size), nil
-	})
 }
