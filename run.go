@@ -39,8 +39,9 @@ func (op Operation) String() string {
 type RunOptions struct {
 	// OnResult, when not nil, receives each recipient's Result as soon as
 	// it is final: i is the recipient's index in call.Recipients and r the
-	// Result that Run returns at that index. It is called exactly once per
-	// recipient, before Run returns, when the call gets past its
+	// Result that Run returns at that index (Prepared.RunSome: at the
+	// index's position in its indexes). It is called exactly once per
+	// recipient run, before Run returns, when the call gets past its
 	// call-level checks (a call refused as a whole reports nothing).
 	//
 	// It is called from the goroutine that called Run (for recipients
