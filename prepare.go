@@ -247,12 +247,16 @@ func (p *Prepared) seal(indexes []int, hooks RunOptions) (*job, error) {
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(p.m.opts.Rand); err != nil {
 		return nil, err
 	}
-	l := *p.base
+	l := p.base
+	if !p.oneShot {
+		l = new(mimemsg.Layout) // p.base is read by other runs
+		*l = *p.base
+	}
 	l.Date = p.m.opts.Now()
-	if j.skel, err = mimemsg.New(&l, boundaries); err != nil {
+	if j.skel, err = mimemsg.New(l, boundaries); err != nil {
 		return nil, err
 	}
-	j.dkim = newDKIMCall(p.m.opts.DKIM, &l, j.skel)
+	j.dkim = newDKIMCall(p.m.opts.DKIM, l, j.skel)
 	if err := p.checkStaticSize(j.skel); err != nil {
 		return nil, err
 	}

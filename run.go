@@ -147,19 +147,7 @@ func (p *Prepared) run(ctx context.Context, indexes []int, o RunOptions, start t
 // in after the group has ended. Every goroutine has ended when run
 // returns.
 func (j *job) run(ctx context.Context) ([]Result, error) {
-	// The recipients validate refused are in already.
-	var results []Result
-	switch {
-	case j.indexes == nil && j.oneShot:
-		results = j.checks // this run is the Prepared's only use
-	case j.indexes == nil:
-		results = slices.Clone(j.checks)
-	default:
-		results = make([]Result, len(j.indexes))
-		for k, i := range j.indexes {
-			results[k] = j.checks[i]
-		}
-	}
+	results := j.startResults() // the recipients validate refused are in already
 	n := len(results)
 	if j.hooks.OnResult != nil {
 		for k := range results {
@@ -207,6 +195,22 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 		panic(*p) // a Transport or MIME bug: re-raised on the caller's goroutine
 	}
 	return j.finish(ctx, results, stop)
+}
+
+// startResults returns the run's results before any recipient is run:
+// the checks of its recipients.
+func (j *job) startResults() []Result {
+	switch {
+	case j.indexes == nil && j.oneShot:
+		return j.checks // this run is the Prepared's only use
+	case j.indexes == nil:
+		return slices.Clone(j.checks)
+	}
+	results := make([]Result, len(j.indexes))
+	for k, i := range j.indexes {
+		results[k] = j.checks[i]
+	}
+	return results
 }
 
 // workClaim is how many recipient indexes a worker takes at once in a
