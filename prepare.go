@@ -25,6 +25,9 @@ import (
 // It keeps the *Call it was prepared from and reads it in every run: the
 // caller must not modify the call (its recipients, params, files) while
 // the Prepared is in use. Prepare itself never modifies it.
+//
+// The zero Prepared (or a nil *Prepared) is not usable: its methods
+// return ErrZeroPrepared (Checks, no results).
 type Prepared struct {
 	m          *Mailer
 	call       *Call
@@ -50,6 +53,18 @@ type Prepared struct {
 	// unsubscribe is the index among the dynamic header values of a
 	// List-Unsubscribe value checked per recipient (one-click), or -1.
 	unsubscribe int
+}
+
+// ErrZeroPrepared is the error of every method of a Prepared not made by
+// Mailer.Prepare, rather than a panic.
+var ErrZeroPrepared = errors.New("postroom: Prepared not made by Mailer.Prepare")
+
+// made returns ErrZeroPrepared when p was not made by Prepare.
+func (p *Prepared) made() error {
+	if p == nil || p.m == nil {
+		return ErrZeroPrepared
+	}
+	return nil
 }
 
 // job is one run of a Prepared: what the seal drew for it (keys, Date,
@@ -195,6 +210,9 @@ func (m *Mailer) authenticate(ctx context.Context, call *Call) error {
 // outbox keeps one per call and process) calls Authenticate before each
 // run, so that a key revoked since Prepare stops the runs after it.
 func (p *Prepared) Authenticate(ctx context.Context) error {
+	if err := p.made(); err != nil {
+		return err
+	}
 	return p.m.authenticate(ctx, p.call)
 }
 
@@ -205,6 +223,9 @@ func (p *Prepared) Authenticate(ctx context.Context) error {
 // outcome is only known when its message is made and handed over. The
 // slice is the caller's.
 func (p *Prepared) Checks() []Result {
+	if p.made() != nil {
+		return nil
+	}
 	return append([]Result(nil), p.checks...)
 }
 

@@ -310,3 +310,25 @@ func TestPreparedChecksAndAuthenticate(t *testing.T) {
 		t.Errorf("Authenticate after the revocation: %v, want ErrUnauthorized", err)
 	}
 }
+
+// TestZeroPrepared: a Prepared not made by Prepare answers
+// ErrZeroPrepared, never a panic.
+func TestZeroPrepared(t *testing.T) {
+	for _, p := range []*postroom.Prepared{nil, new(postroom.Prepared)} {
+		if _, err := p.Run(t.Context(), postroom.RunOptions{}); !errors.Is(err, postroom.ErrZeroPrepared) {
+			t.Errorf("Run: %v", err)
+		}
+		if _, err := p.RunSome(t.Context(), []int{0}, postroom.RunOptions{}); !errors.Is(err, postroom.ErrZeroPrepared) {
+			t.Errorf("RunSome: %v", err)
+		}
+		if _, err := p.Preview(t.Context(), postroom.PreviewOptions{}); !errors.Is(err, postroom.ErrZeroPrepared) {
+			t.Errorf("Preview: %v", err)
+		}
+		if err := p.Authenticate(t.Context()); !errors.Is(err, postroom.ErrZeroPrepared) {
+			t.Errorf("Authenticate: %v", err)
+		}
+		if c := p.Checks(); c != nil {
+			t.Errorf("Checks: %v", c)
+		}
+	}
+}

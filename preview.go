@@ -123,6 +123,9 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 // Options.Rand and Options.Now as a run of every recipient, its messages
 // are byte for byte the ones that run hands over.
 func (p *Prepared) Preview(ctx context.Context, opts PreviewOptions) (*Preview, error) {
+	if err := p.made(); err != nil {
+		return nil, err
+	}
 	n := len(p.call.Recipients)
 	for _, i := range opts.Recipients {
 		if i < 0 || i >= n {

@@ -86,6 +86,9 @@ func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions
 // refuse the call as a whole when Options.Rand fails; then it returns no
 // results.
 func (p *Prepared) Run(ctx context.Context, o RunOptions) ([]Result, error) {
+	if err := p.made(); err != nil {
+		return nil, err
+	}
 	return p.run(ctx, nil, o, time.Now())
 }
 
@@ -102,6 +105,9 @@ func (p *Prepared) Run(ctx context.Context, o RunOptions) ([]Result, error) {
 // RunSome is for callers that send a call in parts, or again to the
 // recipients a first run left (packages idempotency and outbox).
 func (p *Prepared) RunSome(ctx context.Context, indexes []int, o RunOptions) ([]Result, error) {
+	if err := p.made(); err != nil {
+		return nil, err
+	}
 	n := len(p.call.Recipients)
 	seen := make([]uint64, (n+63)/64)
 	for _, i := range indexes {
