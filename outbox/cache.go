@@ -1,7 +1,8 @@
 package outbox
 
-// The calls a worker process keeps decoded and prepared: loaded once
-// (load), prepared once (storedCall.prepare), run once per batch (send).
+// The calls a worker process keeps decoded (load, callCache), and each
+// job run's call, prepared by its first batch and run by each batch
+// (jobCall).
 
 import (
 	"container/list"
@@ -9,62 +10,69 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
 )
 
-// storedCall is a call as its jobs need it: its body and every recipient,
-// decoded once per process, and prepared once (postroom.Prepared). It is
-// read-only once loaded, but for prepared, set once.
+// storedCall is a call's body as its jobs need it: decoded once per
+// process. It is read-only once cached.
 type storedCall struct {
 	op   postroom.Operation
-	call *postroom.Call // the whole call: the jobs' indexes are its own
-	size int            // the bytes of its stored JSON (body and recipients)
-
-	prepared  atomic.Pointer[postroom.Prepared]
-	preparing chan struct{} // a one-slot lock: one prepare at a time
+	body postroom.Call // without recipients
+	size int           // the bytes of its stored JSON
 }
 
-func newStoredCall(op postroom.Operation, call *postroom.Call, size int) *storedCall {
-	return &storedCall{op: op, call: call, size: size, preparing: make(chan struct{}, 1)}
+// jobCall is one run of a job: the call's body with the job's
+// recipients, prepared (postroom.Mailer.Prepare) by its first batch and
+// run by each batch (send). It belongs to the run's goroutine.
+type jobCall struct {
+	sc    *storedCall
+	first int           // the call's index of call.Recipients[0]
+	call  postroom.Call // sc.body with the job's recipients
+	p     *postroom.Prepared
 }
 
-// prepare returns the call prepared by m: prepared once, by the first job
-// of the call in this process to ask, which the others wait for. A refusal
-// is not kept: the next job asks again (a template store unreachable now
-// may answer later; a call refused for good is refused again).
-func (sc *storedCall) prepare(ctx context.Context, m *postroom.Mailer) (*postroom.Prepared, error) {
-	if p := sc.prepared.Load(); p != nil {
-		return p, nil
-	}
-	select {
-	case sc.preparing <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-sc.preparing }()
-	if p := sc.prepared.Load(); p != nil {
-		return p, nil
-	}
-	p, err := m.Prepare(ctx, sc.op, sc.call)
-	if err != nil {
+// jobCall returns the run of the job whose recipients, from the call's
+// index first, are recipients.
+func (sc *storedCall) jobCall(first int, recipients []postroom.Recipient) *jobCall {
+	jc := &jobCall{sc: sc, first: first, call: sc.body}
+	jc.call.Recipients = recipients
+	return jc
+}
+
+// send sends the call's recipients idx (indexes in the whole call): one
+// run of the job's Prepared (RunSome). The first batch prepares it, which
+// authenticates the call; each later batch checks the call's key again
+// (Prepared.Authenticate, the Mailer's Options.Auth), so that a key
+// revoked mid-call stops the batches after it. No results: the call was
+// refused as a whole (a refusal to prepare is not kept: the next batch
+// or run asks again).
+func (jc *jobCall) send(ctx context.Context, m *postroom.Mailer, idx []int32) ([]postroom.Result, error) {
+	if jc.p == nil {
+		p, err := m.Prepare(ctx, jc.sc.op, &jc.call)
+		if err != nil {
+			return nil, err
+		}
+		jc.p = p
+	} else if err := jc.p.Authenticate(ctx); err != nil {
 		return nil, err
 	}
-	sc.prepared.Store(p)
-	return p, nil
+	indexes := make([]int, len(idx))
+	for k, i := range idx {
+		indexes[k] = int(i) - jc.first
+	}
+	return jc.p.RunSome(ctx, indexes, postroom.RunOptions{})
 }
 
-// callCache keeps the calls this process has loaded, prepared, so that the
-// next batches and jobs of a call neither load, decode nor prepare it
-// again: a 25,000-recipient call is loaded and prepared once per process,
-// not once per job or batch. It holds at most maxCalls calls and maxBytes
-// bytes of their stored JSON (Options.CachedCalls, CachedCallBytes); past
-// either, it forgets the least recently used. A call larger than maxBytes
-// alone is not kept: each of its jobs loads and prepares it once, for all
-// its batches. Concurrent gets of a call not cached wait for one load.
+// callCache keeps the calls' bodies this process has decoded, so that the
+// next jobs of a call do not load and decode its body again. It holds at
+// most maxCalls calls and maxBytes bytes of their stored JSON
+// (Options.CachedCalls, CachedCallBytes); past either, it forgets the
+// least recently used. A body larger than maxBytes alone is not kept:
+// each job run loads it once. Concurrent gets of a call not cached wait
+// for one load.
 type callCache struct {
 	mu       sync.Mutex
 	maxCalls int
@@ -154,70 +162,17 @@ func (c *callCache) remove(el *list.Element) {
 	}
 }
 
-// send sends recipients idx of sc's call: one run of its Prepared, taken
-// from the cache (prepared by the first batch of the call in this
-// process), after a new check of the call's key (Options.Auth), so that a
-// key revoked mid-call stops the batches after it. No results: the call
-// was refused as a whole.
-func (o *Outbox) send(ctx context.Context, sc *storedCall, idx []int32) ([]postroom.Result, error) {
-	p, err := sc.prepare(ctx, o.m)
-	if err == nil {
-		err = p.Authenticate(ctx)
-	}
-	if err != nil {
-		return nil, err
-	}
-	indexes := make([]int, len(idx))
-	for k, i := range idx {
-		indexes[k] = int(i)
-	}
-	return p.RunSome(ctx, indexes, postroom.RunOptions{})
-}
-
-// load returns the whole call, from the cache or decoded from its rows:
-// its body and every job's recipients.
+// load returns the call's body, from the cache or decoded from its row.
 func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
 	return o.cache.get(ctx, id, func(ctx context.Context) (*storedCall, error) {
 		var body []byte
-		var n int32
-		if err := o.pool.QueryRow(ctx, `SELECT body, recipients FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body, &n); err != nil {
+		if err := o.pool.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
 			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
 		}
-		call := new(postroom.Call)
-		if err := json.Unmarshal(body, call); err != nil {
+		sc := &storedCall{op: op, size: len(body)}
+		if err := json.Unmarshal(body, &sc.body); err != nil {
 			return nil, river.JobCancel(&unreadableError{what: "call", callID: id, err: err})
 		}
-		rows, err := o.pool.Query(ctx, `SELECT first, recipients FROM postroom_outbox_chunks WHERE call_id = $1 ORDER BY first`, id)
-		if err != nil {
-			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-		}
-		defer rows.Close()
-		call.Recipients = make([]postroom.Recipient, 0, n)
-		size := len(body)
-		for rows.Next() {
-			var first int32
-			var chunk []byte
-			if err := rows.Scan(&first, &chunk); err != nil {
-				return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-			}
-			var rs []postroom.Recipient
-			err := json.Unmarshal(chunk, &rs)
-			if err == nil && int(first) != len(call.Recipients) {
-				err = fmt.Errorf("a job's recipients from %d after %d recipients", first, len(call.Recipients))
-			}
-			if err != nil {
-				return nil, river.JobCancel(&unreadableError{what: "recipients", callID: id, err: err})
-			}
-			call.Recipients = append(call.Recipients, rs...)
-			size += len(chunk)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-		}
-		if len(call.Recipients) != int(n) {
-			err := fmt.Errorf("%d recipients stored for a call of %d", len(call.Recipients), n)
-			return nil, river.JobCancel(&unreadableError{what: "recipients", callID: id, err: err})
-		}
-		return newStoredCall(op, call, size), nil
+		return sc, nil
 	})
 }

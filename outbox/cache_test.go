@@ -16,7 +16,7 @@ import (
 func loader(n *atomic.Int64, size int) func(context.Context) (*storedCall, error) {
 	return func(context.Context) (*storedCall, error) {
 		n.Add(1)
-		return newStoredCall(postroom.OpSend, new(postroom.Call), size), nil
+		return &storedCall{op: postroom.OpSend, size: size}, nil
 	}
 }
 

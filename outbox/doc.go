@@ -18,25 +18,25 @@
 // deferral and a refusal. Status reads a call's progress and, once it is
 // done, its results.
 //
-// # Prepared once per process
+// # Prepared once per job run
 //
-// A worker process loads a call (its body and every job's recipients),
-// decodes it and prepares it (postroom.Mailer.Prepare: authentication,
-// validation, compiling, layout) once, for all its jobs and batches, and
-// keeps it in a cache bounded by Options.CachedCalls and
-// Options.CachedCallBytes. Each batch is one run of the prepared call
+// A job's run prepares its call (postroom.Mailer.Prepare: authentication,
+// validation, compiling, layout) once, at its first batch, from the
+// call's body (decoded once per process, and kept in a cache bounded by
+// Options.CachedCalls and Options.CachedCallBytes) and the job's
+// recipients. Each batch is one run of the prepared call
 // (postroom.Prepared.RunSome), with a Date, send ids and signatures of its
-// own. A 25,000-recipient call is thus prepared once per process, not
-// once per batch; each process that works it decodes and checks all its
-// recipients once.
+// own. A 25,000-recipient call is thus prepared 50 times (once per job of
+// 500), not 251 times (once per batch of 100). Preparing the whole call
+// once per process was measured too, and cost more: each process decoded,
+// checked and kept every recipient of the call.
 //
 // The call's key is checked again (postroom.Prepared.Authenticate, the
-// Mailer's Options.Auth) before each batch: a key revoked mid-call lets
-// the batch being handed over finish, at most Options.BatchSize
-// recipients per running job, and refuses every batch after it (see
-// Worker). The rest of what was prepared is kept: a stored template
-// edited or deleted mid-call reaches a process's batches only when the
-// process prepares the call again, after its cache has forgotten it.
+// Mailer's Options.Auth) before each batch after the first: a key revoked
+// mid-call lets the batch being handed over finish, at most
+// Options.BatchSize recipients per running job, and refuses every batch
+// after it (see Worker). A stored template edited or deleted mid-call
+// reaches the job runs that start after the edit.
 //
 // # Statuses
 //
@@ -67,8 +67,8 @@
 // being handed over when its process died is reported unknown, at most
 // BatchSize per job. It does not start River: the application runs a
 // River client (its own, or one from NewClient). A stored template is
-// read at Enqueue, to check the call, and again by each worker process
-// when it prepares the call. It deletes nothing: DeleteBefore
+// read at Enqueue, to check the call, and again by each job run when it
+// prepares the call. It deletes nothing: DeleteBefore
 // removes old calls when the application calls it.
 //
 // It cannot give up the recipients of a job that River ends without

@@ -26,12 +26,11 @@ const (
 	DefaultMaxAge = 5 * 24 * time.Hour
 	// DefaultQueue is the River queue the jobs go to.
 	DefaultQueue = "postroom"
-	// DefaultCachedCalls is how many calls a process keeps prepared.
+	// DefaultCachedCalls is how many call bodies a process keeps decoded.
 	DefaultCachedCalls = 64
-	// DefaultCachedCallBytes is the most bytes of stored calls a process
-	// keeps prepared: 16 MiB of their JSON (about 120 MB of memory for
-	// calls of many recipients: see Options.CachedCallBytes).
-	DefaultCachedCallBytes = 16 << 20
+	// DefaultCachedCallBytes is the most bytes of call bodies a process
+	// keeps decoded: 64 MiB of their JSON.
+	DefaultCachedCallBytes = 64 << 20
 	// DefaultMaxAttempts is how many runs of a job may fail before it
 	// gives up its recipients: River's own default.
 	DefaultMaxAttempts = river.MaxAttemptsDefault
@@ -105,18 +104,16 @@ type Options struct {
 	MaxAttempts int
 	// Queue is the River queue of the jobs. Empty means DefaultQueue.
 	Queue string
-	// CachedCalls is how many calls each process keeps decoded and
-	// prepared (postroom.Prepared) for the next batches and jobs of the
-	// same call, the least recently used forgotten first. Zero means
-	// DefaultCachedCalls (64).
+	// CachedCalls is how many call bodies (message, files, global
+	// params: not the recipients) each process keeps decoded for the next
+	// jobs of the same call, the least recently used forgotten first.
+	// Zero means DefaultCachedCalls (64).
 	CachedCalls int
-	// CachedCallBytes bounds the calls each process keeps prepared by the
-	// size of their stored JSON (body and recipients). Decoded and
-	// prepared, recipients take about 7 times their JSON (a call of
-	// 25,000 recipients with one param each: 1.65 MB of JSON, 12 MB of
-	// memory); files about once. A call larger than the bound alone is
-	// prepared once per job instead of once per process. Zero means
-	// DefaultCachedCallBytes (16 MiB).
+	// CachedCallBytes bounds the call bodies each process keeps decoded by
+	// the size of their stored JSON; decoded, a body takes about as much
+	// (its files stay base64 text). A body larger than the bound alone is
+	// not kept: each job run loads it. Zero means DefaultCachedCallBytes
+	// (64 MiB).
 	CachedCallBytes int
 	// Now is the clock of the call's start and of MaxAge, called
 	// concurrently. Nil means time.Now. (River's own clock, for its
@@ -143,7 +140,7 @@ func DefaultBackoff(retry int) time.Duration {
 
 // Outbox enqueues calls into River jobs and sends them from its Worker.
 // It is immutable and safe for concurrent use; apart from its cache of
-// prepared calls it holds no state: every fact lives in PostgreSQL.
+// decoded call bodies it holds no state: every fact lives in PostgreSQL.
 type Outbox struct {
 	m     *postroom.Mailer
 	pool  *pgxpool.Pool

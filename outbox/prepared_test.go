@@ -22,10 +22,10 @@ func (s *countingStore) Template(ctx context.Context, accountID, id string) (str
 	return s.TemplateStore.Template(ctx, accountID, id)
 }
 
-// TestPreparedOncePerProcess: a worker process prepares a call once for
-// all its jobs and batches (the stored template is looked up once), not
-// once per batch.
-func TestPreparedOncePerProcess(t *testing.T) {
+// TestPreparedOncePerJob: a job's run prepares its call once for all its
+// batches (the stored template is looked up once per job), not once per
+// batch.
+func TestPreparedOncePerJob(t *testing.T) {
 	mem := templatestore.NewMemory()
 	if err := mem.Put("acct", "shipped", "Your order {{n}} has shipped."); err != nil {
 		t.Fatal(err)
@@ -55,8 +55,8 @@ func TestPreparedOncePerProcess(t *testing.T) {
 	if n := sent.Load(); n != 30 {
 		t.Errorf("%d messages sent, want 30", n)
 	}
-	if n := store.calls.Load(); n != 1 {
-		t.Errorf("the worker looked the template up %d times, want once (the call prepared once)", n)
+	if n := store.calls.Load(); n != 3 {
+		t.Errorf("the worker looked the template up %d times, want 3 (once per job, not per batch)", n)
 	}
 }
 

@@ -22,12 +22,12 @@ import (
 //
 // One run of a job sends the recipients of its range that have no final
 // result, BatchSize at a time: it reserves a batch in one write, hands
-// the batch to the Mailer as one run of the call, prepared once per
-// process (postroom.Prepared.RunSome, after checking the key again: see
-// the package documentation), and writes their results in one write. A
-// recipient that a run reserved and whose result it did not write (its
-// process died) is unknown (ReasonInterrupted) for the next run, never
-// sent again. Deferred recipients stay in the job,
+// the batch to the Mailer as one run of the job's call, prepared by the
+// run's first batch (postroom.Prepared.RunSome, after checking the key
+// again: see the package documentation), and writes their results in one
+// write. A recipient that a run reserved and whose result it did not
+// write (its process died) is unknown (ReasonInterrupted) for the next
+// run, never sent again. Deferred recipients stay in the job,
 // which River runs again after Options.Backoff (a snooze, which does not
 // count as an attempt), until they are delivered, refused, or
 // Options.MaxAge has passed (then rejected, ReasonExpired).
@@ -105,17 +105,14 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if err != nil || len(todo) == 0 {
 		return err
 	}
-	// The whole call, decoded and prepared once per process (cache.go):
-	// the job's indexes are the call's own.
-	sc, err := o.load(ctx, args.CallID, l.op)
-	if err != nil {
-		return err
-	}
-	if args.First < 0 || args.First+args.Count > len(sc.call.Recipients) {
-		err := fmt.Errorf("recipients %d to %d of a call of %d", args.First, args.First+args.Count, len(sc.call.Recipients))
+	var recipients []postroom.Recipient
+	if err := json.Unmarshal(l.chunk, &recipients); err != nil || len(recipients) != args.Count {
+		if err == nil {
+			err = fmt.Errorf("%d recipients for a job of %d", len(recipients), args.Count)
+		}
 		return river.JobCancel(&unreadableError{what: "recipients", callID: args.CallID, err: err})
 	}
-	at := func(i int32) *postroom.Recipient { return &sc.call.Recipients[i] }
+	at := func(i int32) *postroom.Recipient { return &recipients[int(i)-args.First] }
 	emails := func(idx []int32) []string {
 		e := make([]string, len(idx))
 		for k, i := range idx {
@@ -136,6 +133,12 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 		}
 		return l.settle(ctx, todo, emails(todo), postroom.StatusRejected, ReasonExpired, reasons)
 	}
+	sc, err := o.load(ctx, args.CallID, l.op)
+	if err != nil {
+		return err
+	}
+	jc := sc.jobCall(args.First, recipients) // prepared by the first batch (cache.go)
+
 	var sent, deferred int
 	for len(todo) > 0 {
 		batch := todo[:min(o.opts.BatchSize, len(todo))]
@@ -156,7 +159,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(got[0])), slog.Int("to", int(got[len(got)-1])))
 		}
-		results, runErr := o.send(ctx, sc, got)
+		results, runErr := jc.send(ctx, o.m, got)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
