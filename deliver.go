@@ -91,11 +91,11 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 
 // address is recipient i's address for SMTP use, as checkRecipients
 // found it.
-func (j *job) address(i int) string {
-	if addr, ok := j.normalized[i]; ok {
+func (p *Prepared) address(i int) string {
+	if addr, ok := p.normalized[i]; ok {
 		return addr
 	}
-	return trimAddress(j.call.Recipients[i].Email)
+	return trimAddress(p.call.Recipients[i].Email)
 }
 
 // handOver passes the message build made in w to RunOptions.BeforeSend,

@@ -200,6 +200,20 @@
 // size of the rest), and a worker lets go of buffers over 1 MiB after its
 // recipient.
 //
+// # Prepared calls
+//
+// Send, SendTemplate, Run and Preview check a call and run it at once.
+// Mailer.Prepare splits the two, as database/sql's Prepare gives a Stmt:
+// it authenticates, validates, compiles and lays out the call once and
+// returns a *Prepared, whose Run and RunSome send to all or some of its
+// recipients (results and hooks indexed as in the call), whose Preview
+// shows them, and whose Checks report what Validate reports. Each run
+// draws its own send-id keys and boundaries (Options.Rand), Date
+// (Options.Now) and DKIM signing. A Prepared is immutable and safe for
+// concurrent use, and keeps the *Call: do not modify the call while the
+// Prepared is in use. Packages idempotency and outbox run the recipients
+// they have left through it; the outbox keeps one per call and process.
+//
 // # Limits
 //
 // Every limit is an Options field; zero means the default, and New

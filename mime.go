@@ -21,35 +21,24 @@ import (
 )
 
 // layout builds the call's Layout: everything its messages share but the
-// Date, which prepare stamps once the call is accepted. It also makes the
-// checks that need the bodies and the compiled templates, which
-// validate has not got: the html's cid references (checkCIDs), the
-// one-click unsubscribe headers (checkUnsubscribe) and the custom header
-// values that are the same for every recipient (checkStaticValues). The
-// header values are left out when c says the headers are not fit, or
-// when the templates did not compile (j.tpl nil).
-func (j *job) layout(html, text templateSource, c *checked) (*mimemsg.Layout, []error) {
-	msg := &j.call.Message
+// Date, which each run stamps (seal), and the check only the layout can
+// make: the custom header values that are the same for every recipient
+// (checkStaticValues). The header values are left out when c says the
+// headers are not fit, or when the templates did not compile (p.tpl nil).
+// It reads p and writes nothing to it.
+func (p *Prepared) layout(html, text templateSource, c *checked) (*mimemsg.Layout, []error) {
+	msg := &p.call.Message
 	l := &mimemsg.Layout{
-		FromName: msg.FromName, FromAddr: j.from,
+		FromName: msg.FromName, FromAddr: p.from,
 		ReplyToName: msg.ReplyToName, ReplyToAddr: c.replyTo,
-		HasHTML: html.src != "", HasText: text.src != "",
+		HasHTML: html.src != "", HasText: text.src != "" || p.genText,
 		Images: c.images, Attachments: c.attachments,
-		MaxSize: j.m.opts.MaxMessageBytes,
+		MaxSize: p.m.opts.MaxMessageBytes,
 	}
-	j.genText = j.m.generatesText(l.HasHTML, l.HasText)
-	l.HasText = l.HasText || j.genText
-	errs := checkCIDs(html, msg.Images)
-	j.unsubscribe = -1
-	if !c.headers {
-		return l, errs
-	}
-	var uerrs []error
-	j.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, j.tpl)
-	errs = append(errs, uerrs...)
-	if j.tpl != nil {
-		l.Headers = customHeaders(msg.Headers, j.tpl)
-		errs = append(errs, checkStaticValues(l.Headers)...)
+	var errs []error
+	if c.headers && p.tpl != nil {
+		l.Headers = customHeaders(msg.Headers, p.tpl)
+		errs = checkStaticValues(l.Headers)
 	}
 	return l, errs
 }

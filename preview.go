@@ -94,8 +94,9 @@ type PreviewRecipient struct {
 
 // Preview runs call as operation op through everything Run does before
 // handing a message over (auth, validation, stored templates, rendering,
-// MIME, DKIM signing) and returns, for each recipient chosen by opts, what would be sent,
-// without any Transport call and without RunOptions hooks.
+// MIME, DKIM signing) and returns, for each recipient chosen by opts,
+// what would be sent, without any Transport call and without RunOptions
+// hooks: Prepare, then the Prepared's Preview.
 //
 // A call refused as a whole returns the same errors as Run
 // (ErrUnauthorized, ErrNoRecipients, ErrTooManyRecipients,
@@ -109,22 +110,23 @@ type PreviewRecipient struct {
 // Options.Now as a Run, its messages are byte for byte the ones that Run
 // hands over.
 func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts PreviewOptions) (*Preview, error) {
-	if err := m.made(); err != nil {
-		return nil, err
-	}
-	switch op {
-	case OpSend, OpSendTemplate:
-	default:
-		return nil, fmt.Errorf("postroom: Preview: unknown operation %d", int(op))
-	}
-	if call == nil {
-		return nil, &ValidationError{Field: "call", Reason: "nil"}
-	}
-	j, err := m.prepare(ctx, op, call)
+	p, err := m.prepare(ctx, op, call, true)
 	if err != nil {
 		return nil, err
 	}
-	n := len(call.Recipients)
+	return p.Preview(ctx, opts)
+}
+
+// Preview is what a run of p would send to the recipients opts chooses,
+// as Mailer.Preview describes it. Like a run, it draws its own keys and
+// Date (a run's send ids and Date are not the preview's): with the same
+// Options.Rand and Options.Now as a run of every recipient, its messages
+// are byte for byte the ones that run hands over.
+func (p *Prepared) Preview(ctx context.Context, opts PreviewOptions) (*Preview, error) {
+	if err := p.made(); err != nil {
+		return nil, err
+	}
+	n := len(p.call.Recipients)
 	for _, i := range opts.Recipients {
 		if i < 0 || i >= n {
 			return nil, fmt.Errorf("postroom: Preview: recipient index %d out of range: the call has %d recipients", i, n)
@@ -137,15 +139,26 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 			indices[i] = i
 		}
 	}
-	p := &Preview{Parts: j.tpl.params(op, call.Message.Headers), Recipients: make([]PreviewRecipient, 0, len(indices))}
+	j, err := p.seal(indices, RunOptions{})
+	if err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(indices))
+	for k, i := range indices {
+		results[k] = p.checks[i]
+	}
+	if err := j.suppress(ctx, results); err != nil {
+		return nil, err
+	}
+	pv := &Preview{Parts: p.tpl.params(p.op, p.call.Message.Headers), Recipients: make([]PreviewRecipient, 0, len(indices))}
 	w := new(worker)
-	for _, i := range indices {
+	for k, i := range indices {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pr := PreviewRecipient{Index: i, Result: j.results[i]}
+		pr := PreviewRecipient{Index: i, Result: results[k]}
 		if pr.Result.Status != "" {
-			p.Recipients = append(p.Recipients, pr)
+			pv.Recipients = append(pv.Recipients, pr)
 			continue
 		}
 		w.rb.subject, w.rb.html, w.rb.text = nil, nil, nil
@@ -162,16 +175,16 @@ func (m *Mailer) Preview(ctx context.Context, op Operation, call *Call, opts Pre
 			pr.Result = j.resultOf(ctx, i, o, "")
 		} else {
 			// Made: the Result a transport that accepts it would give.
-			pr.Result = j.resultOf(ctx, i, classify(nil, m.queued), w.env.SendID)
+			pr.Result = j.resultOf(ctx, i, classify(nil, p.m.queued), w.env.SendID)
 			pr.Headers = headerFields(w.env.Data)
 			pr.EnvelopeFrom, pr.EnvelopeTo = w.env.From, slices.Clone(w.env.To)
 			if opts.Message {
 				pr.Message = slices.Clone(w.env.Data)
 			}
 		}
-		p.Recipients = append(p.Recipients, pr)
+		pv.Recipients = append(pv.Recipients, pr)
 	}
-	return p, nil
+	return pv, nil
 }
 
 // params lists the params of each part of t.

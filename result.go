@@ -114,19 +114,11 @@ const (
 	// ReasonInterrupted: a run that records its call durably (package
 	// idempotency's Run, package outbox's jobs) may have handed the
 	// message to the transport (it recorded that it was about to) and then
-	// stopped (its process died) before the outcome was recorded. The status is unknown: the message may have been
-	// delivered, and it is never sent again.
+	// stopped (its process died) before the outcome was recorded. The status is
+	// unknown: the message may have been delivered, and it is never sent
+	// again.
 	ReasonInterrupted ReasonCode = "interrupted"
 )
-
-// CountStatuses returns how many of results have each status.
-func CountStatuses(results []Result) map[Status]int {
-	n := make(map[Status]int, 4)
-	for _, r := range results {
-		n[r.Status]++
-	}
-	return n
-}
 
 // CallStatus is the progress of a call run later, outside the request
 // that made it: what package outbox's Status returns and what package
@@ -341,4 +333,15 @@ func replyOf(err error) string {
 		return de.reply()
 	}
 	return ""
+}
+
+// CountStatuses returns how many of results have each Status: the
+// summary the Mailer's debug record of a call and the HTTP handler's
+// request log show.
+func CountStatuses(results []Result) map[Status]int {
+	n := map[Status]int{}
+	for _, r := range results {
+		n[r.Status]++
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -38,8 +39,9 @@ func (op Operation) String() string {
 type RunOptions struct {
 	// OnResult, when not nil, receives each recipient's Result as soon as
 	// it is final: i is the recipient's index in call.Recipients and r the
-	// Result that Run returns at that index. It is called exactly once per
-	// recipient, before Run returns, when the call gets past its
+	// Result that Run returns at that index (Prepared.RunSome: at the
+	// index's position in its indexes). It is called exactly once per
+	// recipient run, before Run returns, when the call gets past its
 	// call-level checks (a call refused as a whole reports nothing).
 	//
 	// It is called from the goroutine that called Run (for recipients
@@ -60,37 +62,82 @@ type RunOptions struct {
 	BeforeSend func(ctx context.Context, i int, sendID string) error
 }
 
-// Run runs call as operation op with the per-call settings o. Send and
-// SendTemplate are Run with zero RunOptions; its results and errors are
-// theirs.
+// Run runs call as operation op with the per-call settings o: Prepare,
+// then the Prepared's Run. Send and SendTemplate are Run with zero
+// RunOptions; its results and errors are theirs.
 func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions) ([]Result, error) {
-	if err := m.made(); err != nil {
-		return nil, err
-	}
-	switch op {
-	case OpSend, OpSendTemplate:
-	default:
-		return nil, fmt.Errorf("postroom: Run: unknown operation %d", int(op))
-	}
-	if call == nil {
-		return nil, &ValidationError{Field: "call", Reason: "nil"}
-	}
 	start := time.Now()
-	j, err := m.prepare(ctx, op, call)
+	p, err := m.prepare(ctx, op, call, true)
 	if err != nil {
 		return nil, err
 	}
-	j.hooks = o
-	results, err := j.run(ctx)
-	if m.opts.Logger.Enabled(ctx, slog.LevelDebug) {
-		counts := map[Status]int{}
-		for _, r := range results {
-			counts[r.Status]++
+	return p.run(ctx, nil, o, start)
+}
+
+// Run sends the prepared call to every recipient, as Mailer.Run does, and
+// returns exactly one Result per recipient, in input order; its results,
+// errors and hooks are Mailer.Run's, apart from the call-level refusals,
+// which Prepare made.
+//
+// Each run draws its own keys from Options.Rand (the send ids and the MIME
+// boundaries), stamps its own Date with Options.Now and sets up its own
+// signing: the messages of two runs differ, as those of two calls do, and
+// a message sent by a later run carries that run's Date. A run can still
+// refuse the call as a whole when Options.Rand fails; then it returns no
+// results.
+func (p *Prepared) Run(ctx context.Context, o RunOptions) ([]Result, error) {
+	if err := p.made(); err != nil {
+		return nil, err
+	}
+	return p.run(ctx, nil, o, time.Now())
+}
+
+// RunSome is Run for the recipients indexes only (indexes in
+// call.Recipients): it returns one Result per index, results[k] being
+// recipient indexes[k]'s, and sends to no other recipient. Result,
+// RunOptions.OnResult and RunOptions.BeforeSend mean what they mean for
+// Run: their index is the recipient's index in call.Recipients, and every
+// recipient's checks (duplicates included) are those of the whole call, as
+// Prepare made them. The recipients are taken in the order of indexes.
+// An index out of range, or given twice, fails the run before anything is
+// sent; an empty indexes sends nothing and returns no results.
+//
+// RunSome is for callers that send a call in parts, or again to the
+// recipients a first run left (packages idempotency and outbox).
+func (p *Prepared) RunSome(ctx context.Context, indexes []int, o RunOptions) ([]Result, error) {
+	if err := p.made(); err != nil {
+		return nil, err
+	}
+	n := len(p.call.Recipients)
+	seen := make([]uint64, (n+63)/64)
+	for _, i := range indexes {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("postroom: RunSome: recipient index %d out of range: the call has %d recipients", i, n)
 		}
-		m.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "postroom call",
-			slog.String("account_id", call.AccountID),
+		if seen[i/64]&(1<<(i%64)) != 0 {
+			return nil, fmt.Errorf("postroom: RunSome: recipient index %d given twice", i)
+		}
+		seen[i/64] |= 1 << (i % 64)
+	}
+	if len(indexes) == 0 {
+		return []Result{}, nil
+	}
+	return p.run(ctx, indexes, o, time.Now())
+}
+
+// run seals a run of p over the recipients indexes (nil: all) and runs
+// it, and logs it at debug level, start being when the call began.
+func (p *Prepared) run(ctx context.Context, indexes []int, o RunOptions, start time.Time) ([]Result, error) {
+	j, err := p.seal(indexes, o)
+	if err != nil {
+		return nil, err
+	}
+	results, err := j.run(ctx)
+	if log := p.m.opts.Logger; log.Enabled(ctx, slog.LevelDebug) {
+		log.LogAttrs(ctx, slog.LevelDebug, "postroom call",
+			slog.String("account_id", p.call.AccountID),
 			slog.Int("recipients", len(results)),
-			slog.Any("statuses", counts),
+			slog.Any("statuses", CountStatuses(results)),
 			slog.Duration("elapsed", time.Since(start)),
 			slog.Any("error", err))
 	}
@@ -98,7 +145,7 @@ func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions
 }
 
 // run delivers every recipient with bounded concurrency: workers take the
-// next index and write results[i] only, each recipient's Result coming
+// next position and write results[k] only, each recipient's Result coming
 // out of deliver. A worker whose transport reports ErrTransportUnusable
 // (or that panics) returns the error to the group, whose context then
 // stops the others before their next recipient; the sends already in
@@ -106,12 +153,15 @@ func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions
 // in after the group has ended. Every goroutine has ended when run
 // returns.
 func (j *job) run(ctx context.Context) ([]Result, error) {
-	results := j.results // the recipients validate refused are in already
+	results := j.startResults() // the recipients validate refused are in already
+	if err := j.suppress(ctx, results); err != nil {
+		return nil, err
+	}
 	n := len(results)
 	if j.hooks.OnResult != nil || j.m.opts.OnEvent != nil {
-		for i := range results {
-			if results[i].Status != "" {
-				j.report(ctx, results, i, results[i])
+		for k := range results {
+			if results[k].Status != "" {
+				j.report(ctx, results, k, results[k])
 			}
 		}
 	}
@@ -156,14 +206,31 @@ func (j *job) run(ctx context.Context) ([]Result, error) {
 	return j.finish(ctx, results, stop)
 }
 
+// startResults returns the run's results before any recipient is run:
+// the checks of its recipients.
+func (j *job) startResults() []Result {
+	switch {
+	case j.indexes == nil && j.oneShot:
+		return j.checks // this run is the Prepared's only use
+	case j.indexes == nil:
+		return slices.Clone(j.checks)
+	}
+	results := make([]Result, len(j.indexes))
+	for k, i := range j.indexes {
+		results[k] = j.checks[i]
+	}
+	return results
+}
+
 // workClaim is how many recipient indexes a worker takes at once in a
 // call of at least 16 × workClaim × Concurrency recipients (at
 // GOMAXPROCS 2 about 1 µs a recipient less in the 25,000-recipient
 // pipeline).
 const workClaim = 4
 
-// work is one worker's loop: it takes the next recipient index until none
-// is left, or stopped is done (another worker stopped the group), or the
+// work is one worker's loop: it takes the next position in the run's
+// recipients (k, recipient j.recipient(k), whose Result is results[k])
+// until none is left, or stopped is done (another worker stopped the group), or the
 // transport reports ErrTransportUnusable, which it returns. A non-nil gate
 // bounds the bytes in flight among the workers.
 func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.Int64, w *worker, gate *inFlight) error {
@@ -176,20 +243,21 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 	if n >= 16*workClaim*j.m.opts.Concurrency {
 		claim = workClaim
 	}
-	i, end := 0, 0 // [i, end): the indexes this worker has taken and not begun
-	for ; ; i++ {
-		if i == end {
-			i = int(next.Add(int64(claim))) - claim
-			if i >= n {
+	k, end := 0, 0 // [k, end): the positions this worker has taken and not begun
+	for ; ; k++ {
+		if k == end {
+			k = int(next.Add(int64(claim))) - claim
+			if k >= n {
 				return nil
 			}
-			end = min(i+claim, n)
+			end = min(k+claim, n)
 		}
+		i := j.recipient(k)
 		switch {
-		case results[i].Status != "":
+		case results[k].Status != "":
 			// Refused by validate.
 		case ctx.Err() != nil:
-			j.report(ctx, results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+			j.report(ctx, results, k, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
 		case stopped.Err() != nil:
 			return nil // another worker stopped the group: see finish
 		default:
@@ -200,12 +268,12 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 					if ctx.Err() == nil {
 						return nil // another worker stopped the group: see finish
 					}
-					j.report(ctx, results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+					j.report(ctx, results, k, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
 					continue
 				}
 			}
 			res, err := j.deliverIn(ctx, i, w, gate, s)
-			j.report(ctx, results, i, res)
+			j.report(ctx, results, k, res)
 			if errors.Is(err, ErrTransportUnusable) {
 				return err
 			}
@@ -240,8 +308,8 @@ func (j *job) deliverIn(ctx context.Context, i int, w *worker, gate *inFlight, s
 func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Result, error) {
 	if stop != nil || ctx.Err() != nil {
 		// The recipients that workers left when the group stopped.
-		for i := range results {
-			if results[i].Status != "" {
+		for k := range results {
+			if results[k].Status != "" {
 				continue
 			}
 			var o outcome
@@ -250,7 +318,7 @@ func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Resul
 			} else {
 				o = notAttempted(stop)
 			}
-			j.report(ctx, results, i, j.resultOf(ctx, i, o, ""))
+			j.report(ctx, results, k, j.resultOf(ctx, j.recipient(k), o, ""))
 		}
 	}
 	if stop != nil {
@@ -266,14 +334,15 @@ func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Resul
 	return results, nil
 }
 
-// report makes r recipient i's final Result and passes it to
-// RunOptions.OnResult, then, when it is an event, to Options.OnEvent.
-func (j *job) report(ctx context.Context, results []Result, i int, r Result) {
-	results[i] = r
+// report makes r the final Result of the run's k-th recipient and passes
+// it to RunOptions.OnResult, with the recipient's index in the call, then,
+// when it is an event, to Options.OnEvent.
+func (j *job) report(ctx context.Context, results []Result, k int, r Result) {
+	results[k] = r
 	if j.hooks.OnResult != nil {
-		j.hooks.OnResult(i, r)
+		j.hooks.OnResult(j.recipient(k), r)
 	}
 	if j.m.opts.OnEvent != nil {
-		j.emit(ctx, i, r)
+		j.emit(ctx, j.recipient(k), r)
 	}
 }

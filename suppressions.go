@@ -114,32 +114,31 @@ func (m *Mailer) Authenticate(ctx context.Context, accountID, key string) error 
 	if err := m.made(); err != nil {
 		return err
 	}
-	if err := m.opts.Auth.Authenticate(ctx, accountID, key); err != nil {
-		if errors.Is(err, ErrUnauthorized) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", ErrUnauthorized, err)
-	}
-	return nil
+	return m.authenticate(ctx, &Call{AccountID: accountID, Key: key})
 }
 
-// suppress consults Options.Suppressions, once for the call, about every
-// recipient that passed validation and every bcc address. A listed
+// suppress consults Options.Suppressions, once for the run, about every
+// recipient of the run that passed the checks (results[k] is the run's
+// k-th recipient's, j.recipient(k)) and every bcc address. A listed
 // recipient gets its final Result now, rejected with the entry's reason,
-// and no message. A listed bcc address is dropped from every envelope,
-// and the drop logged at info level (the bcc is no recipient: it has no
-// Result). A lookup that fails refuses the call with an error wrapping
-// ErrSuppressions.
-func (j *job) suppress(ctx context.Context) error {
+// and no message. A listed bcc address is dropped from the run's
+// envelopes (j.bcc), and the drop logged at info level (the bcc is no
+// recipient: it has no Result). A lookup that fails refuses the run with
+// an error wrapping ErrSuppressions.
+//
+// It runs once per run, not once per Prepare: a Prepared kept for a
+// while (package outbox keeps one per call and process) sees the list as
+// it is when each of its runs starts.
+func (j *job) suppress(ctx context.Context, results []Result) error {
+	j.bcc = j.Prepared.bcc
 	list := j.m.opts.Suppressions
 	if list == nil {
 		return nil
 	}
-	rs := j.results
-	addrs := make([]string, 0, len(rs)+len(j.bcc))
-	for i := range rs {
-		if rs[i].Status == "" {
-			addrs = append(addrs, strings.ToLower(j.address(i)))
+	addrs := make([]string, 0, len(results)+len(j.bcc))
+	for k := range results {
+		if results[k].Status == "" {
+			addrs = append(addrs, strings.ToLower(j.address(j.recipient(k))))
 		}
 	}
 	for _, b := range j.bcc {
@@ -157,8 +156,8 @@ func (j *job) suppress(ctx context.Context) error {
 		return nil
 	}
 	listed := make(map[string]*Suppression, len(found))
-	for k := range found {
-		s := &found[k]
+	for n := range found {
+		s := &found[n]
 		if !s.Created.After(now) && (s.Expires.IsZero() || s.Expires.After(now)) {
 			listed[strings.ToLower(s.Address)] = s
 		}
@@ -166,22 +165,22 @@ func (j *job) suppress(ctx context.Context) error {
 	if len(listed) == 0 {
 		return nil
 	}
-	k := 0 // addrs[k] is recipient i's address
-	for i := range rs {
-		if rs[i].Status != "" {
+	a := 0 // addrs[a] is the address of the run's k-th recipient
+	for k := range results {
+		if results[k].Status != "" {
 			continue
 		}
-		if s := listed[addrs[k]]; s != nil {
-			rs[i] = s.outcome().result(j.call.Recipients[i].Email, "")
+		if s := listed[addrs[a]]; s != nil {
+			results[k] = s.outcome().result(j.call.Recipients[j.recipient(k)].Email, "")
 		}
-		k++
+		a++
 	}
 	if len(j.bcc) == 0 {
 		return nil
 	}
 	kept := make([]string, 0, len(j.bcc))
 	for n, b := range j.bcc {
-		s := listed[addrs[k+n]]
+		s := listed[addrs[a+n]]
 		if s == nil {
 			kept = append(kept, b)
 			continue

@@ -360,38 +360,38 @@ type checked struct {
 // ErrTooManyRecipients), or a message whose structure is wrong (sender,
 // reply-to, subject, the bodies the operation takes, template engine).
 //
-// It sets j.from, j.fromDomain, j.bcc, and the recipients' part of the
-// job (j.results, j.normalized, see checkRecipients).
-func (j *job) validate() (*checked, error) {
-	opts := &j.m.opts
-	switch n := len(j.call.Recipients); {
+// It sets p.from, p.fromDomain, p.bcc, and the recipients' part of the
+// Prepared (p.checks, p.normalized, see checkRecipients).
+func (p *Prepared) validate() (*checked, error) {
+	opts := &p.m.opts
+	switch n := len(p.call.Recipients); {
 	case n == 0:
 		return nil, ErrNoRecipients
 	case n > opts.MaxRecipients:
 		return nil, fmt.Errorf("%w: %d, at most %d (Options.MaxRecipients): split the call, or raise Options.MaxRecipients (queued through the outbox, a call is sent in jobs of outbox.Options.JobSize recipients, so a larger limit there does not mean larger jobs)", ErrTooManyRecipients, n, opts.MaxRecipients)
 	}
-	msg := &j.call.Message
+	msg := &p.call.Message
 	c := new(checked)
-	if err := j.checkStructure(c); err != nil {
+	if err := p.checkStructure(c); err != nil {
 		return nil, err
 	}
 	var errs []error
-	c.images, c.attachments, errs = decodeFiles(msg, opts.MaxMessageBytes, j.m.fileLines)
+	c.images, c.attachments, errs = decodeFiles(msg, opts.MaxMessageBytes, p.m.fileLines)
 	herrs := checkHeaders(msg.Headers, opts.MaxHeaders)
 	c.headers = len(herrs) == 0
 	c.problems = append(errs, herrs...)
 	var err error
-	if j.bcc, err = parseBCC(msg.BCC, opts.MaxBCC); err != nil {
+	if p.bcc, err = parseBCC(msg.BCC, opts.MaxBCC); err != nil {
 		c.problems = append(c.problems, err)
 	}
-	j.checkRecipients()
+	p.checkRecipients()
 	return c, nil
 }
 
 // checkStructure checks the message fields that need no template or file:
 // sender, reply-to, subject, which bodies are given, template engine.
-func (j *job) checkStructure(c *checked) error {
-	msg := &j.call.Message
+func (p *Prepared) checkStructure(c *checked) error {
+	msg := &p.call.Message
 	var errs []error
 	bad := func(field, reason string, err error) {
 		errs = append(errs, &ValidationError{Field: field, Reason: reason, Err: err})
@@ -400,8 +400,8 @@ func (j *job) checkStructure(c *checked) error {
 	if problem != "" {
 		bad("message.from_email", problem, nil)
 	} else {
-		j.from = from
-		j.fromDomain = from[strings.LastIndexByte(from, '@')+1:]
+		p.from = from
+		p.fromDomain = from[strings.LastIndexByte(from, '@')+1:]
 	}
 	if r := checkName(msg.FromName); r != "" {
 		bad("message.from_name", r, nil)
@@ -421,7 +421,7 @@ func (j *job) checkStructure(c *checked) error {
 	if hasLineBreak(msg.Subject) {
 		bad("message.subject", "contains CR, LF or NUL", nil)
 	}
-	switch j.op {
+	switch p.op {
 	case OpSendTemplate:
 		if msg.HTMLTemplateID == "" && msg.TextTemplateID == "" {
 			bad("message.html_template_id", "message.send_template needs html_template_id or text_template_id", nil)
@@ -450,16 +450,16 @@ func (j *job) checkStructure(c *checked) error {
 }
 
 // checkRecipients is the pass over the recipients, in order, as
-// duplicates depend on the recipients before: it allocates j.results and
+// duplicates depend on the recipients before: it allocates p.checks and
 // fills in the Results of the recipients that are invalid whatever their
-// params, and j.normalized. Beyond that it keeps nothing per recipient
+// params, and p.normalized. Beyond that it keeps nothing per recipient
 // but the index of addresses seen, which the workers do not need.
-func (j *job) checkRecipients() {
-	rs := j.call.Recipients
-	j.results = make([]Result, len(rs))
+func (p *Prepared) checkRecipients() {
+	rs := p.call.Recipients
+	p.checks = make([]Result, len(rs))
 	first := make(map[string]int32, len(rs))
-	j.normalized = map[int]string{}
-	set := func(i int, o outcome) { j.results[i] = o.result(rs[i].Email, "") }
+	p.normalized = map[int]string{}
+	set := func(i int, o outcome) { p.checks[i] = o.result(rs[i].Email, "") }
 	for i := range rs {
 		r := &rs[i]
 		trimmed := trimAddress(r.Email)
@@ -469,7 +469,7 @@ func (j *job) checkRecipients() {
 			continue
 		}
 		if addr != trimmed {
-			j.normalized[i] = addr
+			p.normalized[i] = addr
 		}
 		if hasLineBreak(r.Name) {
 			set(i, invalid(ReasonHeaderInjection, "name"))

@@ -154,49 +154,46 @@ func run(ctx context.Context, c Claim, m *postroom.Mailer, op postroom.Operation
 	if len(pending) == 0 && n > 0 {
 		return results, nil // a replay: the payload's Hash holds the API key
 	}
-	sub := call
-	if len(pending) < n {
-		part := *call
-		sub = &part
-		sub.Recipients = make([]postroom.Recipient, len(pending))
-		for j, i := range pending {
-			sub.Recipients[j] = call.Recipients[i]
-		}
-	} else {
-		pending = nil // the identity
-	}
-	index := func(j int) int {
-		if pending == nil {
-			return j
-		}
-		return pending[j]
+	p, err := m.Prepare(ctx, op, call)
+	if err != nil {
+		return nil, err // refused as a whole: nothing recorded
 	}
 
 	var rec recording
-	subResults, err := m.Run(ctx, op, sub, postroom.RunOptions{
-		BeforeSend: func(ctx context.Context, j int, sendID string) error {
+	ro := postroom.RunOptions{
+		BeforeSend: func(ctx context.Context, i int, sendID string) error {
 			if err := rec.failed(); err != nil {
 				return err
 			}
 			if o.BeforeSend != nil {
-				if err := o.BeforeSend(ctx, index(j), sendID); err != nil {
+				if err := o.BeforeSend(ctx, i, sendID); err != nil {
 					return err
 				}
 			}
-			return rec.note(c.HandOver(ctx, index(j), sendID))
+			return rec.note(c.HandOver(ctx, i, sendID))
 		},
-		OnResult: func(j int, r postroom.Result) {
+		OnResult: func(i int, r postroom.Result) {
 			if !open(r) && rec.failed() == nil {
-				rec.note(c.Finish(context.WithoutCancel(ctx), index(j), r))
+				rec.note(c.Finish(context.WithoutCancel(ctx), i, r))
 			}
-			report(index(j), r)
+			report(i, r)
 		},
-	})
-	if subResults == nil {
-		return nil, err // refused as a whole: nothing recorded
 	}
-	for j, r := range subResults {
-		results[index(j)] = r
+	var ran []postroom.Result
+	if len(pending) == n {
+		ran, err = p.Run(ctx, ro)
+	} else {
+		ran, err = p.RunSome(ctx, pending, ro)
+	}
+	if ran == nil {
+		return nil, err // refused as a whole (Options.Rand failed): nothing recorded
+	}
+	if len(pending) == n {
+		results = ran
+	} else {
+		for k, i := range pending {
+			results[i] = ran[k]
+		}
 	}
 	if serr := rec.failed(); serr != nil {
 		err = errors.Join(err, fmt.Errorf("%w: %w", ErrStore, serr))

@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func BenchmarkSend(b *testing.B) {
 // fetches and completions, the outbox's reservations and results, and
 // the wait's polling), and db-cpu-µs is the CPU time of the server's
 // processes (all of them, read from /proc, when the server runs on this
-// machine).
+// machine), and worker-cpu-µs is the CPU time of the worker processes.
 func BenchmarkQueue(b *testing.B) {
 	if testing.Short() {
 		b.Skip("starts worker processes")
@@ -67,6 +68,15 @@ func BenchmarkQueue(b *testing.B) {
 			for range procs {
 				ps = append(ps, startWorker(b, bin, dsn, "-max-workers", "4"))
 			}
+			workerCPU := func() (d time.Duration) {
+				for _, p := range ps {
+					if st, ok := procStat(strconv.Itoa(p.cmd.Process.Pid)); ok {
+						d += time.Duration(st.utime+st.stime) * clockTick
+					}
+				}
+				return d
+			}
+			workerBefore := workerCPU()
 			m, err := postroom.New(discard, postroom.Options{Auth: postroom.NoAuth{}})
 			if err != nil {
 				b.Fatal(err)
@@ -88,6 +98,7 @@ func BenchmarkQueue(b *testing.B) {
 			}
 			b.StopTimer()
 			elapsed := b.Elapsed()
+			workerTime := workerCPU() - workerBefore
 			for _, p := range ps {
 				stopWorker(b, p)
 			}
@@ -96,6 +107,7 @@ func BenchmarkQueue(b *testing.B) {
 			n := float64(benchRecipients) * float64(b.N)
 			b.ReportMetric(n/elapsed.Seconds(), "recipients/s")
 			b.ReportMetric(float64(dbTime.Microseconds())/n, "db-active-µs/recipient")
+			b.ReportMetric(float64(workerTime.Microseconds())/n, "worker-cpu-µs/recipient")
 			if cpuAfter, ok := serverCPU(b, dsn); ok && cpuOK {
 				b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/n, "db-cpu-µs/recipient")
 			}

@@ -18,6 +18,26 @@
 // deferral and a refusal. Status reads a call's progress and, once it is
 // done, its results.
 //
+// # Prepared once per job run
+//
+// A job's run prepares its call (postroom.Mailer.Prepare: authentication,
+// validation, compiling, layout) once, at its first batch, from the
+// call's body (decoded once per process, and kept in a cache bounded by
+// Options.CachedCalls and Options.CachedCallBytes) and the job's
+// recipients. Each batch is one run of the prepared call
+// (postroom.Prepared.RunSome), with a Date, send ids and signatures of its
+// own. A 25,000-recipient call is thus prepared 50 times (once per job of
+// 500), not 251 times (once per batch of 100). Preparing the whole call
+// once per process was measured too, and cost more: each process decoded,
+// checked and kept every recipient of the call.
+//
+// The call's key is checked again (postroom.Prepared.Authenticate, the
+// Mailer's Options.Auth) before each batch after the first: a key revoked
+// mid-call lets the batch being handed over finish, at most
+// Options.BatchSize recipients per running job, and refuses every batch
+// after it (see Worker). A stored template edited or deleted mid-call
+// reaches the job runs that start after the edit.
+//
 // # Statuses
 //
 // A recipient's final status is one of postroom's: sent (or queued, for a
@@ -48,11 +68,11 @@
 // being handed over when its process died is reported unknown, at most
 // BatchSize per job. It does not start River: the application runs a
 // River client (its own, or one from NewClient). It does not freeze a
-// stored template: Enqueue reads it, to check the call, and the worker
-// reads it again when it prepares the call to send it, so the version
-// sent is the one stored then (and a template deleted in between makes
-// the recipients not yet sent invalid, not-sent). It deletes nothing:
-// DeleteBefore removes old calls when the application calls it.
+// stored template: Enqueue reads it, to check the call, and each process
+// reads it again when it prepares the call to send it (once, then kept in
+// its cache of prepared calls), so the version sent is the one stored
+// then. It deletes nothing: DeleteBefore removes old calls when the
+// application calls it.
 //
 // It cannot give up the recipients of a job that River ends without
 // running the Worker: a job cancelled with River's Client.JobCancel while

@@ -29,6 +29,9 @@ const (
 	DefaultQueue = "postroom"
 	// DefaultCachedCalls is how many call bodies a process keeps decoded.
 	DefaultCachedCalls = 64
+	// DefaultCachedCallBytes is the most bytes of call bodies a process
+	// keeps decoded: 64 MiB of their JSON.
+	DefaultCachedCallBytes = 64 << 20
 	// DefaultMaxAttempts is how many runs of a job may fail before it
 	// gives up its recipients: River's own default.
 	DefaultMaxAttempts = river.MaxAttemptsDefault
@@ -99,9 +102,17 @@ type Options struct {
 	// Queue is the River queue of the jobs. Empty means DefaultQueue
 	// ("postroom").
 	Queue string
-	// CachedCalls is how many call bodies each process keeps decoded for
-	// the next jobs of the same call. Zero means DefaultCachedCalls (64).
+	// CachedCalls is how many call bodies (message, files, global
+	// params: not the recipients) each process keeps decoded for the next
+	// jobs of the same call, the least recently used forgotten first.
+	// Zero means DefaultCachedCalls (64).
 	CachedCalls int
+	// CachedCallBytes bounds the call bodies each process keeps decoded by
+	// the size of their stored JSON; decoded, a body takes about as much
+	// (its files stay base64 text). A body larger than the bound alone is
+	// not kept: each job run loads it. Zero means DefaultCachedCallBytes
+	// (64 MiB).
+	CachedCallBytes int
 	// Now is the clock of the call's start and of MaxAge, called
 	// concurrently. Nil means time.Now. (River's own clock, for its
 	// schedules, is its Config.Test.Time.)
@@ -128,6 +139,7 @@ func (o *Options) setDefaults() error {
 		{"JobSize", &o.JobSize, DefaultJobSize},
 		{"BatchSize", &o.BatchSize, DefaultBatchSize},
 		{"CachedCalls", &o.CachedCalls, DefaultCachedCalls},
+		{"CachedCallBytes", &o.CachedCallBytes, DefaultCachedCallBytes},
 		{"MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts},
 	} {
 		switch {
@@ -176,7 +188,7 @@ func DefaultBackoff(retry int) time.Duration {
 
 // Outbox enqueues calls into River jobs and sends them from its Worker.
 // It is immutable and safe for concurrent use; apart from its cache of
-// decoded calls it holds no state: every fact lives in PostgreSQL.
+// decoded call bodies it holds no state: every fact lives in PostgreSQL.
 type Outbox struct {
 	m     *postroom.Mailer
 	pool  *pgxpool.Pool
@@ -205,7 +217,7 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 	if err != nil {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
-	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls)}, nil
+	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes)}, nil
 }
 
 // SendArgs are the arguments of a job: a range of a stored call's

@@ -22,9 +22,10 @@ import (
 //	river.AddWorker(workers, ob.Worker())
 //
 // One run of a job sends the recipients of its range that have no final
-// result, BatchSize at a time: it hands a batch to the Mailer as one call
-// of those recipients (the call's message and params, the recipients'
-// own params). Each recipient is reserved just before its message is
+// result, BatchSize at a time: it hands a batch to the Mailer as one run
+// of the job's call, prepared by the run's first batch
+// (postroom.Prepared.RunSome, after checking the key again: see the
+// package documentation). Each recipient is reserved just before its message is
 // handed over, in groups of about as many as the job has in flight at
 // once (the rest of the batch for a transport that accepts a message in
 // under a millisecond), and the results are written as they come, at
@@ -150,6 +151,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if err != nil {
 		return err
 	}
+	jc := sc.jobCall(args.First, recipients) // prepared by the first batch (cache.go)
 
 	var sent, deferred int
 	for len(todo) > 0 {
@@ -160,13 +162,8 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
-		call := sc.body
-		call.Recipients = make([]postroom.Recipient, len(batch))
-		for k, i := range batch {
-			call.Recipients[k] = *at(i)
-		}
 		h := newHandover(l, batch, emails(batch), &w.group)
-		results, runErr := o.m.Run(ctx, sc.op, &call, h.hooks(ctx))
+		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
@@ -260,21 +257,4 @@ func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, ema
 		reasons[k] = reason
 	}
 	return l.settle(ctx, all, emails(all), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
-}
-
-// load returns the call's body, from the cache or decoded from its row.
-func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
-	if sc := o.cache.get(id); sc != nil {
-		return sc, nil
-	}
-	var body []byte
-	if err := o.pool.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
-		return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
-	}
-	sc := &storedCall{op: op}
-	if err := json.Unmarshal(body, &sc.body); err != nil {
-		return nil, river.JobCancel(&unreadableError{what: "call", callID: id, err: err})
-	}
-	o.cache.put(id, sc)
-	return sc, nil
 }
