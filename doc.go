@@ -212,7 +212,7 @@
 // (Options.Now) and DKIM signing. A Prepared is immutable and safe for
 // concurrent use, and keeps the *Call: do not modify the call while the
 // Prepared is in use. Packages idempotency and outbox run the recipients
-// they have left through it; the outbox keeps one per call and process.
+// they have left through it; the outbox prepares a call once per job run.
 //
 // # Limits
 //

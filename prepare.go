@@ -211,7 +211,7 @@ func (m *Mailer) authenticate(ctx context.Context, call *Call) error {
 // and key, as Prepare did: nil, or an error that is or wraps
 // ErrUnauthorized. Prepare authenticates once, and runs do not
 // authenticate again; a caller that keeps a Prepared for a while (package
-// outbox keeps one per call and process) calls Authenticate before each
+// outbox keeps one per job run) calls Authenticate before each
 // run, so that a key revoked since Prepare stops the runs after it.
 func (p *Prepared) Authenticate(ctx context.Context) error {
 	if err := p.made(); err != nil {
