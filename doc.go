@@ -53,6 +53,11 @@
 //	invalid   header-injection: ...         a rendered subject, header value or name has CR or LF
 //	invalid   message-too-large: ...        over Options.MaxMessageBytes
 //	rejected  hard-bounce: 550 5.1.1 ...    the next hop refused for good
+//	rejected  hard-bounce: suppressed ...   Options.Suppressions lists the address: it bounced;
+//	rejected  soft-bounce: suppressed ...   it soft-bounced repeatedly (the entry expires);
+//	rejected  spam: suppressed ...          it complained;
+//	rejected  unsub: suppressed ...         it unsubscribed;
+//	rejected  manual: suppressed ...        it was listed by hand. No message is made
 //	deferred  soft-bounce: 451 ...          refused for now; safe to retry
 //	deferred  connection-failed[: ...]      could not be handed over; safe to retry
 //	deferred  transport-unusable[: ...]     the transport cannot deliver as configured; fix it, then retry
@@ -61,6 +66,30 @@
 //	deferred  not-sent                      RunOptions.BeforeSend kept it back; safe to retry
 //	unknown   connection-lost-after-data    may have been delivered: do not blindly retry
 //	unknown   interrupted                   idempotency.Run: handed over before a crash, no result
+//
+// A suppressed recipient's reason says since when and why, such as
+// "hard-bounce: suppressed since 2026-11-20: 550 5.1.1 user unknown"; its
+// Err is a *SuppressedError holding the entry.
+//
+// # Suppressions and events
+//
+// Options.Suppressions is consulted once per call (Send, SendTemplate,
+// Run, Preview, Validate), in one batched lookup of every recipient that
+// passed validation and every bcc address, before anything is rendered:
+// a listed recipient is rejected as above and never reaches the
+// Transport; a listed bcc address is dropped from every envelope (the
+// bcc is no recipient and has no Result) and the drop logged at info
+// level. Addresses are compared as the whole address lower-cased. A
+// lookup that fails refuses the call with an error wrapping
+// ErrSuppressions: nothing is sent. Package suppression keeps such lists
+// (in memory, in PostgreSQL) and the policy that feeds them.
+//
+// Options.OnEvent receives an Event, with Mandrill's event names, for each
+// recipient's final Result of a Run that is one: send (sent or queued),
+// deferral (deferred), reject (suppressed), and for a refusal at SMTP
+// time hard_bounce when the reply's enhanced status code says the address
+// is dead (X.1.1, X.1.2, X.1.3, X.1.6, X.1.10, X.2.1) and soft_bounce
+// otherwise. Invalid and unknown Results are no events.
 //
 // # Errors
 //

@@ -1,6 +1,7 @@
 package postroom
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -243,6 +244,25 @@ type Options struct {
 	// call ({{> a}} whose a calls {{> b}} is a chain of 2); a longer one
 	// fails the call with a ValidationError. Zero means 8.
 	MaxPartialDepth int
+
+	// Suppressions is the suppression list every call consults, once, in
+	// one batched lookup after validation and before any rendering: a
+	// listed recipient is rejected with the entry's reason (hard-bounce,
+	// soft-bounce, spam, unsub, manual) and gets no message; a listed bcc
+	// address is dropped from the envelopes; a lookup that fails refuses
+	// the call (ErrSuppressions). Package suppression keeps such lists, in
+	// memory or in PostgreSQL. Nil means no list.
+	Suppressions Suppressions
+
+	// OnEvent, when not nil, receives an Event for each recipient's final
+	// Result of Send, SendTemplate and Run that is one (send, deferral,
+	// hard_bounce, soft_bounce, reject; see Event), with the call's ctx,
+	// right after RunOptions.OnResult gets the Result. Like OnResult it is
+	// called from the call's workers, concurrently, and a worker waits for
+	// it: it must be safe for concurrent use, and should hand slow work
+	// (a database write) elsewhere or batch it. Preview and Validate send
+	// nothing and call it never. Nil means none.
+	OnEvent func(ctx context.Context, e Event)
 
 	// programHelpers is Helpers as the evaluator takes them, set by New.
 	programHelpers map[string]*program.Helper

@@ -91,6 +91,9 @@ func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call) (*job, e
 	if errs = append(errs, lerrs...); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if err := j.suppress(ctx); err != nil { // suppressions.go
+		return nil, err
+	}
 
 	var boundaries io.Reader
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(m.opts.Rand); err != nil {

@@ -29,7 +29,8 @@ import (
 // through Err with errors.As; they never need to parse Reason.
 //
 // SendID is 32 lowercase hex characters for every recipient that got a
-// message, and empty for StatusInvalid.
+// message, and empty for StatusInvalid and for a recipient rejected by
+// Options.Suppressions.
 type Result struct {
 	Email  string `json:"email"`
 	Status Status `json:"status"`
@@ -46,9 +47,10 @@ type Result struct {
 	// status code) or its *PartialError (bcc-rejected). For a recipient not
 	// attempted it is ctx's error, or the error wrapping
 	// ErrTransportUnusable that stopped the call. For render-error it is
-	// the template's error. It is nil when the transport accepted the
-	// message for every address, and for the other invalid outcomes. Err
-	// is never written to JSON.
+	// the template's error. For a recipient rejected by
+	// Options.Suppressions it is a *SuppressedError holding the entry. It
+	// is nil when the transport accepted the message for every address,
+	// and for the other invalid outcomes. Err is never written to JSON.
 	Err error `json:"-"`
 }
 
@@ -64,7 +66,8 @@ const (
 	StatusQueued Status = "queued"
 	// StatusInvalid: no message was made for this recipient; nothing was sent.
 	StatusInvalid Status = "invalid"
-	// StatusRejected: the next hop refused the message for good.
+	// StatusRejected: the next hop refused the message for good, or
+	// Options.Suppressions lists the address (no message was made).
 	StatusRejected Status = "rejected"
 	// StatusDeferred: not delivered; safe to retry.
 	StatusDeferred Status = "deferred"
@@ -93,6 +96,14 @@ const (
 	ReasonCanceled         ReasonCode = "canceled"
 	ReasonConnectionLost   ReasonCode = "connection-lost-after-data"
 	ReasonNotSent          ReasonCode = "not-sent"
+
+	// ReasonSpam, ReasonUnsub and ReasonManual are, with ReasonHardBounce
+	// and ReasonSoftBounce, the reasons of a recipient rejected because
+	// Options.Suppressions lists its address: it complained, it
+	// unsubscribed, it was listed by hand.
+	ReasonSpam   ReasonCode = "spam"
+	ReasonUnsub  ReasonCode = "unsub"
+	ReasonManual ReasonCode = "manual"
 
 	// ReasonTransportUnusable: the transport cannot deliver anything as
 	// configured (an error wrapping ErrTransportUnusable, such as a

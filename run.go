@@ -43,7 +43,7 @@ type RunOptions struct {
 	// call-level checks (a call refused as a whole reports nothing).
 	//
 	// It is called from the goroutine that called Run (for recipients
-	// found invalid before any rendering, and for those left when the call
+	// refused before any rendering, and for those left when the call
 	// stops early) and from the call's workers, concurrently: it must be
 	// safe for concurrent use. A worker waits for it before taking the next
 	// recipient, so a slow OnResult slows the call; hand slow work (a
@@ -108,10 +108,10 @@ func (m *Mailer) Run(ctx context.Context, op Operation, call *Call, o RunOptions
 func (j *job) run(ctx context.Context) ([]Result, error) {
 	results := j.results // the recipients validate refused are in already
 	n := len(results)
-	if j.hooks.OnResult != nil {
+	if j.hooks.OnResult != nil || j.m.opts.OnEvent != nil {
 		for i := range results {
 			if results[i].Status != "" {
-				j.hooks.OnResult(i, results[i])
+				j.report(ctx, results, i, results[i])
 			}
 		}
 	}
@@ -189,7 +189,7 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 		case results[i].Status != "":
 			// Refused by validate.
 		case ctx.Err() != nil:
-			j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+			j.report(ctx, results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
 		case stopped.Err() != nil:
 			return nil // another worker stopped the group: see finish
 		default:
@@ -200,12 +200,12 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 					if ctx.Err() == nil {
 						return nil // another worker stopped the group: see finish
 					}
-					j.report(results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
+					j.report(ctx, results, i, j.resultOf(ctx, i, deferredBy(ctx.Err()), ""))
 					continue
 				}
 			}
 			res, err := j.deliverIn(ctx, i, w, gate, s)
-			j.report(results, i, res)
+			j.report(ctx, results, i, res)
 			if errors.Is(err, ErrTransportUnusable) {
 				return err
 			}
@@ -250,7 +250,7 @@ func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Resul
 			} else {
 				o = notAttempted(stop)
 			}
-			j.report(results, i, j.resultOf(ctx, i, o, ""))
+			j.report(ctx, results, i, j.resultOf(ctx, i, o, ""))
 		}
 	}
 	if stop != nil {
@@ -267,10 +267,13 @@ func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Resul
 }
 
 // report makes r recipient i's final Result and passes it to
-// RunOptions.OnResult.
-func (j *job) report(results []Result, i int, r Result) {
+// RunOptions.OnResult, then, when it is an event, to Options.OnEvent.
+func (j *job) report(ctx context.Context, results []Result, i int, r Result) {
 	results[i] = r
 	if j.hooks.OnResult != nil {
 		j.hooks.OnResult(i, r)
+	}
+	if j.m.opts.OnEvent != nil {
+		j.emit(ctx, i, r)
 	}
 }

@@ -9,10 +9,12 @@ import (
 // sends nothing: call-level checks (the same errors as Send and
 // SendTemplate, such as ErrUnauthorized, ErrNoRecipients or a
 // *ValidationError) and then the per-recipient checks of addresses, names
-// and duplicates. It returns one Result per recipient, in input order: the
-// invalid Result Run would give a recipient refused by those checks, and
-// the zero Result (empty Status) for every other recipient, whose outcome
-// is only known when its message is made and handed over.
+// and duplicates, and the lookup in Options.Suppressions. It returns one
+// Result per recipient, in input order: the invalid Result Run would give
+// a recipient refused by those checks, the rejected Result of one the
+// suppression list holds, and the zero Result (empty Status) for every
+// other recipient, whose outcome is only known when its message is made
+// and handed over.
 //
 // It is for callers that send a call later, or in parts (package outbox):
 // they refuse bad input at once, with Send's errors. Like Run, it never

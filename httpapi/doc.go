@@ -4,6 +4,9 @@
 //	POST /api/1.0/message.send
 //	POST /api/1.0/message.send_template
 //
+// and, with Options.Suppressions, the suppression list's rejects.add,
+// rejects.list and rejects.delete (see # Suppression list).
+//
 // A Handler is an http.Handler: mount it in the application's own mux,
 // behind its own middleware (authentication, tracing, rate limits), at "/"
 // or at "/api/1.0/" (it matches the full paths, so mount it without
@@ -92,6 +95,31 @@
 // param keys about ten times). Options.MaxInflightBytes bounds the bytes
 // of the request bodies whose calls are in flight; a request past it is
 // answered 503 busy with Retry-After at once rather than queued.
+//
+// # Suppression list
+//
+// With Options.Suppressions, the Handler also serves the suppression list
+// (package suppression) in Mandrill's shapes, each a POST of a JSON object
+// with the account's "key" and "account_id", checked with the Mailer's
+// Options.Auth as a call's are:
+//
+//	POST /api/1.0/rejects.add     {"email", "comment"}  →  {"email", "added": true}
+//	POST /api/1.0/rejects.list    {"email", "reason", "include_expired", "limit", "cursor"}
+//	                              →  [{"email", "reason", "detail", "send_id", "created_at",
+//	                                   "expires_at", "expired"}, ...]
+//	POST /api/1.0/rejects.delete  {"email"}  →  {"email", "deleted": true|false}
+//
+// rejects.add lists the address by hand (reason manual, never expiring,
+// the comment as its detail), replacing any entry it had. rejects.list's
+// "email" is an address prefix (a whole address selects it, and the
+// addresses that begin with it); "include_expired" adds the expired
+// entries; "expires_at" is null for an entry that never expires. A list
+// answers at most "limit" entries (default 100, at most 1000), in address
+// order: when there are more, the Postroom-Next-Cursor header holds the
+// "cursor" of the next page. An unknown field, such as Mandrill's
+// "subaccount", is 400 invalid_json; a malformed address, reason, limit
+// or cursor 400 validation_error naming it. Without
+// Options.Suppressions the three paths are 404 not_found.
 //
 // # Calls run later
 //

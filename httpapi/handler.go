@@ -16,6 +16,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/suppression"
 )
 
 // Paths of the endpoints the Handler serves.
@@ -103,6 +104,14 @@ type Options struct {
 	// status at CallsPath + id (see Async). Nil means every call runs while
 	// its request waits.
 	Async Async
+
+	// Suppressions, when not nil, is the suppression list served at
+	// RejectsAddPath, RejectsListPath and RejectsDeletePath (see the
+	// package documentation, # Suppression list), with the keys of the
+	// Mailer's Options.Auth: usually the list the Mailer consults
+	// (postroom.Options.Suppressions). Nil means those paths answer 404
+	// as unknown paths do.
+	Suppressions suppression.List
 }
 
 // OptionsError is New's error for an Options field it refuses.
@@ -172,6 +181,9 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 	}
 	if opts.PreviewPath != "" {
 		mux.Handle(opts.PreviewPath, newPreview(m, opts))
+	}
+	if opts.Suppressions != nil {
+		h.mountRejects(mux, m, opts.Suppressions)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})

@@ -28,3 +28,11 @@ func (c cpuMeter) stop(b *testing.B, perOp int, unit string) {
 		b.ReportMetric(float64(t-c.start)/float64(b.N)/float64(perOp), unit)
 	}
 }
+
+// MeasureCPU starts measuring the process's CPU time (user and system,
+// every thread, the garbage collector's included) and returns what
+// reports it, per b.N × perOp, as the metric unit: for benchmarks outside
+// this package.
+func MeasureCPU() func(b *testing.B, perOp int, unit string) {
+	return startCPU().stop
+}

@@ -1,0 +1,115 @@
+package bounce
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ErrNilReader is returned by Parse when its reader is nil.
+var ErrNilReader = errors.New("bounce: nil reader")
+
+// Parse reads one returned message from r and tells what it reports. It
+// reads at most 8 MiB of r and keeps at most a bounded amount of it (see
+// the package documentation's Limits), so a message of any size is read
+// in bounded memory; it does not read r to its end. A message that is no
+// report gives TypeNone and no error: the only errors are a nil reader
+// and r's own read errors (wrapped; errors.Is finds them). Parse never
+// panics, on any bytes; it is safe for concurrent use.
+func Parse(r io.Reader) (*Report, error) {
+	if r == nil {
+		return nil, ErrNilReader
+	}
+	er := &errReader{r: r}
+	m := walk(er)
+	if er.err != nil {
+		return nil, fmt.Errorf("bounce: reading the message: %w", er.err)
+	}
+	return analyze(m), nil
+}
+
+// errReader keeps the first error of r other than io.EOF.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// analyze makes the report of a walked message: an ARF complaint, an RFC
+// 3464 / 6533 DSN, an automatic reply, a non-standard bounce, or none.
+func analyze(m *message) *Report {
+	rep := &Report{Type: TypeNone, Recipients: []Recipient{}}
+	rep.Subject = oneLine(decodeHeader(m.hdr.get("Subject")))
+	for _, h := range m.returned {
+		if id := h.get("Message-ID"); id != "" {
+			rep.OriginalMessageID = strings.Trim(strings.TrimSpace(id), "<>")
+			break
+		}
+	}
+	text := humanText(m)
+	rep.SendID = findSendID(m, text)
+	if body := feedbackPart(m); body != nil {
+		parseARF(m, body, rep)
+		return rep
+	}
+	if readFeedbackLoop(m, rep) || readSESJSON(text, rep) {
+		return rep
+	}
+	lower := lowerASCII(text)
+	fam := findFamily(lower)
+	if readDSN(m, rep, text, lower, fam) {
+		finishType(rep)
+		return rep
+	}
+	bounceish := m.report == "delivery-status" || fromSystem(m.hdr) || bounceSubject(rep.Subject)
+	if !bounceish && isAutoReply(m.hdr, rep.Subject) {
+		rep.Type, rep.Format = TypeAutoReply, "rfc3834"
+		if a := listAddresses(m.hdr.get("From")); len(a) > 0 {
+			rep.Recipients = append(rep.Recipients, Recipient{Address: a[0], Action: ActionDelivered, Class: ClassAutoReply})
+		}
+		return rep
+	}
+	if !bounceish && (fam == nil || fam == &genericFamily) {
+		return rep
+	}
+	if !bounceish && isReplySubject(rep.Subject) {
+		return rep // a person quoting a bounce
+	}
+	if m.report == "" && !bounceSubject(rep.Subject) && fam == nil &&
+		findFailStatus(text) == "" && findFailReplyCode(text) == "" && matchRules(specificRules, lower) == "" {
+		// From a mail system, but nothing in it reads as a bounce.
+		return rep
+	}
+	readText(m, rep, text, lower, fam)
+	finishType(rep)
+	return rep
+}
+
+// finishType sets rep.Type from its recipients' actions.
+func finishType(rep *Report) {
+	failed, delayed := false, false
+	for _, r := range rep.Recipients {
+		switch r.Action {
+		case ActionFailed:
+			failed = true
+		case ActionDelayed:
+			delayed = true
+		}
+	}
+	switch {
+	case failed:
+		rep.Type = TypeBounce
+	case delayed:
+		rep.Type = TypeDelay
+	case len(rep.Recipients) > 0:
+		rep.Type = TypeDeliveryReport
+	}
+}

@@ -1,0 +1,37 @@
+// Package events keeps what happened to the messages postroom sent: a log
+// of postroom.Event values (send, deferral, hard_bounce, soft_bounce, spam,
+// unsub, reject) and, drawn from its send events, the record of each
+// message that left, so that a bounce arriving later can be proven to be
+// about a message postroom sent and tied to that message's recipient.
+//
+// Two stores:
+//
+//   - Memory keeps the most recent sends in memory, bounded in number and
+//     age, fed by Memory.OnEvent as postroom.Options.OnEvent. It keeps no
+//     event log and nothing across restarts; it suits one process and
+//     tests.
+//   - SQL keeps every event in one PostgreSQL table (postroom_events,
+//     created by MigrateSQL), written in batches by a Recorder (one COPY
+//     per batch, never one INSERT per recipient) and read back by account
+//     with a cursor (SQL.List), by send id (SQL.Send), or as the latest
+//     later event of many sends at once (SQL.After: a bounce that came
+//     back after a queued call's result).
+//
+// Both satisfy Sends, the lookup package inbound uses to prove a bounce.
+//
+// # Batching and the window it opens
+//
+// A Recorder is the postroom.Options.OnEvent of a Mailer: it buffers the
+// events and writes them when RecorderOptions.FlushEvents are buffered,
+// when the first buffered event is older than RecorderOptions.FlushAfter
+// (checked when the next event arrives), and when the application calls
+// Flush, which it should do after each Run. No goroutine of its own runs
+// between calls. Until a send event is written, a bounce for that message
+// finds no record and is dropped as unknown: the window is bounded by
+// FlushEvents and FlushAfter, and a bounce seldom returns within a second
+// of the send; keep both small if the destination rejects at once and
+// the relay bounces at once.
+//
+// This package does not deliver events anywhere (no webhook service): an
+// application forwards them with its own job queue, reading SQL.List.
+package events

@@ -1,0 +1,13 @@
+package events_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/postroom/postroom/internal/pgtest"
+)
+
+// TestMain stops the test PostgreSQL server, then fails if any goroutine
+// the tests started is still running.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }

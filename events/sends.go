@@ -1,0 +1,45 @@
+package events
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Send is the record of one message that left: its send id (the
+// Result's SendID, 32 lower-case hex digits), the account that sent it,
+// its recipient's address as the call named it, and when it was sent.
+type Send struct {
+	ID        string
+	AccountID string
+	Email     string
+	At        time.Time
+}
+
+// Sends looks up the record of the message whose send id is id, as a
+// postroom Mailer's send events made it.
+//
+// Send returns the record and true; false and a nil error when no message
+// with that id is recorded (never sent, or older than the store keeps);
+// or an error when the store could not answer (a database that is down),
+// in which case the caller should ask again later rather than conclude
+// that the id is unknown. It must be safe for concurrent use, and ctx
+// bounds the lookup.
+type Sends interface {
+	Send(ctx context.Context, id string) (Send, bool, error)
+}
+
+// normalizeID returns id in lower case, or "" when it is not a send id
+// (32 hexadecimal digits).
+func normalizeID(id string) string {
+	if len(id) != 32 {
+		return ""
+	}
+	id = strings.ToLower(id)
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
+	}
+	return id
+}

@@ -1,0 +1,227 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom"
+)
+
+// DefaultListLimit and MaxListLimit bound SQL.List's page.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 10_000
+)
+
+// SQLOptions configure an SQL store.
+type SQLOptions struct {
+	// Retention is how long a send event proves a later bounce: Send
+	// ignores older ones. It deletes nothing (see Prune). Zero means
+	// DefaultRetention.
+	Retention time.Duration
+
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// SQL is the event log in PostgreSQL, in the table postroom_events that
+// MigrateSQL creates. It is safe for concurrent use, and instances on one
+// database share the log. It never starts a goroutine.
+type SQL struct {
+	pool *pgxpool.Pool
+	opts SQLOptions
+}
+
+// ErrBadCursor is returned by List for an after cursor it did not make.
+var ErrBadCursor = errors.New("events: bad cursor")
+
+// NewSQL returns the log in pool's database, which MigrateSQL must have
+// brought up to date, or an error naming the field of opts that is out of
+// range. pool is the application's; SQL never closes it.
+func NewSQL(pool *pgxpool.Pool, opts SQLOptions) (*SQL, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("events: NewSQL: nil pool")
+	}
+	if opts.Retention < 0 {
+		return nil, fmt.Errorf("events: NewSQL: SQLOptions.Retention %v is negative", opts.Retention)
+	}
+	if opts.Retention == 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &SQL{pool: pool, opts: opts}, nil
+}
+
+// Record writes evs in one COPY, in one round trip whatever their number.
+// An event's zero At is stamped with the store's clock. It writes nothing
+// when evs is empty. Record does not keep evs.
+func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	now := s.opts.Now()
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"postroom_events"},
+		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "at"},
+		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
+			e := &evs[i]
+			at := e.At
+			if at.IsZero() {
+				at = now
+			}
+			return []any{e.AccountID, string(e.Type), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, at}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("events: record %d events: %w", len(evs), err)
+	}
+	return nil
+}
+
+// List returns up to limit events of accountID recorded after the cursor
+// after ("" for the beginning), oldest first, and the cursor to pass as
+// after to read on: that of the last event returned, or after itself when
+// none is. limit zero means DefaultListLimit; more than MaxListLimit is
+// cut to it.
+//
+// The log is append-only and List never skips an event: it shows only the
+// events whose batch committed before every transaction still writing
+// began, so a batch that commits late is read after the ones before it
+// (PostgreSQL's pg_snapshot_xmin). An event may therefore show a moment
+// after it was written. A cursor List did not make is ErrBadCursor.
+func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]postroom.Event, string, error) {
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	limit = min(limit, MaxListLimit)
+	xid, id, err := parseCursor(after)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT xid::text, id, event, send_id, email, reason, status, diagnostic, at
+		FROM postroom_events
+		WHERE account_id = $1 AND (xid, id) > ($2::text::xid8, $3)
+		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY xid, id
+		LIMIT $4`, accountID, strconv.FormatUint(xid, 10), id, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("events: list: %w", err)
+	}
+	defer rows.Close()
+	var evs []postroom.Event
+	next := after
+	for rows.Next() {
+		var (
+			xidText string
+			e       postroom.Event
+			typ     string
+		)
+		if err := rows.Scan(&xidText, &id, &typ, &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.At); err != nil {
+			return nil, "", fmt.Errorf("events: list: %w", err)
+		}
+		e.Type, e.AccountID = postroom.EventType(typ), accountID
+		evs = append(evs, e)
+		next = xidText + "." + strconv.FormatInt(id, 10)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("events: list: %w", err)
+	}
+	return evs, next, nil
+}
+
+// parseCursor reads a cursor "XID.ID"; "" is the beginning.
+func parseCursor(c string) (xid uint64, id int64, err error) {
+	if c == "" {
+		return 0, 0, nil
+	}
+	x, i, ok := strings.Cut(c, ".")
+	if ok {
+		xid, err = strconv.ParseUint(x, 10, 64)
+		if err == nil {
+			id, err = strconv.ParseInt(i, 10, 64)
+		}
+	}
+	if !ok || err != nil || id < 0 {
+		return 0, 0, fmt.Errorf("%w: %q", ErrBadCursor, c)
+	}
+	return xid, id, nil
+}
+
+// Send returns the send event of the message whose send id is id, when one
+// was recorded no longer than Retention ago; see Sends.
+func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
+	id = normalizeID(id)
+	if id == "" {
+		return Send{}, false, nil
+	}
+	snd := Send{ID: id}
+	err := s.pool.QueryRow(ctx, `
+		SELECT account_id, email, at FROM postroom_events
+		WHERE send_id = $1 AND event = 'send' AND at >= $2
+		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.Retention)).Scan(&snd.AccountID, &snd.Email, &snd.At)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Send{}, false, nil
+	}
+	if err != nil {
+		return Send{}, false, fmt.Errorf("events: look up send %s: %w", id, err)
+	}
+	return snd, true, nil
+}
+
+// After returns, for each of sendIDs that has one, the latest event
+// recorded about it after it was sent (hard_bounce, soft_bounce, spam,
+// unsub, deferral; not send), in one query whatever their number: what a
+// queued call's status shows beside each recipient's result. Ids that are
+// not send ids are ignored.
+func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.Event, error) {
+	ids := make([]string, 0, len(sendIDs))
+	for _, id := range sendIDs {
+		if id = normalizeID(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	out := make(map[string]postroom.Event)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT DISTINCT ON (send_id) send_id, account_id, event, email, reason, status, diagnostic, at
+		FROM postroom_events
+		WHERE send_id = ANY($1) AND event <> 'send'
+		ORDER BY send_id, at DESC, id DESC`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("events: after: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e postroom.Event
+		var typ string
+		if err := rows.Scan(&e.SendID, &e.AccountID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.At); err != nil {
+			return nil, fmt.Errorf("events: after: %w", err)
+		}
+		e.Type = postroom.EventType(typ)
+		out[e.SendID] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: after: %w", err)
+	}
+	return out, nil
+}
+
+// Prune deletes the events older than before and returns how many it
+// deleted. Run it from the application's own schedule.
+func (s *SQL) Prune(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM postroom_events WHERE at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("events: prune: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

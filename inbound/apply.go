@@ -1,0 +1,168 @@
+package inbound
+
+import (
+	"context"
+	"strings"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/bounce"
+	"github.com/postroom/postroom/suppression"
+)
+
+// apply records what rep proves about the send rt leads to (see Handle).
+func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Outcome, error) {
+	out := Outcome{Report: rep, SendID: rt.sendID}
+	if rt.report {
+		out.SendID = normalizeSendID(rep.SendID)
+	}
+	log := rc.opts.Logger.With("rcpt", rt.addr, "type", string(rep.Type), "send_id", out.SendID)
+	if out.SendID == "" {
+		log.Info("inbound: report without a send id; dropped")
+		out.Verdict = VerdictUnknownSend
+		return out, nil
+	}
+	snd, ok, err := rc.opts.Sends.Send(ctx, out.SendID)
+	if err != nil {
+		return out, &StoreError{Op: "look up send " + out.SendID, Err: err}
+	}
+	if !ok {
+		log.Info("inbound: report for an unknown or expired send id; dropped")
+		out.Verdict = VerdictUnknownSend
+		return out, nil
+	}
+	out.Send = snd
+	if rt.sendID != "" && rep.SendID != "" && normalizeSendID(rep.SendID) != rt.sendID {
+		// The envelope proves the send; the text's id is only noted.
+		log.Info("inbound: report shows another send id than its envelope's; the envelope's is used", "report_send_id", rep.SendID)
+	}
+
+	var obs []suppression.Observation
+	var evs []postroom.Event
+	now := rc.opts.Now()
+	base := postroom.Event{SendID: snd.ID, AccountID: snd.AccountID, Email: snd.Email, At: now}
+	observe := func(kind suppression.Kind, typ postroom.EventType, reason, status, diag string) {
+		e := base
+		e.Type, e.Reason, e.Status, e.Diagnostic = typ, reason, status, diag
+		evs = append(evs, e)
+		obs = append(obs, suppression.Observation{
+			AccountID: snd.AccountID, Address: snd.Email, Kind: kind,
+			Status: status, Diagnostic: diag, SendID: snd.ID, At: now,
+		})
+	}
+
+	switch rep.Type {
+	case bounce.TypeBounce, bounce.TypeDelay:
+		// The recipient's entries: a hard failure wins over a soft one,
+		// a failure over a delay; one observation per report.
+		var failed, delayed *bounce.Recipient
+		named := false
+		for i := range rep.Recipients {
+			r := &rep.Recipients[i]
+			if !sameAddress(r.Address, snd.Email) {
+				continue
+			}
+			named = true
+			switch {
+			case r.Action == "failed" || r.Action == "" && rep.Type == bounce.TypeBounce:
+				if failed == nil || r.Hard && !failed.Hard {
+					failed = r
+				}
+			case r.Action == "delayed":
+				if delayed == nil {
+					delayed = r
+				}
+			}
+		}
+		switch {
+		case !named:
+			log.Warn("inbound: report names other addresses than its send's recipient; dropped", "recipients", addresses(rep))
+			out.Verdict = VerdictOtherRecipient
+			return out, nil
+		case failed != nil && failed.Hard:
+			observe(suppression.HardBounce, postroom.EventHardBounce, failed.Class, failed.Status, failed.Diagnostic)
+		case failed != nil:
+			observe(suppression.SoftBounce, postroom.EventSoftBounce, failed.Class, failed.Status, failed.Diagnostic)
+		case delayed != nil:
+			e := base
+			e.Type, e.Reason, e.Status, e.Diagnostic = postroom.EventDeferral, delayed.Class, delayed.Status, delayed.Diagnostic
+			evs = append(evs, e)
+		}
+	case bounce.TypeComplaint:
+		// Providers often redact the complainer's address: a complaint
+		// naming no one is about the send its id proves; one naming
+		// addresses must name the send's recipient.
+		named, match := false, false
+		for _, r := range rep.Recipients {
+			if strings.TrimSpace(r.Address) != "" {
+				named = true
+				match = match || sameAddress(r.Address, snd.Email)
+			}
+		}
+		if named && !match {
+			log.Warn("inbound: complaint names other addresses than its send's recipient; dropped", "recipients", addresses(rep))
+			out.Verdict = VerdictOtherRecipient
+			return out, nil
+		}
+		observe(suppression.Complaint, postroom.EventSpam, rep.FeedbackType, "", "")
+	default:
+		log.Debug("inbound: nothing to record")
+		out.Verdict = VerdictNoAction
+		return out, nil
+	}
+
+	if len(evs) == 0 {
+		// The recipient is named, but only as delivered, relayed, ...
+		out.Verdict = VerdictNoAction
+		return out, nil
+	}
+	out.Verdict = VerdictRecorded
+	if rc.opts.Suppressions != nil {
+		for _, o := range obs {
+			e, err := rc.opts.Suppressions.Observe(ctx, o)
+			if err != nil {
+				return out, &StoreError{Op: "observe " + o.Address, Err: err}
+			}
+			if e != nil {
+				out.Listed = append(out.Listed, *e)
+			}
+		}
+	}
+	out.Events = evs
+	if rc.opts.OnEvent != nil {
+		for _, e := range evs {
+			rc.opts.OnEvent(ctx, e)
+		}
+	}
+	return out, nil
+}
+
+// sameAddress reports whether a report's address is the recorded one:
+// equal but for letter case, surrounding space and angle brackets.
+func sameAddress(reported, recorded string) bool {
+	reported = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(reported), "<"), ">")
+	return reported != "" && strings.EqualFold(reported, strings.TrimSpace(recorded))
+}
+
+// addresses lists the report's recipients' addresses, for the log.
+func addresses(rep *bounce.Report) []string {
+	as := make([]string, len(rep.Recipients))
+	for i, r := range rep.Recipients {
+		as[i] = r.Address
+	}
+	return as
+}
+
+// normalizeSendID returns id in lower case when it is a send id (32
+// hexadecimal digits), else "".
+func normalizeSendID(id string) string {
+	if len(id) != 32 {
+		return ""
+	}
+	id = strings.ToLower(id)
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
+	}
+	return id
+}

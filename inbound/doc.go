@@ -1,0 +1,43 @@
+// Package inbound receives what comes back from the messages a postroom
+// Mailer sent (bounces, delay notices, complaints, auto-replies), proves
+// which send each is about, and records what it proves: events
+// (hard_bounce, soft_bounce, spam, deferral) and observations for a
+// suppression list.
+//
+// A Receiver serves SMTP (Serve: the MX of the VERP domain) and LMTP
+// (ServeLMTP: a local Postfix's transport_maps hands it the VERP domain),
+// on emersion/go-smtp's server, and Handle does the same for one message
+// received otherwise (a Postfix pipe, an IMAP mailbox, a provider's
+// inbound webhook). The server and Handle share one path: read the
+// message with bounce.Parse, look its send up, apply.
+//
+// # Trust
+//
+// A report (any message) proves nothing about who it is for. The Receiver
+// acts only on the recipient of a send that postroom recorded (events.Sends
+// looks it up by send id), and only when the send id comes from where the
+// Mailer put it: the VERP envelope sender, to which the report was
+// delivered (or, for a feedback loop's fixed address, Options.ReportLocals,
+// the send id in the returned headers). A send id is 128 random bits: only
+// who saw the message knows it. The report must also name that recipient
+// (Original-Recipient, Final-Recipient; case-insensitively): a report for
+// a known send naming another address (a forged bounce, a bcc copy's
+// bounce) acts on no one. Unknown or expired send ids are logged and
+// dropped, with a 250 reply so that the sender's server does not retry.
+//
+// # Limits
+//
+// The server takes RCPT only for its own addresses, never relays, and
+// bounds each Serve call: Options.MaxMessageBytes (552 beyond, the
+// message never held whole in memory), MaxRecipients, MaxConnections,
+// ReadTimeout and WriteTimeout. See Options for their defaults.
+//
+// # Concurrency
+//
+// A Receiver is immutable and safe for concurrent use; each connection is
+// served by a goroutine of go-smtp's server, and Serve returns only after
+// every one has ended. Options.OnEvent and the stores are called from
+// those goroutines.
+//
+// It does not keep the messages it receives, forward them, or answer them.
+package inbound

@@ -1,0 +1,184 @@
+package inbound
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/suppression"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxMessageBytes is the largest message taken: postroom's own
+	// largest message (postroom.DefaultMaxMessageBytes, 25 MiB) returned
+	// whole, with 1 MiB for the report around it. Most servers return
+	// only the headers or the first kilobytes (Postfix: 50,000 bytes).
+	DefaultMaxMessageBytes = 26 << 20
+	// DefaultMaxRecipients is the most recipients of one transaction: a
+	// report goes to one envelope sender, so a few are plenty.
+	DefaultMaxRecipients = 50
+	// DefaultMaxConnections is the most connections served at once;
+	// more wait to be accepted.
+	DefaultMaxConnections = 100
+	// DefaultReadTimeout bounds each command, and the whole DATA
+	// transfer, as Postfix's smtpd_timeout does.
+	DefaultReadTimeout = 5 * time.Minute
+	// DefaultWriteTimeout bounds each reply.
+	DefaultWriteTimeout = time.Minute
+)
+
+// Observer applies what a report proves to a suppression list: package
+// suppression's Memory and SQL satisfy it (their Observe applies the
+// list's policy: a hard bounce lists the address at once, soft bounces
+// after several, a complaint at once). It must be safe for concurrent use.
+type Observer interface {
+	Observe(ctx context.Context, o suppression.Observation) (*suppression.Entry, error)
+}
+
+// Options configure a Receiver. New validates and copies them; the
+// Receiver never changes them.
+type Options struct {
+	// VERP is the Mailer's postroom.Options.VERP: the domain whose mail
+	// the Receiver takes, and the local part before the send id. Its
+	// Domain is required.
+	VERP postroom.VERP
+
+	// ReportLocals are local parts of VERP.Domain taken besides the VERP
+	// addresses, such as "fbl" for a mailbox provider's feedback loop,
+	// which sends its complaints to one fixed address. A report to one of
+	// them is tied to a send by the send id shown in the returned
+	// message's headers (bounce.Report.SendID), looked up in Sends like
+	// any other. Nil means none: only VERP addresses.
+	ReportLocals []string
+
+	// Sends looks up the send a report is about (package events: Memory,
+	// SQL). Required.
+	Sends events.Sends
+
+	// Suppressions receives an Observation for each hard bounce, soft
+	// bounce and complaint proven about a recorded send. Nil means none:
+	// the Receiver only emits events.
+	Suppressions Observer
+
+	// OnEvent, when not nil, receives each event a report proves
+	// (hard_bounce, soft_bounce, spam, deferral), from the goroutine
+	// handling the message, with Serve's or Handle's ctx; it must be safe
+	// for concurrent use. An events.Recorder's OnEvent fits, as it does
+	// postroom.Options.OnEvent. Nil means none.
+	OnEvent func(ctx context.Context, e postroom.Event)
+
+	// Hostname is the name the server gives in its greeting. Empty means
+	// VERP.Domain.
+	Hostname string
+
+	// MaxMessageBytes is the largest message taken, in octets as
+	// received; a larger one is refused (552 5.3.4) and not acted on,
+	// and is never held in memory whole. Zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
+
+	// MaxRecipients is the most recipients of one SMTP transaction; more
+	// get 452 4.5.3. Zero means DefaultMaxRecipients.
+	MaxRecipients int
+
+	// MaxConnections is the most connections one Serve call serves at
+	// once; more wait to be accepted. Zero means DefaultMaxConnections.
+	MaxConnections int
+
+	// ReadTimeout bounds the wait for each command and for the whole
+	// DATA transfer. Zero means DefaultReadTimeout.
+	ReadTimeout time.Duration
+
+	// WriteTimeout bounds each reply. Zero means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+
+	// TLS, when not nil, is offered with STARTTLS. Nil means no TLS. The
+	// Receiver does not modify it.
+	TLS *tls.Config
+
+	// Logger receives what the Receiver drops (unknown send ids, reports
+	// naming other addresses) and the server's errors. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Now is the clock for events and observations. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Receiver takes the reports (bounces, complaints, auto-replies) that
+// come back to the VERP domain, proves which send each is about, and
+// records what it proves. Make one with New; it is safe for concurrent
+// use, immutable, and starts nothing until Serve.
+type Receiver struct {
+	opts   Options
+	locals map[string]bool // ReportLocals in lower case
+}
+
+// New returns a Receiver, or an error naming the field of opts that is
+// missing or out of range.
+func New(opts Options) (*Receiver, error) {
+	if opts.VERP.Domain == "" {
+		return nil, fmt.Errorf("inbound: New: Options.VERP.Domain is required")
+	}
+	if opts.VERP.Local == "" {
+		opts.VERP.Local = postroom.DefaultVERPLocal
+	}
+	if strings.Contains(opts.VERP.Local, "+") || strings.Contains(opts.VERP.Local, "@") {
+		return nil, fmt.Errorf("inbound: New: Options.VERP.Local %q contains '+' or '@'", opts.VERP.Local)
+	}
+	if opts.Sends == nil {
+		return nil, fmt.Errorf("inbound: New: Options.Sends is required")
+	}
+	locals := make(map[string]bool, len(opts.ReportLocals))
+	for _, l := range opts.ReportLocals {
+		if l == "" || strings.ContainsAny(l, "@+<> \t") || strings.EqualFold(l, opts.VERP.Local) {
+			return nil, fmt.Errorf("inbound: New: Options.ReportLocals %q is not a plain local part other than VERP.Local", l)
+		}
+		locals[strings.ToLower(l)] = true
+	}
+	switch {
+	case opts.MaxMessageBytes < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxMessageBytes %d is negative", opts.MaxMessageBytes)
+	case opts.MaxRecipients < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxRecipients %d is negative", opts.MaxRecipients)
+	case opts.MaxConnections < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxConnections %d is negative", opts.MaxConnections)
+	case opts.ReadTimeout < 0:
+		return nil, fmt.Errorf("inbound: New: Options.ReadTimeout %v is negative", opts.ReadTimeout)
+	case opts.WriteTimeout < 0:
+		return nil, fmt.Errorf("inbound: New: Options.WriteTimeout %v is negative", opts.WriteTimeout)
+	}
+	opts.VERP.Domain = strings.ToLower(opts.VERP.Domain)
+	if opts.Hostname == "" {
+		opts.Hostname = opts.VERP.Domain
+	}
+	if opts.MaxMessageBytes == 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxRecipients == 0 {
+		opts.MaxRecipients = DefaultMaxRecipients
+	}
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	opts.ReportLocals = nil // kept as locals
+	return &Receiver{opts: opts, locals: locals}, nil
+}

@@ -1,0 +1,95 @@
+package suppression
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom/internal/sqlschema"
+)
+
+// SchemaVersion is the version of the schema that SQL reads and writes
+// and Migrate brings a database to.
+const SchemaVersion = 1
+
+// schema holds the migrations, one file per version, named
+// <version>_<what>.sql and applied in version order. They are embedded
+// for those who prefer to run them with their own migration tool.
+//
+//go:embed sql/*.sql
+var schema embed.FS
+
+// migrateLock is the PostgreSQL advisory lock Migrate holds while it
+// migrates, so that instances starting together migrate one after the
+// other.
+const migrateLock int64 = 0x706f_7374_7375_7070 // "postsupp"
+
+// Migrate creates or updates the tables of SQL in pool's database:
+// postroom_suppressions, postroom_suppression_soft_bounces, and
+// postroom_suppression_schema, which records the versions applied.
+//
+// It applies, in one transaction, the migrations newer than the
+// database's version, up to SchemaVersion, and does nothing when the
+// database is up to date, so it is safe to call at every start, from
+// every instance at once: they wait for each other on an advisory lock,
+// and only one applies each version. A database whose version is newer
+// than SchemaVersion (written by a newer release) is left alone and
+// reported as an error. ctx bounds the whole migration; when it ends
+// early, nothing is applied.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	if pool == nil {
+		return fmt.Errorf("suppression: Migrate: nil pool")
+	}
+	migrations, err := sqlschema.Load(schema, "sql/*.sql", SchemaVersion)
+	if err != nil {
+		return fmt.Errorf("suppression: %w", err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return migrateError(ctx, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
+
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock); err != nil {
+		return migrateError(ctx, err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS postroom_suppression_schema (
+		version integer PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return migrateError(ctx, err)
+	}
+	var current int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM postroom_suppression_schema`).Scan(&current); err != nil {
+		return migrateError(ctx, err)
+	}
+	if current > SchemaVersion {
+		return fmt.Errorf("suppression: database schema version %d is newer than this package's %d", current, SchemaVersion)
+	}
+	for _, m := range migrations {
+		if m.Version <= current {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return migrateError(ctx, fmt.Errorf("%s: %w", m.Name, err))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO postroom_suppression_schema (version) VALUES ($1)`, m.Version); err != nil {
+			return migrateError(ctx, err)
+		}
+	}
+	return migrateError(ctx, tx.Commit(ctx))
+}
+
+// migrateError wraps a migration's error; when ctx has ended, its error
+// is the one reported, whatever the driver made of the cancellation.
+func migrateError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("suppression: migrate: %w", ctxErr)
+	}
+	return fmt.Errorf("suppression: migrate: %w", err)
+}

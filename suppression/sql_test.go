@@ -1,0 +1,193 @@
+package suppression_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/suppression"
+	"github.com/postroom/postroom/transport"
+)
+
+// newPool opens a pool on a fresh database, not migrated.
+func newPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func TestSQLContract(t *testing.T) {
+	pool := newPool(t)
+	if err := suppression.Migrate(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	// One database for every case: each uses account ids of its own.
+	runContract(t, func(t *testing.T, opts suppression.Options) suppression.List {
+		s, err := suppression.NewSQL(pool, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestMigrateConcurrent starts four instances on one empty database at
+// once: each Migrate succeeds, the schema is applied once, and a later
+// Migrate does nothing.
+func TestMigrateConcurrent(t *testing.T) {
+	pool := newPool(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { errs[i] = suppression.Migrate(t.Context(), pool) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Migrate #%d: %v", i, err)
+		}
+	}
+	if err := suppression.Migrate(t.Context(), pool); err != nil {
+		t.Errorf("Migrate again: %v", err)
+	}
+	var versions, current int
+	if err := pool.QueryRow(t.Context(), `SELECT count(*), max(version) FROM postroom_suppression_schema`).Scan(&versions, &current); err != nil {
+		t.Fatal(err)
+	}
+	if versions != suppression.SchemaVersion || current != suppression.SchemaVersion {
+		t.Errorf("schema table: %d rows, version %d; want %d and %d", versions, current, suppression.SchemaVersion, suppression.SchemaVersion)
+	}
+}
+
+// TestMigrateNewerSchema: a database migrated by a newer release is left
+// alone and reported.
+func TestMigrateNewerSchema(t *testing.T) {
+	pool := newPool(t)
+	if err := suppression.Migrate(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(t.Context(), `INSERT INTO postroom_suppression_schema (version) VALUES ($1)`, suppression.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := suppression.Migrate(t.Context(), pool); err == nil {
+		t.Error("Migrate over a newer schema: nil; want an error")
+	}
+}
+
+// TestSQLCanceled: a call whose ctx has ended reports ctx's error.
+func TestSQLCanceled(t *testing.T) {
+	pool := newPool(t)
+	if err := suppression.Migrate(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	s, err := suppression.NewSQL(pool, suppression.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.Suppressed(ctx, "a", []string{"ann@example.com"}, time.Now()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Suppressed with a canceled ctx: %v; want context.Canceled", err)
+	}
+}
+
+// TestSQLThreeInstances runs three instances, each with its own pool on
+// one database, as three processes of an application would: they migrate
+// at once, an observation made by one rejects the recipient in another's
+// call, and a deletion made by the third lets it through again.
+func TestSQLThreeInstances(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	lists := make([]*suppression.SQL, 3)
+	mailers := make([]*postroom.Mailer, 3)
+	mems := make([]*transport.Memory, 3)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range lists {
+		pool, err := pgxpool.New(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		if lists[i], err = suppression.NewSQL(pool, suppression.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		mems[i] = transport.NewMemory()
+		if mailers[i], err = postroom.New(mems[i], postroom.Options{Auth: postroom.NoAuth{}, Suppressions: lists[i]}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { errs[i] = suppression.Migrate(t.Context(), pool) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("instance %d: Migrate: %v", i, err)
+		}
+	}
+	call := func() *postroom.Call {
+		return &postroom.Call{AccountID: "shop", Message: postroom.Message{FromEmail: "orders@shop.example.com", Subject: "s", Text: "t"},
+			Recipients: []postroom.Recipient{{Email: "ann@example.com"}, {Email: "bob@example.com"}}}
+	}
+	if _, err := lists[0].Observe(t.Context(), suppression.Observation{AccountID: "shop", Address: "ANN@example.com", Kind: suppression.Complaint}); err != nil {
+		t.Fatal(err)
+	}
+	results, err := mailers[1].Send(t.Context(), call())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Status != postroom.StatusRejected || results[0].Code != postroom.ReasonSpam || results[1].Status != postroom.StatusSent || mems[1].Len() != 1 {
+		t.Errorf("instance 1 after instance 0's complaint: %+v, %d messages; want ann rejected (spam), bob sent", results, mems[1].Len())
+	}
+	if had, err := lists[2].Delete(t.Context(), "shop", "ann@example.com"); err != nil || !had {
+		t.Fatalf("instance 2: Delete = %v, %v", had, err)
+	}
+	if results, err = mailers[1].Send(t.Context(), call()); err != nil || results[0].Status != postroom.StatusSent {
+		t.Errorf("instance 1 after instance 2's Delete: %+v, %v; want ann sent", results, err)
+	}
+}
+
+// TestSQLPruneSoftBounces: Prune deletes the rows of soft bounces too old
+// to count and keeps the others.
+func TestSQLPruneSoftBounces(t *testing.T) {
+	pool := newPool(t)
+	if err := suppression.Migrate(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	s, err := suppression.NewSQL(pool, suppression.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	for addr, at := range map[string]time.Time{"stale@example.com": now.Add(-8 * 24 * time.Hour), "recent@example.com": now.Add(-24 * time.Hour)} {
+		if _, err := s.Observe(t.Context(), suppression.Observation{AccountID: "a", Address: addr, Kind: suppression.SoftBounce, At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Prune(t.Context(), now); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := pool.Query(t.Context(), `SELECT address FROM postroom_suppression_soft_bounces ORDER BY address`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, a)
+	}
+	if rows.Err() != nil || len(left) != 1 || left[0] != "recent@example.com" {
+		t.Errorf("soft bounces left: %v, %v; want recent@ alone", left, rows.Err())
+	}
+}

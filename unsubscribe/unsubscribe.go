@@ -1,0 +1,143 @@
+package unsubscribe
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/suppression"
+)
+
+// DefaultTTL is how long a token is honoured by default: a year, since
+// people unsubscribe from old messages.
+const DefaultTTL = 365 * 24 * time.Hour
+
+// Observer records an unsubscribe: package suppression's Memory and SQL
+// satisfy it (an Unsubscribe observation lists the address at once, as
+// unsub). It must be safe for concurrent use.
+type Observer interface {
+	Observe(ctx context.Context, o suppression.Observation) (*suppression.Entry, error)
+}
+
+// Options configure an Unsubscriber. New validates and copies them.
+type Options struct {
+	// Keys sign and verify tokens: Keys[0] signs, every key verifies the
+	// tokens naming its ID (see the package doc for rotation). At least
+	// one is required; IDs must differ. The Unsubscriber copies them.
+	Keys []Key
+
+	// BaseURL is the https URL the handler serves, to which URL appends
+	// the token as the last path segment: "https://example.com/u/" makes
+	// https://example.com/u/TOKEN. Required for URL; empty means URL
+	// fails (Token still works).
+	BaseURL string
+
+	// TTL is how long a token is honoured. Zero means DefaultTTL.
+	TTL time.Duration
+
+	// Suppressions records each unsubscribe. Required.
+	Suppressions Observer
+
+	// OnEvent, when not nil, receives an unsub event for each unsubscribe
+	// recorded, from the request's goroutine: it must be safe for
+	// concurrent use. Nil means none.
+	OnEvent func(ctx context.Context, e postroom.Event)
+
+	// Logger receives the failures of Suppressions. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Unsubscriber makes tokens and URLs and is the http.Handler that honours
+// them. Make one with New; it is immutable and safe for concurrent use.
+type Unsubscriber struct {
+	opts Options
+}
+
+// New returns an Unsubscriber, or an error naming the field of opts that
+// is missing or out of range.
+func New(opts Options) (*Unsubscriber, error) {
+	if len(opts.Keys) == 0 {
+		return nil, fmt.Errorf("unsubscribe: New: Options.Keys is empty")
+	}
+	keys := make([]Key, len(opts.Keys))
+	seen := make(map[string]bool, len(keys))
+	for i, k := range opts.Keys {
+		if err := checkKey(k); err != nil {
+			return nil, fmt.Errorf("unsubscribe: New: Options.Keys[%d]: %v", i, err)
+		}
+		if seen[k.ID] {
+			return nil, fmt.Errorf("unsubscribe: New: Options.Keys[%d]: ID %q is used twice", i, k.ID)
+		}
+		seen[k.ID] = true
+		keys[i] = Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)}
+	}
+	opts.Keys = keys
+	if opts.BaseURL != "" {
+		u, err := url.Parse(opts.BaseURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("unsubscribe: New: Options.BaseURL %q is not an https URL without query or fragment (RFC 8058 needs https)", opts.BaseURL)
+		}
+		if !strings.HasSuffix(opts.BaseURL, "/") {
+			opts.BaseURL += "/"
+		}
+	}
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("unsubscribe: New: Options.TTL %v is negative", opts.TTL)
+	}
+	if opts.TTL == 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.Suppressions == nil {
+		return nil, fmt.Errorf("unsubscribe: New: Options.Suppressions is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Unsubscriber{opts: opts}, nil
+}
+
+// Token returns the token that unsubscribes address from accountID,
+// signed with Options.Keys[0], valid for Options.TTL. accountID is 1 to
+// 255 bytes, address not empty.
+func (u *Unsubscriber) Token(accountID, address string) (string, error) {
+	if accountID == "" || len(accountID) > 255 {
+		return "", fmt.Errorf("unsubscribe: Token: account id of %d bytes, want 1 to 255", len(accountID))
+	}
+	address = strings.TrimSpace(address)
+	if address == "" || len(address) > 254 {
+		return "", fmt.Errorf("unsubscribe: Token: address of %d bytes, want 1 to 254", len(address))
+	}
+	return sign(u.opts.Keys[0], accountID, address, u.opts.Now().Add(u.opts.TTL)), nil
+}
+
+// URL returns Options.BaseURL followed by Token(accountID, address): the
+// URI for the List-Unsubscribe header.
+func (u *Unsubscriber) URL(accountID, address string) (string, error) {
+	if u.opts.BaseURL == "" {
+		return "", fmt.Errorf("unsubscribe: URL: Options.BaseURL is empty")
+	}
+	t, err := u.Token(accountID, address)
+	if err != nil {
+		return "", err
+	}
+	return u.opts.BaseURL + t, nil
+}
+
+// Verify returns the account and address token unsubscribes, or an
+// error: ErrInvalidToken, or ErrExpiredToken (with the account and
+// address it named).
+func (u *Unsubscriber) Verify(token string) (accountID, address string, err error) {
+	c, err := verify(u.opts.Keys, token, u.opts.Now())
+	return c.account, c.address, err
+}
