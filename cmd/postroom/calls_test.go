@@ -1,0 +1,126 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/outbox"
+)
+
+// TestCallWaitingRetryWatch follows a call whose relay greylists one
+// recipient: call shows it waiting with the relay's reply, retry sends it
+// now, and call -watch follows the call to its end with a progress bar.
+func TestCallWaitingRetryWatch(t *testing.T) {
+	c, pool := migrated(t)
+	ob, srv := worker(t, pool, true)
+	id := enqueue(t, pool, ob, "ann@example.org", "grey@example.org")
+
+	var view struct {
+		Done    bool                      `json:"done"`
+		Counts  map[string]int            `json:"counts"`
+		Waiting []outbox.WaitingRecipient `json:"waiting"`
+	}
+	for {
+		c.jsonOf(t, &view, "call", id)
+		if len(view.Waiting) == 1 && view.Waiting[0].State == outbox.WaitingDeferred && view.Waiting[0].NextAttempt != nil {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("never one deferred recipient: %+v", view)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	w := view.Waiting[0]
+	if view.Done || view.Counts["sent"] != 1 || view.Counts["queued"] != 1 || w.Index != 1 || w.Email != "grey@example.org" ||
+		!strings.Contains(w.LastReason, "greylisted") || w.Attempts != 1 {
+		t.Errorf("call: %+v", view)
+	}
+	text := c.ok(t, "call", id)
+	if !strings.Contains(text, "grey@example.org deferred: soft-bounce") || !strings.Contains(text, "next ") {
+		t.Errorf("call printed:\n%s", text)
+	}
+
+	var calls struct {
+		Calls []outbox.CallSummary `json:"calls"`
+	}
+	c.jsonOf(t, &calls, "calls", "-account", "shop")
+	if len(calls.Calls) != 1 || calls.Calls[0].CallID != id || calls.Calls[0].Recipients != 2 {
+		t.Errorf("calls: %+v", calls)
+	}
+
+	if out := c.ok(t, "retry", id); !strings.Contains(out, "1 deferred") {
+		t.Errorf("retry printed %q", out)
+	}
+	term := cmd{dsn: c.dsn, terminal: true}
+	out := term.ok(t, "call", id, "-watch", "-interval", "20ms")
+	if !strings.Contains(out, "100%") || !strings.Contains(out, "(2/2") || !strings.Contains(out, "done; sent 2") {
+		t.Errorf("call -watch printed:\n%s", out)
+	}
+	t.Logf("call -watch on a terminal:\n%q", out)
+	var done outbox.CallStatus
+	c.jsonOf(t, &done, "call", id)
+	smtptest.CheckLedger(t, srv, done.Results)
+}
+
+func TestCancel(t *testing.T) {
+	c, pool := migrated(t)
+	ob, _ := worker(t, pool, false) // no worker: the call stays queued
+	id := enqueue(t, pool, ob, "a@example.org", "b@example.org", "c@example.org")
+	var got struct{ Canceled int }
+	c.jsonOf(t, &got, "cancel", id, "-reason", "wrong price")
+	if got.Canceled != 3 {
+		t.Errorf("cancel: %+v, want 3", got)
+	}
+	s, err := ob.Status(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Results {
+		if r.Status != postroom.StatusRejected || r.Code != outbox.ReasonCallCanceled || r.Reason != "call-canceled: wrong price" {
+			t.Errorf("%+v", r)
+		}
+	}
+	if out := c.ok(t, "cancel", id); !strings.Contains(out, ": 0 recipients") {
+		t.Errorf("second cancel printed %q", out)
+	}
+	if r := c.run(t, "cancel", "nope"); r.code != 1 || !strings.Contains(r.stderr, "no such call") {
+		t.Errorf("cancel of an unknown call: %+v", r)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"no command", nil, 2, "usage"},
+		{"unknown", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"no database", []string{"calls", "-account", "a"}, 2, "POSTROOM_DATABASE_URL"},
+		{"no account", []string{"calls"}, 2, "-account is required"},
+		{"call without id", []string{"call"}, 2, "want 1 argument"},
+		{"bad flag", []string{"retry", "-x", "id"}, 2, "flag provided but not defined"},
+		{"rejects without verb", []string{"rejects"}, 2, "want list, add or delete"},
+		{"help", []string{"call", "-h"}, 0, "-watch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cmd{}.run(t, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tc.code, tc.says)
+			}
+		})
+	}
+	t.Run("flag overrides the environment", func(t *testing.T) {
+		r := cmd{dsn: "postgres://nobody@127.0.0.1:1/none"}.run(t, "calls", "-account", "a", "-database-url", pgtest.DSN(t))
+		if r.code != 1 || !strings.Contains(r.stderr, "postroom_outbox_calls") {
+			// The flag's database, fresh and not migrated, is reached.
+			t.Errorf("%+v", r)
+		}
+	})
+}
