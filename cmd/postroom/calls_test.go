@@ -53,11 +53,16 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 		t.Errorf("calls: %+v", calls)
 	}
 
+	// call -watch follows the call from half done to done, which retry
+	// brings about while it watches.
+	term := cmd{dsn: c.dsn, terminal: true}
+	watched := make(chan string, 1)
+	go func() { watched <- term.run(t, "call", id, "-watch", "-interval", "20ms").stdout }()
+	time.Sleep(100 * time.Millisecond) // let it draw the half-done bar: not required for the test to pass
 	if out := c.ok(t, "retry", id); !strings.Contains(out, "1 deferred") {
 		t.Errorf("retry printed %q", out)
 	}
-	term := cmd{dsn: c.dsn, terminal: true}
-	out := term.ok(t, "call", id, "-watch", "-interval", "20ms")
+	out := <-watched
 	if !strings.Contains(out, "100%") || !strings.Contains(out, "(2/2") || !strings.Contains(out, "done; sent 2") {
 		t.Errorf("call -watch printed:\n%s", out)
 	}
