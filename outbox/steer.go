@@ -63,19 +63,25 @@ func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
 	// Every recipient of every chunk without a row, or deferred, gets its
 	// final row. ON CONFLICT takes the row as it is when committed, so a
 	// recipient that a run reserved in the meantime is left to the run.
+	chunks, err := openChunks(ctx, tx, callID)
+	if err != nil {
+		return 0, err
+	}
+	var idx []int32
+	var emails []string
+	for _, c := range chunks {
+		for k, e := range c.emails {
+			idx = append(idx, c.first+int32(k))
+			emails = append(emails, e)
+		}
+	}
 	tag, err := tx.Exec(ctx, `INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason)
-		SELECT ch.call_id, ch.first + e.ord::integer - 1, coalesce(e.r->>'email', ''), $2, $3, $4
-		FROM postroom_outbox_chunks ch
-		CROSS JOIN LATERAL jsonb_array_elements(convert_from(ch.recipients, 'UTF8')::jsonb) WITH ORDINALITY AS e(r, ord)
-		WHERE ch.call_id = $1
-		  AND (SELECT count(*) FROM postroom_outbox_recipients f
-		       WHERE f.call_id = ch.call_id AND f.idx >= ch.first AND f.idx < ch.first + ch.count
-		         AND f.status NOT IN ('reserved', 'deferred')) < ch.count
+		SELECT $1, v.i, v.e, $2, $3, $4 FROM unnest($5::integer[], $6::text[]) AS v(i, e)
 		ON CONFLICT (call_id, idx) DO UPDATE
 		SET status = excluded.status, code = excluded.code,
 		    reason = excluded.reason || '; last attempt: ' || r.reason
 		WHERE r.status = 'deferred'`,
-		callID, string(postroom.StatusRejected), string(ReasonCallCanceled), reason)
+		callID, string(postroom.StatusRejected), string(ReasonCallCanceled), reason, idx, emails)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: Cancel: %w", err)
 	}

@@ -252,3 +252,20 @@ func TestCancelInFlight(t *testing.T) {
 		return out
 	}())
 }
+
+// TestSteerNULParam steers a call whose recipient's params hold a NUL
+// character, which PostgreSQL's jsonb refuses: the stored recipients are
+// decoded in Go.
+func TestSteerNULParam(t *testing.T) {
+	e := newEnv(t, setup{noWork: true})
+	call := newCall("nul", 2)
+	call.Recipients[1].Params = map[string]any{"n": "a\x00b"}
+	id := e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
+	w, err := e.ob.Waiting(t.Context(), id)
+	if err != nil || len(w) != 2 || w[1].Email != addr("nul", 1) || w[1].State != outbox.WaitingNew {
+		t.Fatalf("Waiting: %+v, %v", w, err)
+	}
+	if n, err := e.ob.Cancel(t.Context(), id, ""); err != nil || n != 2 {
+		t.Fatalf("Cancel: %d, %v", n, err)
+	}
+}

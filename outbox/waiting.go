@@ -59,8 +59,9 @@ type WaitingRecipient struct {
 // Waiting returns the recipients of call callID that have no final
 // result yet, in input order, with their last attempt and next one. A
 // done call gives an empty list; an unknown id is ErrNotFound. It reads
-// the call's stored recipients and rows in one query, and River's jobs of
-// the call through River's JobList.
+// the chunks of the call's stored recipients that have some without a
+// final result, their rows, and River's jobs of the call (River's
+// JobList).
 func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient, error) {
 	var exists bool
 	if err := o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1)`, callID).Scan(&exists); err != nil {
@@ -69,46 +70,58 @@ func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient
 	if !exists {
 		return nil, ErrNotFound
 	}
-	// Only chunks with a recipient not final are decoded.
-	rows, err := o.pool.Query(ctx, `SELECT ch.first, ch.first + e.ord::integer - 1 AS idx, e.r->>'email',
-			coalesce(r.status, ''), coalesce(r.code, ''), coalesce(r.reason, '')
-		FROM postroom_outbox_chunks ch
-		CROSS JOIN LATERAL jsonb_array_elements(convert_from(ch.recipients, 'UTF8')::jsonb) WITH ORDINALITY AS e(r, ord)
-		LEFT JOIN postroom_outbox_recipients r ON r.call_id = ch.call_id AND r.idx = ch.first + e.ord::integer - 1
-		WHERE ch.call_id = $1
-		  AND (SELECT count(*) FROM postroom_outbox_recipients f
-		       WHERE f.call_id = ch.call_id AND f.idx >= ch.first AND f.idx < ch.first + ch.count
-		         AND f.status NOT IN ('reserved', 'deferred')) < ch.count
-		  AND (r.status IS NULL OR r.status IN ('reserved', 'deferred'))
-		ORDER BY idx`, callID)
+	chunks, err := openChunks(ctx, o.pool, callID)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) == 0 {
+		return []WaitingRecipient{}, nil
+	}
+	// The rows of the open chunks' recipients: a recipient without one
+	// has not been tried.
+	firsts, counts := ranges(chunks)
+	rows, err := o.pool.Query(ctx, `SELECT r.idx, r.status, r.code, r.reason FROM postroom_outbox_recipients r
+		JOIN unnest($2::integer[], $3::integer[]) AS ch(first, count) ON r.idx >= ch.first AND r.idx < ch.first + ch.count
+		WHERE r.call_id = $1`, callID, firsts, counts)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: Waiting: %w", err)
 	}
-	var waiting []WaitingRecipient
-	var firsts []int
+	type row struct{ status, code, reason string }
+	found := map[int32]row{}
 	for rows.Next() {
-		var w WaitingRecipient
-		var first int
-		var status, code, reason string
-		if err := rows.Scan(&first, &w.Index, &w.Email, &status, &code, &reason); err != nil {
+		var i int32
+		var r row
+		if err := rows.Scan(&i, &r.status, &r.code, &r.reason); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("outbox: Waiting: %w", err)
 		}
-		switch status {
-		case "":
-			w.State = WaitingNew
-		case rowReserved:
-			w.State = WaitingSending
-		default:
-			w.State = WaitingDeferred
-			w.LastStatus, w.LastCode, w.LastReason = status, code, reason
-		}
-		waiting = append(waiting, w)
-		firsts = append(firsts, first)
+		found[i] = r
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("outbox: Waiting: %w", err)
+	}
+	waiting := []WaitingRecipient{}
+	var firstOf []int
+	for _, c := range chunks {
+		for k, email := range c.emails {
+			i := c.first + int32(k)
+			w := WaitingRecipient{Index: int(i), Email: email}
+			r, ok := found[i]
+			switch {
+			case !ok:
+				w.State = WaitingNew
+			case r.status == rowReserved:
+				w.State = WaitingSending
+			case r.status == rowDeferred:
+				w.State = WaitingDeferred
+				w.LastStatus, w.LastCode, w.LastReason = r.status, r.code, r.reason
+			default:
+				continue // final
+			}
+			waiting = append(waiting, w)
+			firstOf = append(firstOf, int(c.first))
+		}
 	}
 	if len(waiting) == 0 {
 		return waiting, nil
@@ -122,7 +135,7 @@ func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient
 		byFirst[j.first] = j.row // one job per chunk; a newer one wins
 	}
 	for k := range waiting {
-		j := byFirst[firsts[k]]
+		j := byFirst[firstOf[k]]
 		if j == nil {
 			continue
 		}
