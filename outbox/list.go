@@ -66,9 +66,9 @@ type CallSummary struct {
 // the page after this one, empty when there is none. An account without
 // calls gives an empty list.
 //
-// The list reads postroom_outbox_calls through its (account_id,
-// idempotency_key) index and sorts the account's calls: it is meant for
-// people and scripts looking at a queue, not for a hot path.
+// It finds the account's calls through the (account_id,
+// idempotency_key) index and sorts them by start: it is meant for people
+// and scripts looking at a queue, not for a hot path.
 func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, next Cursor, err error) {
 	limit := q.Limit
 	switch {

@@ -111,6 +111,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "call", "ID", &c)
 	fs.BoolVar(&watch, "watch", false, "follow the call until it is done")
 	fs.DurationVar(&every, "interval", time.Second, "with -watch, how often the call is read")
+	show := fs.Int("waiting", 20, "the most waiting recipients printed as text (-json prints all)")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		}
 		return printJSON(e.stdout, callView{CallStatus: s, Waiting: waiting})
 	}
-	printCall(e.stdout, s, waiting)
+	printCall(e.stdout, s, waiting, *show)
 	return nil
 }
 
@@ -199,7 +200,7 @@ func follow(ctx context.Context, ob *outbox.Outbox, s *outbox.CallStatus, w io.W
 }
 
 // printCall writes a call's status and waiting recipients as text.
-func printCall(w io.Writer, s *outbox.CallStatus, waiting []outbox.WaitingRecipient) {
+func printCall(w io.Writer, s *outbox.CallStatus, waiting []outbox.WaitingRecipient, show int) {
 	state := "running"
 	if s.Done {
 		state = "done"
@@ -209,7 +210,11 @@ func printCall(w io.Writer, s *outbox.CallStatus, waiting []outbox.WaitingRecipi
 		return
 	}
 	fmt.Fprintf(w, "waiting (%d):\n", len(waiting))
-	for _, r := range waiting {
+	for k, r := range waiting {
+		if k == show {
+			fmt.Fprintf(w, "  ... and %d more (-waiting N, or -json)\n", len(waiting)-show)
+			break
+		}
 		line := fmt.Sprintf("  %d %s %s", r.Index, r.Email, r.State)
 		if r.LastReason != "" {
 			line += ": " + r.LastReason

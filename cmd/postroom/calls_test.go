@@ -45,6 +45,10 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 		t.Errorf("call printed:\n%s", text)
 	}
 
+	if text := c.ok(t, "call", id, "-waiting", "0"); !strings.Contains(text, "and 1 more") || strings.Contains(text, "grey@") {
+		t.Errorf("call -waiting 0 printed:\n%s", text)
+	}
+
 	var calls struct {
 		Calls []outbox.CallSummary `json:"calls"`
 	}
