@@ -230,8 +230,10 @@ func printCall(w io.Writer, s *outbox.CallStatus, waiting []outbox.WaitingRecipi
 func runCancel(ctx context.Context, e *env, args []string) error {
 	var c common
 	var reason string
+	var wait time.Duration
 	fs := newFlags(e, "cancel", "ID", &c)
 	fs.StringVar(&reason, "reason", "", "why, kept in each cancelled recipient's reason")
+	fs.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the recipients being sent to get their outcome, then cancel those it deferred (0: do not wait)")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -241,15 +243,60 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	n, err := ob.Cancel(ctx, rest[0], reason)
+	id := rest[0]
+	n, err := ob.Cancel(ctx, id, reason)
+	if err != nil {
+		return err
+	}
+	sending, err := settleInFlight(ctx, ob, id, reason, wait, &n)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		return printJSON(e.stdout, map[string]any{"call_id": rest[0], "canceled": n})
+		return printJSON(e.stdout, map[string]any{"call_id": id, "canceled": n, "sending": sending})
 	}
-	fmt.Fprintf(e.stdout, "call %s: %d recipients cancelled (rejected, %s); any being sent now get their own outcome\n", rest[0], n, outbox.ReasonCallCanceled)
+	fmt.Fprintf(e.stdout, "call %s: %d recipients cancelled (rejected, %s)\n", id, n, outbox.ReasonCallCanceled)
+	if sending > 0 {
+		fmt.Fprintf(e.stdout, "%d recipients are still being sent and get their own outcome; run cancel again once they have it, to cancel any that was deferred\n", sending)
+	}
 	return nil
+}
+
+// settleInFlight waits, at most wait, until no recipient of call id is
+// being sent, then cancels those that their runs deferred meanwhile
+// (a run that ended before River's cancellation reached it leaves them
+// deferred without a job), adding them to *n. It returns how many are
+// still being sent when wait ran out.
+func settleInFlight(ctx context.Context, ob *outbox.Outbox, id, reason string, wait time.Duration, n *int) (int, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		w, err := ob.Waiting(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		sending := 0
+		for _, r := range w {
+			if r.State == outbox.WaitingSending {
+				sending++
+			}
+		}
+		if sending == 0 {
+			if len(w) > 0 {
+				more, err := ob.Cancel(ctx, id, reason)
+				*n += more
+				return 0, err
+			}
+			return 0, nil
+		}
+		if !time.Now().Before(deadline) {
+			return sending, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func runRetry(ctx context.Context, e *env, args []string) error {

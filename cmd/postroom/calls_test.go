@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // now, and call -watch follows the call to its end with a progress bar.
 func TestCallWaitingRetryWatch(t *testing.T) {
 	c, pool := migrated(t)
-	ob, srv := worker(t, pool, true)
+	ob, srv := worker(t, pool, app{work: true})
 	id := enqueue(t, pool, ob, "ann@example.org", "grey@example.org")
 
 	var view struct {
@@ -78,7 +79,7 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	c, pool := migrated(t)
-	ob, _ := worker(t, pool, false) // no worker: the call stays queued
+	ob, _ := worker(t, pool, app{}) // no worker: the call stays queued
 	id := enqueue(t, pool, ob, "a@example.org", "b@example.org", "c@example.org")
 	var got struct{ Canceled int }
 	c.jsonOf(t, &got, "cancel", id, "-reason", "wrong price")
@@ -132,4 +133,50 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("%+v", r)
 		}
 	})
+}
+
+// TestCancelInFlight cancels a call while its job hands messages to a
+// slow relay, some of them greylisted: cancel waits for the recipients
+// being sent, then cancels those deferred meanwhile, and the call ends
+// with every recipient final and the relay's ledger in agreement.
+func TestCancelInFlight(t *testing.T) {
+	c, pool := migrated(t)
+	ob, srv := worker(t, pool, app{work: true, slow: 300 * time.Millisecond, batchSize: 2})
+	var emails []string
+	for i := range 12 {
+		prefix := "ok"
+		if i%2 == 1 {
+			prefix = "grey"
+		}
+		emails = append(emails, fmt.Sprintf("%s-%d@example.org", prefix, i))
+	}
+	id := enqueue(t, pool, ob, emails...)
+	for {
+		var reserved int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM postroom_outbox_recipients WHERE call_id = $1 AND status = 'reserved'`, id).Scan(&reserved); err != nil {
+			t.Fatal(err)
+		}
+		if reserved > 0 {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("nothing reserved")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	var got struct{ Canceled, Sending int }
+	c.jsonOf(t, &got, "cancel", id, "-wait", "1m")
+	if got.Sending != 0 || got.Canceled == 0 {
+		t.Errorf("cancel: %+v", got)
+	}
+	s, err := ob.Status(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Done {
+		t.Fatalf("call not done after cancel: %v", s.Counts)
+	}
+	smtptest.CheckLedger(t, srv, s.Results)
+	t.Logf("counts %v", s.Counts)
 }

@@ -89,14 +89,24 @@ func migrated(t *testing.T) (cmd, *pgxpool.Pool) {
 	return c, pool
 }
 
+// app is what a test's application does; the zero value sends nothing.
+type app struct {
+	work               bool          // a River client works the jobs
+	slow               time.Duration // the relay's wait before it answers the final dot
+	jobSize, batchSize int
+}
+
 // worker is an application's outbox sending to a real SMTP server that
 // greylists (451 4.7.1 at the first RCPT) the addresses starting with
 // "grey", retried after an hour unless retried by hand.
-func worker(t *testing.T, pool *pgxpool.Pool, work bool) (*outbox.Outbox, *smtptest.Server) {
+func worker(t *testing.T, pool *pgxpool.Pool, a app) (*outbox.Outbox, *smtptest.Server) {
 	t.Helper()
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true, Faults: func(c smtptest.Command) smtptest.Fault {
 		if c.Stage == smtptest.Rcpt && c.Attempt == 1 && strings.HasPrefix(c.Addr, "grey") {
 			return smtptest.Fault{Code: 451, Enhanced: "4.7.1", Text: "greylisted"}
+		}
+		if c.Stage == smtptest.EndOfData {
+			return smtptest.Fault{Delay: a.slow}
 		}
 		return smtptest.Fault{}
 	}})
@@ -109,11 +119,11 @@ func worker(t *testing.T, pool *pgxpool.Pool, work bool) (*outbox.Outbox, *smtpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }})
+	ob, err := outbox.New(m, pool, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !work {
+	if !a.work {
 		return ob, srv
 	}
 	client, err := ob.NewClient(&river.Config{Logger: slog.New(slog.DiscardHandler), FetchCooldown: 5 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond})
