@@ -66,9 +66,10 @@ type CallSummary struct {
 // the page after this one, empty when there is none. An account without
 // calls gives an empty list.
 //
-// It finds the account's calls through the (account_id,
-// idempotency_key) index and sorts them by start: it is meant for people
-// and scripts looking at a queue, not for a hot path.
+// The schema has no index on (account_id, started_at): the account's
+// calls are selected (the (account_id, idempotency_key) index can serve
+// that) and sorted by start. It is meant for people and scripts looking
+// at a queue, not for a hot path.
 func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, next Cursor, err error) {
 	limit := q.Limit
 	switch {
