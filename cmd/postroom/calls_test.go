@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/outbox"
+)
+
+// TestCallWaitingRetryWatch follows a call whose relay greylists one
+// recipient: call shows it waiting with the relay's reply, retry sends it
+// now, and call -watch follows the call to its end with a progress bar.
+func TestCallWaitingRetryWatch(t *testing.T) {
+	c, pool := migrated(t)
+	ob, srv := worker(t, pool, app{work: true})
+	id := enqueue(t, pool, ob, "ann@example.org", "grey@example.org")
+
+	var view struct {
+		Done    bool                      `json:"done"`
+		Counts  map[string]int            `json:"counts"`
+		Waiting []outbox.WaitingRecipient `json:"waiting"`
+	}
+	for {
+		c.jsonOf(t, &view, "call", id)
+		if len(view.Waiting) == 1 && view.Waiting[0].State == outbox.WaitingDeferred && view.Waiting[0].NextAttempt != nil {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("never one deferred recipient: %+v", view)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	w := view.Waiting[0]
+	if view.Done || view.Counts["sent"] != 1 || view.Counts["queued"] != 1 || w.Index != 1 || w.Email != "grey@example.org" ||
+		!strings.Contains(w.LastReason, "greylisted") || w.Attempts != 1 {
+		t.Errorf("call: %+v", view)
+	}
+	text := c.ok(t, "call", id)
+	if !strings.Contains(text, "grey@example.org deferred: soft-bounce") || !strings.Contains(text, "next ") {
+		t.Errorf("call printed:\n%s", text)
+	}
+
+	if text := c.ok(t, "call", id, "-waiting", "0"); !strings.Contains(text, "and 1 more") || strings.Contains(text, "grey@") {
+		t.Errorf("call -waiting 0 printed:\n%s", text)
+	}
+
+	var calls struct {
+		Calls []outbox.CallSummary `json:"calls"`
+	}
+	c.jsonOf(t, &calls, "calls", "-account", "shop")
+	if len(calls.Calls) != 1 || calls.Calls[0].CallID != id || calls.Calls[0].Recipients != 2 {
+		t.Errorf("calls: %+v", calls)
+	}
+
+	// call -watch follows the call from half done to done, which retry
+	// brings about while it watches.
+	term := cmd{dsn: c.dsn, terminal: true}
+	watched := make(chan string, 1)
+	go func() { watched <- term.run(t, "call", id, "-watch", "-interval", "20ms").stdout }()
+	time.Sleep(100 * time.Millisecond) // let it draw the half-done bar: not required for the test to pass
+	if out := c.ok(t, "retry", id); !strings.Contains(out, "1 deferred") {
+		t.Errorf("retry printed %q", out)
+	}
+	out := <-watched
+	if !strings.Contains(out, "100%") || !strings.Contains(out, "(2/2") || !strings.Contains(out, "done; sent 2") {
+		t.Errorf("call -watch printed:\n%s", out)
+	}
+	t.Logf("call -watch on a terminal:\n%q", out)
+	var done outbox.CallStatus
+	c.jsonOf(t, &done, "call", id)
+	smtptest.CheckLedger(t, srv, done.Results)
+}
+
+func TestCancel(t *testing.T) {
+	c, pool := migrated(t)
+	ob, _ := worker(t, pool, app{}) // no worker: the call stays queued
+	id := enqueue(t, pool, ob, "a@example.org", "b@example.org", "c@example.org")
+	var got struct{ Canceled int }
+	c.jsonOf(t, &got, "cancel", id, "-reason", "wrong price")
+	if got.Canceled != 3 {
+		t.Errorf("cancel: %+v, want 3", got)
+	}
+	s, err := ob.Status(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Results {
+		if r.Status != postroom.StatusRejected || r.Code != outbox.ReasonCallCanceled || r.Reason != "call-canceled: wrong price" {
+			t.Errorf("%+v", r)
+		}
+	}
+	if out := c.ok(t, "cancel", id); !strings.Contains(out, ": 0 recipients") {
+		t.Errorf("second cancel printed %q", out)
+	}
+	if r := c.run(t, "cancel", "nope"); r.code != 1 || !strings.Contains(r.stderr, "no such call") {
+		t.Errorf("cancel of an unknown call: %+v", r)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"no command", nil, 2, "usage"},
+		{"unknown", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"no database", []string{"calls", "-account", "a"}, 2, "POSTROOM_DATABASE_URL"},
+		{"no account", []string{"calls"}, 2, "-account is required"},
+		{"call without id", []string{"call"}, 2, "want 1 argument"},
+		{"bad flag", []string{"retry", "-x", "id"}, 2, "flag provided but not defined"},
+		{"rejects without verb", []string{"rejects"}, 2, "want list, add or delete"},
+		{"help", []string{"call", "-h"}, 0, "-watch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cmd{}.run(t, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tc.code, tc.says)
+			}
+		})
+	}
+	t.Run("flag overrides the environment", func(t *testing.T) {
+		r := cmd{dsn: "postgres://nobody@127.0.0.1:1/none"}.run(t, "calls", "-account", "a", "-database-url", pgtest.DSN(t))
+		if r.code != 1 || !strings.Contains(r.stderr, "postroom_outbox_calls") {
+			// The flag's database, fresh and not migrated, is reached.
+			t.Errorf("%+v", r)
+		}
+	})
+}
+
+// TestCancelInFlight cancels a call while its job hands messages to a
+// slow relay, some of them greylisted: cancel waits for the recipients
+// being sent, then cancels those deferred meanwhile, and the call ends
+// with every recipient final and the relay's ledger in agreement.
+func TestCancelInFlight(t *testing.T) {
+	c, pool := migrated(t)
+	ob, srv := worker(t, pool, app{work: true, slow: 300 * time.Millisecond, batchSize: 2})
+	var emails []string
+	for i := range 12 {
+		prefix := "ok"
+		if i%2 == 1 {
+			prefix = "grey"
+		}
+		emails = append(emails, fmt.Sprintf("%s-%d@example.org", prefix, i))
+	}
+	id := enqueue(t, pool, ob, emails...)
+	for {
+		var reserved int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM postroom_outbox_recipients WHERE call_id = $1 AND status = 'reserved'`, id).Scan(&reserved); err != nil {
+			t.Fatal(err)
+		}
+		if reserved > 0 {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("nothing reserved")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	var got struct{ Canceled, Sending int }
+	c.jsonOf(t, &got, "cancel", id, "-wait", "1m")
+	if got.Sending != 0 || got.Canceled == 0 {
+		t.Errorf("cancel: %+v", got)
+	}
+	s, err := ob.Status(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Done {
+		t.Fatalf("call not done after cancel: %v", s.Counts)
+	}
+	smtptest.CheckLedger(t, srv, s.Results)
+	t.Logf("counts %v", s.Counts)
+}

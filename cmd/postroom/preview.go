@@ -1,0 +1,221 @@
+package main
+
+// For template authors: preview and send -dry-run of a call body file.
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/templatestore"
+	"github.com/postroom/postroom/transport"
+)
+
+// callFile is a call body file and the Mailer that previews it.
+type callFile struct {
+	op   postroom.Operation
+	call *postroom.Call
+	m    *postroom.Mailer
+	db   *sql.DB // the stored templates' database, or nil
+}
+
+func (f *callFile) close() {
+	if f.db != nil {
+		f.db.Close()
+	}
+}
+
+// previewFlags are the flags of preview and send.
+type previewFlags struct {
+	common
+	recipients string
+	strict     bool
+}
+
+func (p *previewFlags) add(e *env, name string) *flag.FlagSet {
+	fs := newFlags(e, name, "FILE.json", &p.common)
+	fs.StringVar(&p.recipients, "recipients", "", "indices of the recipients to preview, comma-separated (default all)")
+	fs.BoolVar(&p.strict, "strict", false, "make a recipient with missing params invalid (Options.StrictParams)")
+	return fs
+}
+
+// load reads and decodes the call body file (DecodeCall, as an HTTP
+// handler does) and makes a Mailer for it over a Memory transport, which
+// never sends; a message.send_template call reads its templates from the
+// database.
+func (p *previewFlags) load(ctx context.Context, e *env, name string) (*callFile, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	call, err := postroom.DecodeCall(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f := &callFile{op: postroom.OpSend, call: call}
+	opts := postroom.Options{Auth: postroom.NoAuth{}, StrictParams: p.strict}
+	if call.Message.HTMLTemplateID != "" || call.Message.TextTemplateID != "" {
+		f.op = postroom.OpSendTemplate
+		pool, err := p.open(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("message.send_template reads its stored templates from the database: %w", err)
+		}
+		f.db = stdlib.OpenDBFromPool(pool)
+		opts.Templates = templatestore.NewSQL(f.db)
+	}
+	if f.m, err = postroom.New(transport.NewMemory(), opts); err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// indices parses -recipients.
+func (p *previewFlags) indices() ([]int, error) {
+	if p.recipients == "" {
+		return nil, nil
+	}
+	var idx []int
+	for _, s := range strings.Split(p.recipients, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || i < 0 {
+			return nil, usagef("-recipients: %q is not an index", s)
+		}
+		idx = append(idx, i)
+	}
+	return idx, nil
+}
+
+// recipientView is one previewed recipient in the JSON output.
+type recipientView struct {
+	Index   int      `json:"index"`
+	Email   string   `json:"email"`
+	Status  string   `json:"status"`
+	Code    string   `json:"code,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Subject string   `json:"subject,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+func views(call *postroom.Call, pv *postroom.Preview) []recipientView {
+	out := make([]recipientView, len(pv.Recipients))
+	for k, r := range pv.Recipients {
+		out[k] = recipientView{
+			Index: r.Index, Email: call.Recipients[r.Index].Email,
+			Status: string(r.Result.Status), Code: string(r.Result.Code), Reason: r.Result.Reason,
+			Subject: r.Subject, Missing: r.Missing,
+		}
+	}
+	return out
+}
+
+// printViews writes the previewed recipients as text: ok for one whose
+// message would be made, refused with its status and reason otherwise.
+func printViews(w io.Writer, vs []recipientView) {
+	for _, v := range vs {
+		line := fmt.Sprintf("%d %s: ok", v.Index, v.Email)
+		if v.Status != string(postroom.StatusSent) && v.Status != string(postroom.StatusQueued) {
+			line = fmt.Sprintf("%d %s: refused, %s", v.Index, v.Email, v.Status)
+		}
+		if v.Reason != "" {
+			line += " (" + v.Reason + ")"
+		}
+		if v.Subject != "" {
+			line += "\n  subject: " + v.Subject
+		}
+		if len(v.Missing) > 0 {
+			line += "\n  missing params: " + strings.Join(v.Missing, ", ")
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func runPreview(ctx context.Context, e *env, args []string) error {
+	var p previewFlags
+	fs := p.add(e, "preview")
+	rest, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	idx, err := p.indices()
+	if err != nil {
+		return err
+	}
+	f, err := p.load(ctx, e, rest[0])
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	pv, err := f.m.Preview(ctx, f.op, f.call, postroom.PreviewOptions{Recipients: idx})
+	if err != nil {
+		return err
+	}
+	vs := views(f.call, pv)
+	if p.json {
+		return printJSON(e.stdout, map[string]any{"operation": f.op.String(), "recipients": vs})
+	}
+	printViews(e.stdout, vs)
+	return nil
+}
+
+// errSendRefused is send's answer without -dry-run.
+const sendRefused = "this command sends no mail: use -dry-run to check a call; to send, enqueue it from the application (outbox.Enqueue) or POST it to its HTTP API"
+
+func runSend(ctx context.Context, e *env, args []string) error {
+	var p previewFlags
+	var dry bool
+	fs := p.add(e, "send")
+	fs.BoolVar(&dry, "dry-run", false, "check the call (validation, suppressions, rendering) and send nothing")
+	rest, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if !dry {
+		return usagef("%s", sendRefused)
+	}
+	idx, err := p.indices()
+	if err != nil {
+		return err
+	}
+	f, err := p.load(ctx, e, rest[0])
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	// Validate: the checks Run makes before rendering, with the call's
+	// refusals as errors; then Preview renders what Validate let through.
+	checked, err := f.m.Validate(ctx, f.op, f.call)
+	if err != nil {
+		return err
+	}
+	pv, err := f.m.Preview(ctx, f.op, f.call, postroom.PreviewOptions{Recipients: idx})
+	if err != nil {
+		return err
+	}
+	vs := views(f.call, pv)
+	refused := 0
+	for _, r := range checked {
+		if r.Status != "" {
+			refused++
+		}
+	}
+	for _, v := range vs {
+		if v.Status == string(postroom.StatusInvalid) && checked[v.Index].Status == "" {
+			refused++ // refused at rendering (a missing param under -strict, a render error)
+		}
+	}
+	if p.json {
+		return printJSON(e.stdout, map[string]any{"operation": f.op.String(), "dry_run": true, "recipients": vs, "refused": refused})
+	}
+	printViews(e.stdout, vs)
+	fmt.Fprintf(e.stdout, "dry run: %d recipients, %d would be refused; nothing was sent\n", len(f.call.Recipients), refused)
+	return nil
+}

@@ -1,0 +1,75 @@
+package outbox
+
+// The chunks of a call that still have recipients without a final
+// result, read for Waiting and Cancel.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// openChunk is a job's range of recipients, some without a final result:
+// the recipients of indices first .. first+len(emails)-1.
+type openChunk struct {
+	first  int32
+	emails []string
+}
+
+// openChunks returns the chunks of call callID with at least one
+// recipient without a final row, in index order, with their recipients'
+// addresses decoded here (not in SQL: a recipient's params may hold what
+// PostgreSQL's jsonb refuses, such as \u0000). A chunk whose stored
+// recipients cannot be decoded gives empty addresses, as the worker's
+// giving up does.
+func openChunks(ctx context.Context, q queryer, callID string) ([]openChunk, error) {
+	rows, err := q.Query(ctx, `SELECT ch.first, ch.count, ch.recipients FROM postroom_outbox_chunks ch
+		WHERE ch.call_id = $1
+		  AND (SELECT count(*) FROM postroom_outbox_recipients f
+		       WHERE f.call_id = ch.call_id AND f.idx >= ch.first AND f.idx < ch.first + ch.count
+		         AND f.status NOT IN ('reserved', 'deferred')) < ch.count
+		ORDER BY ch.first`, callID)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: chunks of call %s: %w", callID, err)
+	}
+	defer rows.Close()
+	var chunks []openChunk
+	for rows.Next() {
+		var first, count int32
+		var raw []byte
+		if err := rows.Scan(&first, &count, &raw); err != nil {
+			return nil, fmt.Errorf("outbox: chunks of call %s: %w", callID, err)
+		}
+		chunks = append(chunks, openChunk{first: first, emails: decodeEmails(raw, int(count))})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outbox: chunks of call %s: %w", callID, err)
+	}
+	return chunks, nil
+}
+
+// decodeEmails returns the n addresses of a chunk's stored recipients,
+// or n empty ones when they cannot be read.
+func decodeEmails(raw []byte, n int) []string {
+	var rs []struct {
+		Email string `json:"email"`
+	}
+	emails := make([]string, n)
+	if json.Unmarshal(raw, &rs) != nil || len(rs) != n {
+		return emails
+	}
+	for k, r := range rs {
+		emails[k] = r.Email
+	}
+	return emails
+}
+
+// ranges returns the first indices and counts of chunks, as query
+// arguments.
+func ranges(chunks []openChunk) (firsts, counts []int32) {
+	for _, c := range chunks {
+		firsts = append(firsts, c.first)
+		counts = append(counts, int32(len(c.emails)))
+	}
+	return firsts, counts
+}

@@ -1,0 +1,173 @@
+package outbox
+
+// Steering a queued call: cancel it, or retry its waiting recipients now.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/postroom/postroom"
+)
+
+// ReasonCallCanceled is the reason code of a recipient whose call was
+// cancelled (Cancel) before its message was handed over: its status is
+// rejected, and it is never sent.
+//
+// It is not postroom.ReasonCanceled, whose recipients are deferred (a
+// context ended, the message may be sent again): a cancelled call's
+// recipients are final, and a caller that retries on ReasonCanceled must
+// not retry them.
+const ReasonCallCanceled postroom.ReasonCode = "call-canceled"
+
+// Cancel cancels call callID: each recipient not yet handed over (not
+// tried, or deferred) becomes rejected, ReasonCallCanceled, its reason
+// "call-canceled: " followed by why (and the last attempt's reason of a
+// deferred one), and the call's River jobs are cancelled, all in one
+// transaction. It returns how many recipients it settled; a done call
+// gives 0. An unknown id is ErrNotFound.
+//
+// A recipient that a running job has reserved (its message may be on its
+// way) is left to that run, which writes its outcome: Cancel never makes
+// up a result for a message that may have been delivered. The rows
+// Cancel writes are final, and a job's writes only take recipients
+// without a row or deferred, so a run still going does not send or
+// overwrite a cancelled recipient. River cancels the running job's
+// context (see river.Client.JobCancel), which ends its current sends; a
+// recipient of it that ends deferred is given up by the job (ReasonGaveUp)
+// or, if the job was finishing as Cancel ran, left deferred without a
+// job: calling Cancel again settles it.
+func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
+	tx, err := o.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
+	// The call's row, locked: two Cancels, or a Cancel and DeleteBefore,
+	// take turns.
+	var exists bool
+	err = tx.QueryRow(ctx, `SELECT true FROM postroom_outbox_calls WHERE id = $1 FOR UPDATE`, callID).Scan(&exists)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
+	reason := string(ReasonCallCanceled)
+	if why != "" {
+		reason += ": " + why
+	}
+	// Every recipient of every chunk without a row, or deferred, gets its
+	// final row. ON CONFLICT takes the row as it is when committed, so a
+	// recipient that a run reserved in the meantime is left to the run.
+	chunks, err := openChunks(ctx, tx, callID)
+	if err != nil {
+		return 0, err
+	}
+	var idx []int32
+	var emails []string
+	for _, c := range chunks {
+		for k, e := range c.emails {
+			idx = append(idx, c.first+int32(k))
+			emails = append(emails, e)
+		}
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason)
+		SELECT $1, v.i, v.e, $2, $3, $4 FROM unnest($5::integer[], $6::text[]) AS v(i, e)
+		ON CONFLICT (call_id, idx) DO UPDATE
+		SET status = excluded.status, code = excluded.code,
+		    reason = excluded.reason || '; last attempt: ' || r.reason
+		WHERE r.status = 'deferred'`,
+		callID, string(postroom.StatusRejected), string(ReasonCallCanceled), reason, idx, emails)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
+	jobs, err := o.callJobs(ctx, tx, callID)
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range jobs {
+		switch j.row.State {
+		case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+			continue
+		}
+		if _, err := o.river.JobCancelTx(ctx, tx, j.row.ID); err != nil {
+			return 0, fmt.Errorf("outbox: Cancel: job %d: %w", j.row.ID, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Retry makes the jobs of call callID that wait to retry deferred
+// recipients (or a failed run) run now, in one transaction, through
+// River's JobRetry, and returns how many deferred recipients those jobs
+// hold. A job waiting for the call's send time (EnqueueOptions.At) with
+// nothing deferred is left to wait; a running job is left alone. Each
+// retried recipient keeps its count of attempts and Options.MaxAge still
+// applies. An unknown id is ErrNotFound.
+func (o *Outbox) Retry(ctx context.Context, callID string) (int, error) {
+	tx, err := o.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: Retry: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
+	var exists bool
+	err = tx.QueryRow(ctx, `SELECT true FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&exists)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("outbox: Retry: %w", err)
+	}
+	// The deferred recipients by job (by its range's first index).
+	rows, err := tx.Query(ctx, `SELECT ch.first, count(*) FROM postroom_outbox_chunks ch
+		JOIN postroom_outbox_recipients r ON r.call_id = ch.call_id AND r.idx >= ch.first AND r.idx < ch.first + ch.count
+		WHERE ch.call_id = $1 AND r.status = 'deferred'
+		GROUP BY ch.first`, callID)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: Retry: %w", err)
+	}
+	deferred := map[int]int{}
+	for rows.Next() {
+		var first, n int
+		if err := rows.Scan(&first, &n); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("outbox: Retry: %w", err)
+		}
+		deferred[first] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("outbox: Retry: %w", err)
+	}
+	jobs, err := o.callJobs(ctx, tx, callID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, j := range jobs {
+		switch j.row.State {
+		case rivertype.JobStateRetryable:
+		case rivertype.JobStateScheduled:
+			if deferred[j.first] == 0 {
+				continue // waiting for its send time
+			}
+		default:
+			continue
+		}
+		if _, err := o.river.JobRetryTx(ctx, tx, j.row.ID); err != nil {
+			return 0, fmt.Errorf("outbox: Retry: job %d: %w", j.row.ID, err)
+		}
+		n += deferred[j.first]
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("outbox: Retry: %w", err)
+	}
+	return n, nil
+}

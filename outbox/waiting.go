@@ -1,0 +1,204 @@
+package outbox
+
+// What a call's recipients without a final result are waiting for.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// WaitingState is why a recipient has no final result yet.
+type WaitingState string
+
+// The states of a waiting recipient.
+const (
+	// WaitingNew: not tried yet (its job has not reached it).
+	WaitingNew WaitingState = "new"
+	// WaitingSending: a run of its job reserved it and may be handing its
+	// message over now; the run writes its outcome.
+	WaitingSending WaitingState = "sending"
+	// WaitingDeferred: its last attempt was refused for now (LastStatus
+	// and LastReason say how); its job tries it again at NextAttempt.
+	WaitingDeferred WaitingState = "deferred"
+)
+
+// WaitingRecipient is a recipient of a call without a final result, as
+// Waiting reports it. Its JSON form has the fields' snake_case names;
+// next_attempt is absent when unknown.
+type WaitingRecipient struct {
+	// Index is the recipient's index in the call's recipients.
+	Index int    `json:"index"`
+	Email string `json:"email"`
+	// State says why it has no final result.
+	State WaitingState `json:"state"`
+	// LastStatus and LastReason are the last attempt's status and reason,
+	// for a deferred recipient ("deferred", "soft-bounce: 451 4.7.1
+	// greylisted"); empty otherwise. LastCode is the reason's code.
+	LastStatus string `json:"last_status,omitempty"`
+	LastCode   string `json:"last_code,omitempty"`
+	LastReason string `json:"last_reason,omitempty"`
+	// Attempts is the number of runs its job has had so far (River's
+	// failed and current attempts, and the runs that ended deferring some
+	// recipients): each run tries each of its waiting recipients once, at
+	// most, so it is an upper bound on the recipient's own attempts.
+	Attempts int `json:"attempts"`
+	// NextAttempt is when its job runs next: River's scheduled time of a
+	// job that waits (deferred, failed or sent later), and about now for
+	// one ready to run. It is nil while the job runs, and when the job is
+	// gone (it ended, for instance cancelled, before the recipient got a
+	// result).
+	NextAttempt *time.Time `json:"next_attempt,omitempty"`
+}
+
+// Waiting returns the recipients of call callID that have no final
+// result yet, in input order, with their last attempt and next one. A
+// done call gives an empty list; an unknown id is ErrNotFound. It reads
+// the chunks of the call's stored recipients that have some without a
+// final result, their rows, and River's jobs of the call (River's
+// JobList).
+func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient, error) {
+	var exists bool
+	if err := o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1)`, callID).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("outbox: Waiting: %w", err)
+	}
+	if !exists {
+		return nil, ErrNotFound
+	}
+	chunks, err := openChunks(ctx, o.pool, callID)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) == 0 {
+		return []WaitingRecipient{}, nil
+	}
+	// The rows of the open chunks' recipients: a recipient without one
+	// has not been tried.
+	firsts, counts := ranges(chunks)
+	rows, err := o.pool.Query(ctx, `SELECT r.idx, r.status, r.code, r.reason FROM postroom_outbox_recipients r
+		JOIN unnest($2::integer[], $3::integer[]) AS ch(first, count) ON r.idx >= ch.first AND r.idx < ch.first + ch.count
+		WHERE r.call_id = $1`, callID, firsts, counts)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: Waiting: %w", err)
+	}
+	type row struct{ status, code, reason string }
+	found := map[int32]row{}
+	for rows.Next() {
+		var i int32
+		var r row
+		if err := rows.Scan(&i, &r.status, &r.code, &r.reason); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("outbox: Waiting: %w", err)
+		}
+		found[i] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outbox: Waiting: %w", err)
+	}
+	waiting := []WaitingRecipient{}
+	var firstOf []int
+	for _, c := range chunks {
+		for k, email := range c.emails {
+			i := c.first + int32(k)
+			w := WaitingRecipient{Index: int(i), Email: email}
+			r, ok := found[i]
+			switch {
+			case !ok:
+				w.State = WaitingNew
+			case r.status == rowReserved:
+				w.State = WaitingSending
+			case r.status == rowDeferred:
+				w.State = WaitingDeferred
+				w.LastStatus, w.LastCode, w.LastReason = r.status, r.code, r.reason
+			default:
+				continue // final
+			}
+			waiting = append(waiting, w)
+			firstOf = append(firstOf, int(c.first))
+		}
+	}
+	if len(waiting) == 0 {
+		return waiting, nil
+	}
+	jobs, err := o.callJobs(ctx, nil, callID)
+	if err != nil {
+		return nil, err
+	}
+	byFirst := make(map[int]*rivertype.JobRow, len(jobs))
+	for _, j := range jobs {
+		byFirst[j.first] = j.row // one job per chunk; a newer one wins
+	}
+	for k := range waiting {
+		j := byFirst[firstOf[k]]
+		if j == nil {
+			continue
+		}
+		waiting[k].Attempts = runs(j)
+		switch j.State {
+		case rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStatePending:
+			at := j.ScheduledAt
+			waiting[k].NextAttempt = &at
+		}
+	}
+	return waiting, nil
+}
+
+// runs is the number of runs of job so far: River counts a snooze (a run
+// that deferred recipients) in the job's metadata, not in its attempts.
+func runs(job *rivertype.JobRow) int {
+	var meta struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(job.Metadata, &meta) // absent: no snooze yet
+	return job.Attempt + meta.Snoozes
+}
+
+// callJob is one River job of a call, with the first index of its range.
+type callJob struct {
+	first int
+	row   *rivertype.JobRow
+}
+
+// callJobs returns the River jobs of call callID (kind
+// "postroom_outbox_send", args call_id), through tx when it is not nil,
+// oldest first, in every state.
+func (o *Outbox) callJobs(ctx context.Context, tx pgx.Tx, callID string) ([]callJob, error) {
+	filter, err := json.Marshal(map[string]string{"call_id": callID})
+	if err != nil {
+		return nil, fmt.Errorf("outbox: jobs of call %s: %w", callID, err)
+	}
+	params := river.NewJobListParams().
+		Kinds(SendArgs{}.Kind()).
+		Where("args @> @postroom_call::jsonb", river.NamedArgs{"postroom_call": string(filter)}).
+		OrderBy(river.JobListOrderByID, river.SortOrderAsc).
+		First(1000)
+	var jobs []callJob
+	for {
+		var res *river.JobListResult
+		if tx != nil {
+			res, err = o.river.JobListTx(ctx, tx, params)
+		} else {
+			res, err = o.river.JobList(ctx, params)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("outbox: jobs of call %s: %w", callID, err)
+		}
+		for _, row := range res.Jobs {
+			var a SendArgs
+			if err := json.Unmarshal(row.EncodedArgs, &a); err != nil {
+				return nil, fmt.Errorf("outbox: jobs of call %s: job %d: %w", callID, row.ID, err)
+			}
+			jobs = append(jobs, callJob{first: a.First, row: row})
+		}
+		if len(res.Jobs) < 1000 || res.LastCursor == nil {
+			return jobs, nil
+		}
+		params = params.After(res.LastCursor)
+	}
+}
