@@ -46,7 +46,8 @@ type CallsQuery struct {
 // CallSummary is one call as Calls lists it. Its JSON form is
 // {"call_id", "operation", "started_at", "recipients", "done", "counts"}.
 type CallSummary struct {
-	CallID string `json:"call_id"`
+	// ID is the call's id, as Enqueue returned it.
+	ID string `json:"id"`
 	// Operation is the spec's name of the call's operation
 	// ("message.send" or "message.send_template").
 	Operation string `json:"operation"`
@@ -55,9 +56,9 @@ type CallSummary struct {
 	StartedAt time.Time `json:"started_at"`
 	// Recipients is the number of recipients of the call.
 	Recipients int `json:"recipients"`
-	// Done and Counts mean what CallStatus's do: a recipient without a
-	// final result yet counts as postroom.StatusQueued.
-	Done   bool                    `json:"done"`
+	// State and Counts mean what postroom.CallStatus's do: a recipient
+	// without a final result yet counts as postroom.StatusQueued.
+	State  postroom.CallState      `json:"state"`
 	Counts map[postroom.Status]int `json:"counts"`
 }
 
@@ -103,7 +104,7 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 		var s CallSummary
 		var op int16
 		var counts []byte
-		if err := rows.Scan(&s.CallID, &op, &s.StartedAt, &s.Recipients, &counts); err != nil {
+		if err := rows.Scan(&s.ID, &op, &s.StartedAt, &s.Recipients, &counts); err != nil {
 			return nil, "", fmt.Errorf("outbox: Calls: %w", err)
 		}
 		s.Operation = postroom.Operation(op).String()
@@ -116,10 +117,16 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 		for _, k := range final {
 			n += k
 		}
+		switch {
+		case n >= s.Recipients:
+			s.State = postroom.CallDone
+		case n == 0:
+			s.State = postroom.CallQueued
+		default:
+			s.State = postroom.CallRunning
+		}
 		if n < s.Recipients {
 			s.Counts[postroom.StatusQueued] += s.Recipients - n
-		} else {
-			s.Done = true
 		}
 		calls = append(calls, s)
 	}
@@ -129,7 +136,7 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 	if len(calls) > limit {
 		calls = calls[:limit]
 		last := calls[limit-1]
-		next = encodeCursor(last.StartedAt, last.CallID)
+		next = encodeCursor(last.StartedAt, last.ID)
 	}
 	return calls, next, nil
 }

@@ -23,17 +23,17 @@ func TestCallsNewestFirstByPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page) != 2 || page[0].CallID != ids[2] || page[1].CallID != ids[1] || next == "" {
+	if len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[1] || next == "" {
 		t.Fatalf("first page %+v next %q, want calls %s, %s and a cursor", page, next, ids[2], ids[1])
 	}
-	if page[0].Recipients != 3 || page[0].Counts[postroom.StatusQueued] != 3 || page[0].Done || page[0].Operation != "message.send" {
+	if page[0].Recipients != 3 || page[0].Counts[postroom.StatusQueued] != 3 || page[0].State != postroom.CallQueued || page[0].Operation != "message.send" {
 		t.Errorf("newest call %+v, want 3 recipients queued, not done", page[0])
 	}
 	page, next, err = e.ob.Calls(t.Context(), outbox.CallsQuery{AccountID: "acct", Limit: 2, Before: next})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page) != 1 || page[0].CallID != ids[0] || next != "" {
+	if len(page) != 1 || page[0].ID != ids[0] || next != "" {
 		t.Fatalf("second page %+v next %q, want call %s alone and no cursor", page, next, ids[0])
 	}
 
@@ -65,7 +65,7 @@ func TestCallsCountsOnceDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page) != 1 || !page[0].Done || page[0].Counts[postroom.StatusSent] != 4 || len(page[0].Counts) != len(want.Counts) {
+	if len(page) != 1 || page[0].State != postroom.CallDone || page[0].Counts[postroom.StatusSent] != 4 || len(page[0].Counts) != len(want.Counts) {
 		t.Errorf("got %+v, want the call done with Status's counts %v", page, want.Counts)
 	}
 }

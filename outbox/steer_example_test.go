@@ -55,7 +55,7 @@ func ExampleOutbox_Calls() {
 			log.Fatal(err)
 		}
 		for _, c := range calls {
-			fmt.Println(c.CallID, c.StartedAt, c.Done, c.Counts)
+			fmt.Println(c.ID, c.StartedAt, c.State, c.Counts)
 		}
 		if next == "" {
 			break

@@ -142,7 +142,7 @@ func TestCancelQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Done || s.Counts[postroom.StatusRejected] != 5 {
+	if s.State != postroom.CallDone || s.Counts[postroom.StatusRejected] != 5 {
 		t.Fatalf("status %+v, want done, 5 rejected", s)
 	}
 	for k, r := range s.Results {

@@ -71,12 +71,8 @@ func runCalls(ctx context.Context, e *env, args []string) error {
 		}{calls, next})
 	}
 	for _, s := range calls {
-		state := "running"
-		if s.Done {
-			state = "done"
-		}
-		fmt.Fprintf(e.stdout, "%s  %s  %-21s  %-7s  %d recipients: %s\n", s.CallID,
-			s.StartedAt.UTC().Format(time.RFC3339), s.Operation, state, s.Recipients, counts(s.Counts))
+		fmt.Fprintf(e.stdout, "%s  %s  %-21s  %-7s  %d recipients: %s\n", s.ID,
+			s.StartedAt.UTC().Format(time.RFC3339), s.Operation, s.State, s.Recipients, counts(s.Counts))
 	}
 	if next != "" {
 		fmt.Fprintf(e.stdout, "more: postroom calls -account %s -before %s\n", quote(q.AccountID), next)
@@ -100,7 +96,7 @@ func counts(c map[postroom.Status]int) string {
 
 // callView is call's JSON output.
 type callView struct {
-	*outbox.CallStatus
+	*postroom.CallStatus
 	Waiting []outbox.WaitingRecipient `json:"waiting"`
 }
 
@@ -129,13 +125,13 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.terminal && !c.json && (!s.Done || watch) {
+	if e.terminal && !c.json && (s.State != postroom.CallDone || watch) {
 		s, err = follow(ctx, ob, s, e.stdout, watch, every)
 		if err != nil {
 			return err
 		}
 	} else if watch {
-		for !s.Done {
+		for s.State != postroom.CallDone {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -163,14 +159,14 @@ func runCall(ctx context.Context, e *env, args []string) error {
 // follow shows the call's progress as a bar of its final results, once,
 // or until the call is done when watch is set, and returns its last
 // status.
-func follow(ctx context.Context, ob *outbox.Outbox, s *outbox.CallStatus, w io.Writer, watch bool, every time.Duration) (*outbox.CallStatus, error) {
+func follow(ctx context.Context, ob *outbox.Outbox, s *postroom.CallStatus, w io.Writer, watch bool, every time.Duration) (*postroom.CallStatus, error) {
 	total := 0
 	for _, n := range s.Counts {
 		total += n
 	}
 	bar := progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(s.CallID),
+		progressbar.OptionSetDescription(s.ID),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(0),
@@ -181,7 +177,7 @@ func follow(ctx context.Context, ob *outbox.Outbox, s *outbox.CallStatus, w io.W
 		if err := bar.Set(total - s.Counts[postroom.StatusQueued]); err != nil {
 			return nil, err
 		}
-		if s.Done || !watch {
+		if s.State == postroom.CallDone || !watch {
 			break
 		}
 		select {
@@ -189,23 +185,19 @@ func follow(ctx context.Context, ob *outbox.Outbox, s *outbox.CallStatus, w io.W
 			return nil, ctx.Err()
 		case <-time.After(every):
 		}
-		if s, err = ob.Status(ctx, s.CallID); err != nil {
+		if s, err = ob.Status(ctx, s.ID); err != nil {
 			return nil, err
 		}
 	}
-	if !s.Done {
+	if s.State != postroom.CallDone {
 		fmt.Fprintln(w)
 	}
 	return s, nil
 }
 
 // printCall writes a call's status and waiting recipients as text.
-func printCall(w io.Writer, s *outbox.CallStatus, waiting []outbox.WaitingRecipient, show int) {
-	state := "running"
-	if s.Done {
-		state = "done"
-	}
-	fmt.Fprintf(w, "call %s: %s; %s\n", s.CallID, state, counts(s.Counts))
+func printCall(w io.Writer, s *postroom.CallStatus, waiting []outbox.WaitingRecipient, show int) {
+	fmt.Fprintf(w, "call %s: %s; %s\n", s.ID, s.State, counts(s.Counts))
 	if len(waiting) == 0 {
 		return
 	}

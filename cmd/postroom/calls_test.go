@@ -21,7 +21,7 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 	id := enqueue(t, pool, ob, "ann@example.org", "grey@example.org")
 
 	var view struct {
-		Done    bool                      `json:"done"`
+		State   string                    `json:"state"`
 		Counts  map[string]int            `json:"counts"`
 		Waiting []outbox.WaitingRecipient `json:"waiting"`
 	}
@@ -37,7 +37,7 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 		}
 	}
 	w := view.Waiting[0]
-	if view.Done || view.Counts["sent"] != 1 || view.Counts["queued"] != 1 || w.Index != 1 || w.Email != "grey@example.org" ||
+	if view.State == "done" || view.Counts["sent"] != 1 || view.Counts["queued"] != 1 || w.Index != 1 || w.Email != "grey@example.org" ||
 		!strings.Contains(w.LastReason, "greylisted") || w.Attempts != 1 {
 		t.Errorf("call: %+v", view)
 	}
@@ -54,7 +54,7 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 		Calls []outbox.CallSummary `json:"calls"`
 	}
 	c.jsonOf(t, &calls, "calls", "-account", "shop")
-	if len(calls.Calls) != 1 || calls.Calls[0].CallID != id || calls.Calls[0].Recipients != 2 {
+	if len(calls.Calls) != 1 || calls.Calls[0].ID != id || calls.Calls[0].Recipients != 2 {
 		t.Errorf("calls: %+v", calls)
 	}
 
@@ -72,7 +72,7 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 		t.Errorf("call -watch printed:\n%s", out)
 	}
 	t.Logf("call -watch on a terminal:\n%q", out)
-	var done outbox.CallStatus
+	var done postroom.CallStatus
 	c.jsonOf(t, &done, "call", id)
 	smtptest.CheckLedger(t, srv, done.Results)
 }
@@ -174,7 +174,7 @@ func TestCancelInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Done {
+	if s.State != postroom.CallDone {
 		t.Fatalf("call not done after cancel: %v", s.Counts)
 	}
 	smtptest.CheckLedger(t, srv, s.Results)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/suppression"
@@ -25,14 +23,12 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
 	steps := []struct {
 		name string
 		run  func(context.Context) error
 	}{
 		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
-		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, db) }},
+		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
 		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
 		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
 	}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/templatestore"
@@ -24,7 +23,7 @@ type callFile struct {
 	op   postroom.Operation
 	call *postroom.Call
 	m    *postroom.Mailer
-	db   *sql.DB // the stored templates' database, or nil
+	db   *pgxpool.Pool // the stored templates' database, or nil
 }
 
 func (f *callFile) close() {
@@ -68,8 +67,8 @@ func (p *previewFlags) load(ctx context.Context, e *env, name string) (*callFile
 		if err != nil {
 			return nil, fmt.Errorf("message.send_template reads its stored templates from the database: %w", err)
 		}
-		f.db = stdlib.OpenDBFromPool(pool)
-		opts.Templates = templatestore.NewSQL(f.db)
+		f.db = pool
+		opts.Templates = templatestore.NewSQL(pool)
 	}
 	if f.m, err = postroom.New(transport.NewMemory(), opts); err != nil {
 		f.close()
