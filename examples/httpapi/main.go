@@ -85,8 +85,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if cfg.DB != nil {
 		defer cfg.DB.Close() // after the server and its cleanup
 	}
+	if cfg.Hearing.BounceListen != "" {
+		if cfg.Hearing.BounceLn, err = net.Listen("tcp", cfg.Hearing.BounceListen); err != nil {
+			return fmt.Errorf("-bounce-listen: %w", err)
+		}
+	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {
+		if cfg.Hearing.BounceLn != nil {
+			cfg.Hearing.BounceLn.Close()
+		}
 		return err
 	}
 	defer func() { err = errors.Join(err, cleanup()) }()
