@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/smtptest"
+)
+
+// dsn is an RFC 3464 delivery status notification from the relay that
+// took the message to rcpt, returned to the message's envelope sender
+// verp: 550 5.1.1, the mailbox does not exist.
+func dsn(verp, rcpt string) string {
+	return strings.ReplaceAll(fmt.Sprintf(`From: MAILER-DAEMON@relay.example.org (Mail Delivery System)
+To: %[1]s
+Subject: Undelivered Mail Returned to Sender
+MIME-Version: 1.0
+Content-Type: multipart/report; report-type=delivery-status; boundary="B1"
+
+--B1
+Content-Type: text/plain
+
+The message could not be delivered to <%[2]s>.
+
+--B1
+Content-Type: message/delivery-status
+
+Reporting-MTA: dns; relay.example.org
+
+Final-Recipient: rfc822; %[2]s
+Original-Recipient: rfc822;%[2]s
+Action: failed
+Status: 5.1.1
+Remote-MTA: dns; mx.example.net
+Diagnostic-Code: smtp; 550 5.1.1 <%[2]s>: Recipient address rejected: User unknown
+
+--B1
+Content-Type: text/rfc822-headers
+
+Return-Path: <%[1]s>
+From: sender@example.com
+To: %[2]s
+Subject: Hello
+
+--B1--
+`, verp, rcpt), "\n", "\r\n")
+}
+
+// deliverDSN hands msg to the bounce listener at addr over SMTP, with the
+// null sender of a bounce, for rcpt.
+func deliverDSN(t *testing.T, addr, rcpt, msg string) {
+	t.Helper()
+	c, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	step := func(what string, err error) {
+		if err != nil {
+			t.Fatalf("delivering the DSN to %s: %s: %v", addr, what, err)
+		}
+	}
+	step("EHLO", c.Hello("relay.example.org"))
+	step("MAIL", c.Mail("", nil))
+	step("RCPT", c.Rcpt(rcpt, nil))
+	w, err := c.Data()
+	step("DATA", err)
+	_, err = io.WriteString(w, msg)
+	step("DATA", err)
+	step("end of DATA", w.Close())
+	step("QUIT", c.Quit())
+}
+
+// TestBounceReceived runs the server with -bounce-listen and
+// -bounce-domain, in memory and on PostgreSQL: a message is sent with its
+// VERP envelope sender; a DSN returned to that address over SMTP lists
+// the recipient as hard-bounce (rejects.list), and the next call rejects
+// that recipient and sends to the other.
+func TestBounceReceived(t *testing.T) {
+	for _, database := range []bool{false, true} {
+		name := "memory"
+		if database {
+			name = "postgresql"
+		}
+		t.Run(name, func(t *testing.T) {
+			relay := smtptest.NewServer(t, smtptest.Options{})
+			cfg := config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true}
+			if database {
+				db, err := openDatabase(t.Context(), pgtest.DSN(t))
+				if err != nil {
+					t.Fatalf("openDatabase: %v", err)
+				}
+				t.Cleanup(db.Close)
+				cfg.DB = db
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Hearing = hearingConfig{BounceListen: ln.Addr().String(), BounceLn: ln, BounceDomain: "bounce.example.com"}
+			api, _ := startConfig(t, cfg)
+
+			call := smallCall(2)
+			dead, alive := call.Recipients[0].Email, call.Recipients[1].Email
+			r := post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
+			if r.Status != 200 || len(r.Results) != 2 || r.Results[0].Status != postroom.StatusSent {
+				t.Fatalf("first call: %d %s", r.Status, r.Body)
+			}
+			// The envelope sender the message left with, as the relay got
+			// it: the VERP address holding its send id.
+			verp := postroom.VERP{Domain: "bounce.example.com"}.Address(r.Results[0].SendID)
+			msgs := relay.Messages()
+			i := slices.IndexFunc(msgs, func(m smtptest.Message) bool { return slices.Contains(m.To, dead) })
+			if i < 0 || msgs[i].From != verp {
+				t.Fatalf("the relay got no message to %s from %s: %+v", dead, verp, msgs)
+			}
+			if rejects := listRejects(t, api, ""); len(rejects) != 0 {
+				t.Fatalf("listed before any bounce: %+v", rejects)
+			}
+			if database {
+				// A bounce for a send not yet written is dropped: wait for
+				// the events' writer (every eventFlushEvery).
+				waitSendRecorded(t, cfg.DB, r.Results[0].SendID)
+			}
+
+			deliverDSN(t, cfg.Hearing.BounceListen, verp, dsn(verp, dead))
+
+			rejects := listRejects(t, api, dead)
+			if len(rejects) != 1 || !strings.EqualFold(rejects[0].Email, dead) || rejects[0].Reason != "hard-bounce" || rejects[0].SendID != r.Results[0].SendID {
+				t.Fatalf("rejects.list after the DSN: %+v, want %s hard-bounce from send %s", rejects, dead, r.Results[0].SendID)
+			}
+			if rejects := listRejects(t, api, alive); len(rejects) != 0 {
+				t.Fatalf("the other recipient is listed: %+v", rejects)
+			}
+
+			r = post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
+			if r.Status != 200 || len(r.Results) != 2 {
+				t.Fatalf("second call: %d %s", r.Status, r.Body)
+			}
+			if res := r.Results[0]; res.Status != postroom.StatusRejected || !strings.HasPrefix(res.Reason, string(postroom.ReasonHardBounce)+":") || res.SendID != "" {
+				t.Errorf("%s after the bounce: %+v, want rejected hard-bounce, not sent", dead, res)
+			}
+			if res := r.Results[1]; res.Status != postroom.StatusSent {
+				t.Errorf("%s: %+v, want sent", alive, res)
+			}
+		})
+	}
+}
+
+// reject is an entry of rejects.list's answer.
+type reject struct {
+	Email  string `json:"email"`
+	Reason string `json:"reason"`
+	SendID string `json:"send_id"`
+}
+
+// listRejects asks rejects.list of the API at api for the entries whose
+// address begins with prefix.
+func listRejects(t *testing.T, api, prefix string) []reject {
+	t.Helper()
+	body := map[string]any{"key": "k", "account_id": "acct"}
+	if prefix != "" {
+		body["email"] = prefix
+	}
+	r := post(t, t.Context(), api+"/api/1.0/rejects.list", "application/json", marshal(t, body))
+	if r.Status != 200 {
+		t.Fatalf("rejects.list: %d %s", r.Status, r.Body)
+	}
+	var out []reject
+	if err := json.Unmarshal(r.Body, &out); err != nil {
+		t.Fatalf("rejects.list: %v: %s", err, r.Body)
+	}
+	return out
+}
+
+// waitSendRecorded waits until the event log in db holds the send id, as
+// the receiver looks it up.
+func waitSendRecorded(t *testing.T, db *pgxpool.Pool, id string) {
+	t.Helper()
+	log, err := events.NewSQL(db, events.SQLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, ok, err := log.Send(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("send %s never recorded", id)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
