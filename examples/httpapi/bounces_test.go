@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 )
@@ -206,5 +211,74 @@ func waitSendRecorded(t *testing.T, db *pgxpool.Pool, id string) {
 			t.Fatalf("send %s never recorded", id)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// TestUnsubscribeURL runs the server with -unsubscribe-url: each message
+// carries its recipient's one-click URL; the provider's RFC 8058 POST to
+// the server at that URL's path lists the recipient as unsub, a GET does
+// not, and the next call rejects the recipient.
+func TestUnsubscribeURL(t *testing.T) {
+	relay := smtptest.NewServer(t, smtptest.Options{})
+	keys, err := parseUnsubscribeKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "https://mail.example.com/unsubscribe/"
+	api, _ := startConfig(t, config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true,
+		Hearing: hearingConfig{UnsubscribeURL: base, UnsubscribeKeys: keys}})
+
+	call := smallCall(2)
+	gone, stays := call.Recipients[0].Email, call.Recipients[1].Email
+	r := post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
+	if r.Status != http.StatusOK || len(r.Results) != 2 || r.Results[0].Status != postroom.StatusSent {
+		t.Fatalf("first call: %d %s", r.Status, r.Body)
+	}
+	msgs := relay.Messages()
+	i := slices.IndexFunc(msgs, func(m smtptest.Message) bool { return slices.Contains(m.To, gone) })
+	if i < 0 {
+		t.Fatalf("the relay got no message to %s", gone)
+	}
+	msg := mailtest.Parse(t, msgs[i].Data)
+	if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
+		t.Fatalf("List-Unsubscribe-Post %q", got)
+	}
+	link := strings.Trim(strings.Join(strings.Fields(msg.Header.Get("List-Unsubscribe")), ""), "<>")
+	token, ok := strings.CutPrefix(link, base)
+	if !ok || token == "" {
+		t.Fatalf("List-Unsubscribe %q, want under %s", link, base)
+	}
+	// The link as this server serves it: the URL's path on its address.
+	served := api + "/unsubscribe/" + token
+
+	resp, err := http.Get(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	if rejects := listRejects(t, api, ""); len(rejects) != 0 {
+		t.Fatalf("listed after a GET: %+v", rejects)
+	}
+	resp, err = http.PostForm(served, url.Values{"List-Unsubscribe": {"One-Click"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST: %d", resp.StatusCode)
+	}
+	if rejects := listRejects(t, api, ""); len(rejects) != 1 || !strings.EqualFold(rejects[0].Email, gone) || rejects[0].Reason != "unsub" {
+		t.Fatalf("rejects.list after the POST: %+v, want %s unsub", rejects, gone)
+	}
+
+	r = post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
+	if res := r.Results[0]; res.Status != postroom.StatusRejected || !strings.HasPrefix(res.Reason, string(postroom.ReasonUnsub)) {
+		t.Errorf("%s after unsubscribing: %+v, want rejected unsub", gone, res)
+	}
+	if res := r.Results[1]; res.Status != postroom.StatusSent {
+		t.Errorf("%s: %+v, want sent", stays, res)
 	}
 }
