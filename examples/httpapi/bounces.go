@@ -242,6 +242,9 @@ func (hr *hearing) start(h hearingConfig, logger *slog.Logger) error {
 		} else {
 			serveErr = rc.Serve(ctx, h.BounceLn)
 		}
+		if serveErr != nil {
+			logger.Error("the bounce receiver stopped", "error", serveErr)
+		}
 	})
 	logger.Info("receiving bounces", slog.String("addr", h.BounceLn.Addr().String()), slog.String("domain", h.BounceDomain), slog.Bool("lmtp", h.BounceLMTP))
 	stopEvents := hr.stop
