@@ -63,13 +63,17 @@ Subject: Hello
 `, verp, rcpt), "\n", "\r\n")
 }
 
-// deliverDSN hands msg to the bounce listener at addr over SMTP, with the
-// null sender of a bounce, for rcpt.
-func deliverDSN(t *testing.T, addr, rcpt, msg string) {
+// deliverDSN hands msg to the bounce listener at addr over SMTP (or
+// LMTP), with the null sender of a bounce, for rcpt.
+func deliverDSN(t *testing.T, addr string, lmtp bool, rcpt, msg string) {
 	t.Helper()
-	c, err := smtp.Dial(addr)
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
+	}
+	c := smtp.NewClient(conn)
+	if lmtp {
+		c = smtp.NewClientLMTP(conn)
 	}
 	defer c.Close()
 	step := func(what string, err error) {
@@ -84,22 +88,27 @@ func deliverDSN(t *testing.T, addr, rcpt, msg string) {
 	step("DATA", err)
 	_, err = io.WriteString(w, msg)
 	step("DATA", err)
-	step("end of DATA", w.Close())
+	if lmtp {
+		_, err = w.CloseWithLMTPResponse()
+		step("end of DATA", err)
+	} else {
+		step("end of DATA", w.Close())
+	}
 	step("QUIT", c.Quit())
 }
 
 // TestBounceReceived runs the server with -bounce-listen and
-// -bounce-domain, in memory and on PostgreSQL: a message is sent with its
-// VERP envelope sender; a DSN returned to that address over SMTP lists
-// the recipient as hard-bounce (rejects.list), and the next call rejects
-// that recipient and sends to the other.
+// -bounce-domain, in memory and on PostgreSQL, over SMTP and LMTP: a
+// message is sent with its VERP envelope sender; a DSN returned to that
+// address lists the recipient as hard-bounce (rejects.list), and the next
+// call rejects that recipient and sends to the other.
 func TestBounceReceived(t *testing.T) {
-	for _, database := range []bool{false, true} {
-		name := "memory"
-		if database {
-			name = "postgresql"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		database, lmtp bool
+	}{{"memory", false, false}, {"memory LMTP", false, true}, {"postgresql", true, false}} {
+		database := tc.database
+		t.Run(tc.name, func(t *testing.T) {
 			relay := smtptest.NewServer(t, smtptest.Options{})
 			cfg := config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true}
 			if database {
@@ -114,7 +123,7 @@ func TestBounceReceived(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Hearing = hearingConfig{BounceListen: ln.Addr().String(), BounceLn: ln, BounceDomain: "bounce.example.com"}
+			cfg.Hearing = hearingConfig{BounceListen: ln.Addr().String(), BounceLn: ln, BounceLMTP: tc.lmtp, BounceDomain: "bounce.example.com"}
 			api, _ := startConfig(t, cfg)
 
 			call := smallCall(2)
@@ -140,7 +149,7 @@ func TestBounceReceived(t *testing.T) {
 				waitSendRecorded(t, cfg.DB, r.Results[0].SendID)
 			}
 
-			deliverDSN(t, cfg.Hearing.BounceListen, verp, dsn(verp, dead))
+			deliverDSN(t, cfg.Hearing.BounceListen, tc.lmtp, verp, dsn(verp, dead))
 
 			rejects := listRejects(t, api, dead)
 			if len(rejects) != 1 || !strings.EqualFold(rejects[0].Email, dead) || rejects[0].Reason != "hard-bounce" || rejects[0].SendID != r.Results[0].SendID {
