@@ -73,6 +73,9 @@ func (j *job) build(ctx context.Context, i int, w *worker) outcome {
 	if o := j.recipientUnsubscribe(w); o.status != "" {
 		return o
 	}
+	if o := j.unsubscribeURL(w, addr); o.status != "" {
+		return o
+	}
 	id := j.sendID(i, w)
 	if o := j.appendMessage(w, r, addr, id); o.status != "" {
 		return o

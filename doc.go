@@ -260,7 +260,9 @@
 // Options.DKIM signs every message (DKIMSigner); a call with html and no
 // text gets a text part generated from the html unless Options.HTMLOnly;
 // a List-Unsubscribe-Post header (RFC 8058 one-click) needs a
-// List-Unsubscribe header holding an https URI; Options.VERP puts each
+// List-Unsubscribe header holding an https URI, and Options.Unsubscribe
+// writes both, with each recipient's own URL, into the messages of calls
+// that write none; Options.VERP puts each
 // recipient's send_id in its envelope sender.
 //
 // # Imports

@@ -40,6 +40,9 @@ func (p *Prepared) layout(html, text templateSource, c *checked) (*mimemsg.Layou
 		l.Headers = customHeaders(msg.Headers, p.tpl)
 		errs = checkStaticValues(l.Headers)
 	}
+	if p.addUnsubscribe {
+		l.Headers = addUnsubscribe(l.Headers)
+	}
 	return l, errs
 }
 

@@ -254,6 +254,20 @@ type Options struct {
 	// memory or in PostgreSQL. Nil means no list.
 	Suppressions Suppressions
 
+	// Unsubscribe, when not nil, gives each recipient's one-click
+	// unsubscribe URL (RFC 8058): a call that writes no List-Unsubscribe
+	// header of its own gets, in each recipient's message,
+	//
+	//	List-Unsubscribe: <URL(call.account_id, address)>
+	//	List-Unsubscribe-Post: List-Unsubscribe=One-Click
+	//
+	// both DKIM-signed when Options.DKIM is set. A recipient whose URL
+	// fails, or is not an https URI, is invalid (render-error) and gets
+	// no message. A call that writes List-Unsubscribe itself keeps its
+	// own. Package unsubscribe's *Unsubscriber is one, and its handler
+	// records the unsubscribe. Nil means no such headers are added.
+	Unsubscribe UnsubscribeURLs
+
 	// OnEvent, when not nil, receives an Event for each recipient's final
 	// Result of Send, SendTemplate and Run that is one (send, deferral,
 	// hard_bounce, soft_bounce, reject; see Event), with the call's ctx,

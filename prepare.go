@@ -54,6 +54,9 @@ type Prepared struct {
 	// unsubscribe is the index among the dynamic header values of a
 	// List-Unsubscribe value checked per recipient (one-click), or -1.
 	unsubscribe int
+	// addUnsubscribe: the layout ends with the List-Unsubscribe fields
+	// Options.Unsubscribe adds, the call having none of its own.
+	addUnsubscribe bool
 }
 
 // ErrZeroPrepared is the error of every method of a Prepared not made by
@@ -175,6 +178,7 @@ func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call, oneShot 
 		p.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, p.tpl)
 		errs = append(errs, uerrs...)
 	}
+	p.addUnsubscribe = m.opts.Unsubscribe != nil && !hasOwnUnsubscribe(msg.Headers)
 	var lerrs []error
 	p.base, lerrs = p.layout(html, text, c)
 	if errs = append(errs, lerrs...); len(errs) > 0 {

@@ -55,6 +55,7 @@ var readmeImports = map[string]string{
 	"riverpgxv5":    "github.com/riverqueue/river/riverdriver/riverpgxv5",
 	"context":       "context",
 	"crypto":        "crypto",
+	"rand":          "crypto/rand",
 	"x509":          "crypto/x509",
 	"pem":           "encoding/pem",
 	"errors":        "errors",

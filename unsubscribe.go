@@ -8,12 +8,29 @@ package postroom
 // value has none is invalid. When DKIM signing is on, both fields are
 // signed (internal/dkim signs them when a call has them), as RFC 8058 §4
 // requires.
+//
+// With Options.Unsubscribe, a call without List-Unsubscribe headers of its
+// own gets both in each message: the layout adds them (addUnsubscribe),
+// the static List-Unsubscribe-Post and a dynamic List-Unsubscribe whose
+// value each recipient's build appends (unsubscribeURL).
 
 import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/postroom/postroom/internal/mimemsg"
 )
+
+// UnsubscribeURLs gives one-click unsubscribe URLs (Options.Unsubscribe):
+// URL returns the https URL that unsubscribes address from accountID, to
+// which mailbox providers POST "List-Unsubscribe=One-Click" (RFC 8058).
+// Package unsubscribe's *Unsubscriber is one. It is called once per
+// recipient from the call's workers, concurrently: it must be safe for
+// concurrent use, and should not block.
+type UnsubscribeURLs interface {
+	URL(accountID, address string) (string, error)
+}
 
 // The header names and the one value of List-Unsubscribe-Post.
 const (
@@ -168,5 +185,45 @@ func (j *job) recipientUnsubscribe(w *worker) outcome {
 	if r := checkOneClickURIs(w.rb.headerVals[j.unsubscribe]); r != "" {
 		return invalid(ReasonRenderError, r)
 	}
+	return outcome{}
+}
+
+// hasOwnUnsubscribe reports whether headers hold a List-Unsubscribe or
+// List-Unsubscribe-Post field: the call then writes its own, and
+// Options.Unsubscribe adds nothing.
+func hasOwnUnsubscribe(headers []Header) bool {
+	for _, h := range headers {
+		if strings.EqualFold(h.Name, listUnsubscribe) || strings.EqualFold(h.Name, listUnsubscribePost) {
+			return true
+		}
+	}
+	return false
+}
+
+// addUnsubscribe appends to a layout's custom headers the two fields
+// Options.Unsubscribe adds: List-Unsubscribe, dynamic (its value is the
+// last of each recipient's header values), then List-Unsubscribe-Post.
+func addUnsubscribe(headers []mimemsg.Header) []mimemsg.Header {
+	return append(headers,
+		mimemsg.Header{Name: listUnsubscribe, Dynamic: true},
+		mimemsg.Header{Name: listUnsubscribePost, Value: oneClick})
+}
+
+// unsubscribeURL appends to w's header values the List-Unsubscribe value
+// of the recipient at addr when the layout has the fields
+// Options.Unsubscribe adds. It returns the recipient's outcome when its
+// URL fails or is not an https URI, else the zero outcome.
+func (j *job) unsubscribeURL(w *worker, addr string) outcome {
+	if !j.addUnsubscribe {
+		return outcome{}
+	}
+	u, err := j.m.opts.Unsubscribe.URL(j.call.AccountID, addr)
+	if err != nil {
+		return outcome{status: StatusInvalid, code: ReasonRenderError, detail: "no one-click unsubscribe URL (Options.Unsubscribe failed)", err: err, logErr: true}
+	}
+	if !isHTTPSURI(u) {
+		return invalid(ReasonRenderError, fmt.Sprintf("Options.Unsubscribe gave %s a value that is not an https URI (RFC 8058)", listUnsubscribe))
+	}
+	w.rb.headerVals = append(w.rb.headerVals, "<"+u+">")
 	return outcome{}
 }

@@ -1,6 +1,7 @@
 package postroom_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -89,5 +90,90 @@ func TestOneClickPerRecipient(t *testing.T) {
 	}
 	if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
 		t.Errorf("List-Unsubscribe-Post %q", got)
+	}
+}
+
+// unsubURLs is an Options.Unsubscribe that makes a URL from the account
+// and address, and fails for the addresses in fail (package unsubscribe's
+// Unsubscriber, which the root may not import, is tested with a Mailer in
+// that package).
+type unsubURLs struct {
+	base string
+	fail map[string]bool
+}
+
+func (u unsubURLs) URL(accountID, address string) (string, error) {
+	if u.fail[address] {
+		return "", errors.New("no token for " + address)
+	}
+	return u.base + accountID + "/" + address, nil
+}
+
+// TestUnsubscribeOption: with Options.Unsubscribe, a call without
+// List-Unsubscribe gets both one-click fields per recipient, with the
+// recipient's URL, DKIM-signed; a recipient whose URL fails or is not
+// https is invalid while the others are sent; a call that writes its own
+// List-Unsubscribe keeps it.
+func TestUnsubscribeOption(t *testing.T) {
+	signers, records := testSigners(t)
+	urls := unsubURLs{base: "https://shop.example.com/u/", fail: map[string]bool{"cy@example.org": true}}
+	mem := transport.NewMemory()
+	m := newMailer(t, mem, postroom.Options{DKIM: signers, Unsubscribe: urls})
+
+	call := smallCall("ann@example.net", "bob@example.org", "cy@example.org")
+	results, err := m.Send(t.Context(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[2]; r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonRenderError || r.SendID != "" {
+		t.Errorf("cy, whose URL fails: %+v, want invalid render-error and no message", r)
+	}
+	for _, r := range results[:2] {
+		if r.Status != postroom.StatusSent {
+			t.Fatalf("%s: %+v", r.Email, r)
+		}
+		env, _ := mem.Envelope(r.SendID)
+		msg := mailtest.Parse(t, env.Data)
+		if got, want := msg.Header.Get("List-Unsubscribe"), "<https://shop.example.com/u/acct/"+r.Email+">"; got != want {
+			t.Errorf("%s: List-Unsubscribe %q, want %q", r.Email, got, want)
+		}
+		if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
+			t.Errorf("%s: List-Unsubscribe-Post %q", r.Email, got)
+		}
+		if oks := verifyDKIMGo(t, records, env.Data); !slices.Equal(oks, []bool{true, true}) {
+			t.Errorf("%s: go-msgauth verified %v", r.Email, oks)
+		}
+		for _, h := range signedHeaders(t, env.Data) {
+			if !slices.Contains(h, "List-Unsubscribe") || !slices.Contains(h, "List-Unsubscribe-Post") {
+				t.Errorf("%s: h=%v does not cover the unsubscribe fields", r.Email, h)
+			}
+		}
+	}
+
+	// A URL that is not https is refused per recipient.
+	m = newMailer(t, mem, postroom.Options{Unsubscribe: unsubURLs{base: "http://shop.example.com/u/"}})
+	results, err = m.Send(t.Context(), smallCall("ann@example.net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonRenderError {
+		t.Errorf("http URL: %+v, want invalid render-error", r)
+	}
+
+	// A call with its own List-Unsubscribe keeps it, and gets no second.
+	m = newMailer(t, mem, postroom.Options{Unsubscribe: urls})
+	call = smallCall("ann@example.net")
+	call.Message.Headers = []postroom.Header{{Name: "list-unsubscribe", Value: "<mailto:u@shop.example.com>"}}
+	results, err = m.Send(t.Context(), call)
+	if err != nil || results[0].Status != postroom.StatusSent {
+		t.Fatalf("own header: %+v, %v", results, err)
+	}
+	env, _ := mem.Envelope(results[0].SendID)
+	msg := mailtest.Parse(t, env.Data)
+	if got := msg.Header["List-Unsubscribe"]; !slices.Equal(got, []string{"<mailto:u@shop.example.com>"}) {
+		t.Errorf("own header: List-Unsubscribe %q", got)
+	}
+	if got := msg.Header.Get("List-Unsubscribe-Post"); got != "" {
+		t.Errorf("own header: List-Unsubscribe-Post %q added", got)
 	}
 }

@@ -31,12 +31,24 @@
 //
 // # With a Mailer
 //
-// A call writes the headers itself today, with the URL as a recipient's
-// param:
+// Set the Unsubscriber as the Mailer's Options.Unsubscribe: every call
+// that writes no List-Unsubscribe header of its own then gets, in each
+// recipient's message,
+//
+//	List-Unsubscribe: <URL(account_id, address)>
+//	List-Unsubscribe-Post: List-Unsubscribe=One-Click
+//
+// (DKIM-signed with the message), and a recipient whose URL cannot be made
+// is invalid. Serve the Unsubscriber at Options.BaseURL's path on the same
+// suppression list the Mailer consults, and the next call rejects an
+// address that unsubscribed (unsub).
+//
+// A call may still write the headers itself, with the URL as a
+// recipient's param:
 //
 //	List-Unsubscribe: <{{unsubscribe_url}}>
 //	List-Unsubscribe-Post: List-Unsubscribe=One-Click
 //
 // with each recipient's unsubscribe_url from Unsubscriber.URL(account,
-// address).
+// address); the Mailer then adds nothing.
 package unsubscribe

@@ -75,3 +75,75 @@ func TestMailerEndToEnd(t *testing.T) {
 		t.Errorf("bob: %s %q, want sent", r.Status, r.Reason)
 	}
 }
+
+// TestMailerOption: with Options.Unsubscribe set to the Unsubscriber, a
+// call that writes no List-Unsubscribe header gets one per recipient with
+// its own URL and List-Unsubscribe-Post; the provider's RFC 8058 POST to
+// that URL lists the address as unsub, and the next call rejects it.
+func TestMailerOption(t *testing.T) {
+	f := newFixture(t, oldKey)
+	mem := transport.NewMemory()
+	m, err := postroom.New(mem, postroom.Options{Auth: postroom.NoAuth{}, Suppressions: f.list, Unsubscribe: f.u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() *postroom.Call {
+		return &postroom.Call{AccountID: "acct-1", Message: postroom.Message{
+			FromEmail: "news@shop.example.com", Subject: "News", Text: "Hello.",
+		}, Recipients: []postroom.Recipient{{Email: "Ann@example.net"}, {Email: "bob@example.net"}}}
+	}
+	results, err := m.Send(t.Context(), call())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "https://mail.example.com/u/"
+	links := make([]string, len(results))
+	for i, r := range results {
+		if r.Status != postroom.StatusSent {
+			t.Fatalf("recipient %d: %s %q", i, r.Status, r.Reason)
+		}
+		env, ok := mem.Envelope(r.SendID)
+		if !ok {
+			t.Fatalf("no message for recipient %d", i)
+		}
+		msg, err := mail.ReadMessage(bytes.NewReader(env.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
+			t.Fatalf("recipient %d: List-Unsubscribe-Post %q", i, got)
+		}
+		links[i] = strings.Trim(strings.Join(strings.Fields(msg.Header.Get("List-Unsubscribe")), ""), "<>")
+		if !strings.HasPrefix(links[i], base) {
+			t.Fatalf("recipient %d: List-Unsubscribe %q", i, links[i])
+		}
+	}
+	acct, addr, err := f.u.Verify(strings.TrimPrefix(links[0], base))
+	if err != nil || acct != "acct-1" || !strings.EqualFold(addr, "ann@example.net") {
+		t.Fatalf("ann's token names %q %q (%v)", acct, addr, err)
+	}
+	if links[0] == links[1] {
+		t.Fatal("ann and bob got the same URL")
+	}
+	if got := f.listed(t, "acct-1", "ann@example.net"); got != "" {
+		t.Fatalf("ann listed as %q before any POST", got)
+	}
+	// The provider POSTs to the URL (here the test server serving it).
+	if code, body := oneClick(t, f.url(strings.TrimPrefix(links[0], base))); code != http.StatusOK {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	if got := f.listed(t, "acct-1", "ann@example.net"); got != postroom.ReasonUnsub {
+		t.Fatalf("ann listed as %q, want unsub", got)
+	}
+
+	results, err = m.Send(t.Context(), call())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.Status != postroom.StatusRejected || r.Code != postroom.ReasonUnsub {
+		t.Errorf("ann after unsubscribing: %s %q, want rejected unsub", r.Status, r.Reason)
+	}
+	if r := results[1]; r.Status != postroom.StatusSent {
+		t.Errorf("bob: %s %q, want sent", r.Status, r.Reason)
+	}
+}

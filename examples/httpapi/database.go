@@ -7,8 +7,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -30,7 +32,9 @@ const applicationName = "postroom-httpapi"
 // URL, postgres://user@host:5432/db, or libpq's key=value form), checks
 // that it answers, and brings the tables of every part that keeps state
 // there up to date: the template store's (templatestore.MigrateSQL),
-// River's and the outbox's (outbox.Migrate), each safe when several
+// River's and the outbox's (outbox.Migrate), the suppression list's
+// (suppression.Migrate) and the event log's (events.MigrateSQL), each
+// safe when several
 // instances start at once. The idempotency store migrates its own in
 // newIdempotencyStore. An empty dsn gives a nil pool and a nil error:
 // the server then keeps nothing in a database.
@@ -66,6 +70,14 @@ func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
 	if err := outbox.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	if err := suppression.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("-database-url: %w", err)
+	}
+	if err := events.MigrateSQL(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}

@@ -30,6 +30,17 @@
 // -outbox-job-size, -outbox-workers and -outbox-rescue-after set its
 // queue (see outbox.go), and -log-level the server's log level.
 //
+// Every call consults a suppression list, served as rejects.add,
+// rejects.list and rejects.delete, and the Mailer's events are recorded:
+// in the -database-url PostgreSQL (suppression.SQL, events.SQL through an
+// events.Recorder), in memory without it. -bounce-domain turns VERP on;
+// -bounce-listen serves package inbound's receiver (SMTP, or LMTP with
+// -bounce-lmtp) for that domain, so that bounces and complaints list
+// their recipients; -unsubscribe-url writes one-click List-Unsubscribe
+// headers (postroom.Options.Unsubscribe) and serves package unsubscribe's
+// endpoint at that URL's path, its keys from POSTROOM_UNSUBSCRIBE_KEY
+// (see bounces.go).
+//
 // -max-body and -max-inflight set httpapi.Options.MaxBodyBytes and
 // MaxInflightBytes; -log-results sets ResultLog (a level, or off); -preview
 // serves the preview page at /preview/, to whoever can reach the API (an
@@ -39,7 +50,8 @@
 // flight finish before the program exits.
 //
 // It imports only the module's public packages (postroom, httpapi,
-// transport, templatestore, idempotency), never internal/: it is what an
+// transport, templatestore, idempotency, outbox, suppression, events,
+// inbound, unsubscribe), never internal/: it is what an
 // application outside the module can write. Nothing imports it.
 package main
 
@@ -85,8 +97,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if cfg.DB != nil {
 		defer cfg.DB.Close() // after the server and its cleanup
 	}
+	if cfg.Hearing.BounceListen != "" {
+		if cfg.Hearing.BounceLn, err = net.Listen("tcp", cfg.Hearing.BounceListen); err != nil {
+			return fmt.Errorf("-bounce-listen: %w", err)
+		}
+	}
 	h, cleanup, err := newServer(cfg, logger)
 	if err != nil {
+		if cfg.Hearing.BounceLn != nil {
+			cfg.Hearing.BounceLn.Close()
+		}
 		return err
 	}
 	defer func() { err = errors.Join(err, cleanup()) }()

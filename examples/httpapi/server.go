@@ -45,6 +45,9 @@ type config struct {
 	Timeouts      timeouts
 	// Queue is the outbox's settings (-outbox-*), for calls sent later.
 	Queue queueConfig
+	// Hearing is what the server hears back on: bounces (-bounce-listen,
+	// -bounce-domain) and one-click unsubscribes (-unsubscribe-url).
+	Hearing hearingConfig
 	// DatabaseURL is PostgreSQL's DSN, from -database-url or
 	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
 	DatabaseURL string
@@ -109,7 +112,11 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.TextVar(&cfg.ResultLog, "log-results", httpapi.ResultLog{}, "log each recipient's result as soon as it is final, at `level` debug, info, warn or error; off: only a call whose client went away has its results logged, at its end")
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log records at `level` debug, info, warn or error and above")
 	queueFlags(fs, &cfg.Queue)
+	hearingFlags(fs, &cfg.Hearing)
 	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if err := cfg.Hearing.check(getenv); err != nil {
 		return config{}, err
 	}
 	if cfg.DatabaseURL == "" {
@@ -170,6 +177,17 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if cfg.DB != nil {
 		opts.Templates = templatestore.NewSQL(cfg.DB)
 	}
+	hr, err := newHearing(cfg.Hearing, cfg.DB, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Suppressions, opts.OnEvent = hr.list, hr.onEvent
+	if cfg.Hearing.BounceDomain != "" {
+		opts.VERP = postroom.VERP{Domain: cfg.Hearing.BounceDomain}
+	}
+	if hr.unsub != nil {
+		opts.Unsubscribe = hr.unsub
+	}
 
 	var t postroom.Transport
 	cleanup := func() error { return nil }
@@ -215,6 +233,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		CallTimeout:      cfg.Timeouts.Write - cfg.Timeouts.Answer,
 		NoTemplateStore:  opts.Templates == nil,
 		ResultLog:        cfg.ResultLog,
+		Suppressions:     hr.list,
 	}
 	if cfg.Preview {
 		// An application would put the page behind its admin
@@ -242,7 +261,14 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
-	return h, cleanup, nil
+	if err := hr.start(cfg.Hearing, logger); err != nil {
+		return nil, nil, errors.Join(err, cleanup())
+	}
+	// The receiver and the events' writer stop after the outbox's
+	// workers, whose sends are events too.
+	beforeHearing := cleanup
+	cleanup = func() error { return errors.Join(beforeHearing(), hr.stop()) }
+	return hr.handler(h), cleanup, nil
 }
 
 // readKeys reads a -keys file: {"account-id": ["key", ...], ...}.

@@ -3,18 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
+	"github.com/postroom/postroom/unsubscribe"
 )
 
 var sendIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -122,8 +125,13 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
-	env := map[string]string{passwordEnv: "s3cret"}
+	secret := bytes.Repeat([]byte{7}, 32)
+	env := map[string]string{passwordEnv: "s3cret", unsubscribeKeyEnv: "k2:" + base64.StdEncoding.EncodeToString(secret) + ", k1:" + base64.StdEncoding.EncodeToString(secret[:32])}
 	getenv := func(k string) string { return env[k] }
+	base := func(h hearingConfig) *config {
+		return &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", Hearing: h}
+	}
+	keys := []unsubscribe.Key{{ID: "k2", Secret: secret}, {ID: "k1", Secret: secret}}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -153,6 +161,16 @@ func TestParseFlags(t *testing.T) {
 				Queue: queueConfig{Backoff: time.Second, MaxAge: time.Minute, BatchSize: 20, JobSize: 40, MaxWorkers: 8, RescueAfter: 30 * time.Second}}},
 		{"outbox settings without a database", []string{"-no-auth", "-outbox-max-age", "1m"}, nil},
 		{"negative outbox setting", []string{"-no-auth", "-database-url", "postgres://db/app", "-outbox-workers", "-1"}, nil},
+		{"bounces", []string{"-no-auth", "-bounce-listen", ":2525", "-bounce-domain", "bounce.example.com"}, base(hearingConfig{BounceListen: ":2525", BounceDomain: "bounce.example.com"})},
+		{"bounces by LMTP", []string{"-no-auth", "-bounce-listen", "127.0.0.1:2424", "-bounce-lmtp", "-bounce-domain", "bounce.example.com"}, base(hearingConfig{BounceListen: "127.0.0.1:2424", BounceLMTP: true, BounceDomain: "bounce.example.com"})},
+		{"VERP alone", []string{"-no-auth", "-bounce-domain", "bounce.example.com"}, base(hearingConfig{BounceDomain: "bounce.example.com"})},
+		{"bounce-listen without a domain", []string{"-no-auth", "-bounce-listen", ":2525"}, nil},
+		{"bounce-lmtp without bounce-listen", []string{"-no-auth", "-bounce-lmtp", "-bounce-domain", "bounce.example.com"}, nil},
+		{"bounce-domain an address", []string{"-no-auth", "-bounce-domain", "bounces@example.com"}, nil},
+		{"unsubscribe-url", []string{"-no-auth", "-unsubscribe-url", "https://mail.example.com/unsubscribe/"}, base(hearingConfig{UnsubscribeURL: "https://mail.example.com/unsubscribe/", UnsubscribeKeys: keys})},
+		{"unsubscribe-url http", []string{"-no-auth", "-unsubscribe-url", "http://mail.example.com/unsubscribe/"}, nil},
+		{"unsubscribe-url at the root", []string{"-no-auth", "-unsubscribe-url", "https://mail.example.com/"}, nil},
+		{"unsubscribe-url under /api/", []string{"-no-auth", "-unsubscribe-url", "https://mail.example.com/api/u"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseFlags(tc.args, getenv, io.Discard)
@@ -163,7 +181,7 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("parseFlags: %v", err)
 			case tc.want != nil:
 				tc.want.Timeouts = defaultTimeouts
-				if got != *tc.want {
+				if !reflect.DeepEqual(got, *tc.want) {
 					t.Errorf("got %+v\nwant %+v", got, *tc.want)
 				}
 			}
@@ -216,5 +234,17 @@ func TestKeysAndTemplates(t *testing.T) {
 				t.Errorf("readKeys accepted %q", content)
 			}
 		})
+	}
+}
+
+// TestUnsubscribeKeys: the keys of -unsubscribe-url come from the
+// environment, and a missing or weak key refuses the flag.
+func TestUnsubscribeKeys(t *testing.T) {
+	good := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	for _, v := range []string{"", "k1", "k1:not base64!", "k1:" + base64.StdEncoding.EncodeToString([]byte("short")), "k1:" + good + ",k2"} {
+		_, err := parseFlags([]string{"-no-auth", "-unsubscribe-url", "https://mail.example.com/u/"}, func(string) string { return v }, io.Discard)
+		if err == nil {
+			t.Errorf("$%s=%q accepted", unsubscribeKeyEnv, v)
+		}
 	}
 }
