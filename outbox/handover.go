@@ -258,16 +258,3 @@ func (h *handover) finish(ctx context.Context, results []postroom.Result) error 
 	}
 	return retry(ctx, func(ctx context.Context) error { return h.l.record(ctx, out) })
 }
-
-// reservedIdx returns the recipients this run reserved.
-func (h *handover) reservedIdx() []int32 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var idx []int32
-	for p, m := range h.mine {
-		if m {
-			idx = append(idx, h.idx[p])
-		}
-	}
-	return idx
-}

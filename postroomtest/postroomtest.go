@@ -179,11 +179,11 @@ func Decode(env *postroom.Envelope) (*Message, error) {
 		Raw:          bytes.Clone(env.Data),
 	}
 	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); err != nil {
-		return nil, fmt.Errorf("Subject: %w", err)
+		return nil, fmt.Errorf("the subject: %w", err)
 	}
 	if from := msg.Header.Get("From"); from != "" {
 		if m.From, err = mail.ParseAddress(from); err != nil {
-			return nil, fmt.Errorf("From: %w", err)
+			return nil, fmt.Errorf("the From field: %w", err)
 		}
 	}
 	for _, f := range []struct {
@@ -194,7 +194,7 @@ func Decode(env *postroom.Envelope) (*Message, error) {
 			continue
 		}
 		if *f.to, err = msg.Header.AddressList(f.name); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
+			return nil, fmt.Errorf("the %s field: %w", f.name, err)
 		}
 	}
 	if err := m.walk(msg.Header, msg.Body, 0); err != nil {

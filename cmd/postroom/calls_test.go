@@ -98,7 +98,7 @@ func TestCancel(t *testing.T) {
 	if out := c.ok(t, "cancel", id); !strings.Contains(out, ": 0 recipients") {
 		t.Errorf("second cancel printed %q", out)
 	}
-	if r := c.run(t, "cancel", "nope"); r.code != 1 || !strings.Contains(r.stderr, "no such call") {
+	if r := c.run(t, "cancel", "nope"); r.code != 1 || !strings.Contains(r.stderr, "call not found") {
 		t.Errorf("cancel of an unknown call: %+v", r)
 	}
 }
