@@ -156,8 +156,9 @@
 // "call-canceled: " and the given reason), and answers how many; a
 // recipient whose message may be on its way keeps its attempt's outcome.
 // calls.retry has the recipients waiting for a retry tried now, and
-// answers how many. A missing "id", a "reason" over 1000 bytes, a bad
-// "limit" or "cursor" is 400 validation_error naming it. Without an
+// answers how many. A missing "id", an "id" or "reason" with a control
+// character or too long (255 and 1000 bytes), a bad "limit" or "cursor" is
+// 400 validation_error naming it. Without an
 // AsyncSteering the three paths are 404 not_found.
 //
 // This package does not authenticate HTTP requests beyond the call's own

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/postroom/postroom"
 )
@@ -122,8 +125,8 @@ func (h *Handler) mountCalls(mux *http.ServeMux, m *postroom.Mailer, s AsyncStee
 		if err := checkCallID(req.ID); err != nil {
 			return nil, err
 		}
-		if len(req.Reason) > maxCancelReason {
-			return nil, &postroom.ValidationError{Field: "reason", Reason: "over " + strconv.Itoa(maxCancelReason) + " bytes"}
+		if err := checkText("reason", req.Reason, maxCancelReason); err != nil {
+			return nil, err
 		}
 		addLogAttrs(w, slog.String("call_id", req.ID))
 		n, err := s.Cancel(ctx, req.AccountID, req.ID, req.Reason)
@@ -145,10 +148,29 @@ func (h *Handler) mountCalls(mux *http.ServeMux, m *postroom.Mailer, s AsyncStee
 	}))
 }
 
-// checkCallID refuses an empty call id.
+// maxCallID is the longest call id the steering endpoints take, in
+// bytes: an outbox's ids are 32.
+const maxCallID = 255
+
+// checkCallID refuses an empty call id, and one no queue gives.
 func checkCallID(id string) error {
 	if id == "" {
 		return &postroom.ValidationError{Field: "id", Reason: "missing: the call's id, as the 202 answer gave it"}
+	}
+	return checkText("id", id, maxCallID)
+}
+
+// checkText refuses a value of field that is over max bytes, not UTF-8,
+// or holds a control character (a NUL, a line break), which a reason
+// kept in every result, or an id, never has.
+func checkText(field, v string, max int) error {
+	switch {
+	case len(v) > max:
+		return &postroom.ValidationError{Field: field, Reason: "over " + strconv.Itoa(max) + " bytes"}
+	case !utf8.ValidString(v):
+		return &postroom.ValidationError{Field: field, Reason: "not valid UTF-8"}
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return &postroom.ValidationError{Field: field, Reason: "holds a control character"}
 	}
 	return nil
 }

@@ -222,6 +222,8 @@ func TestHTTPSteerAccounts(t *testing.T) {
 		{"wrong key, list", httpapi.CallsListPath, listReq{auth: auth{"nope", "acct"}}, 401, "invalid_key", ""},
 		{"no id", httpapi.CallsRetryPath, steerReq{auth: acct}, 400, "validation_error", "id"},
 		{"long reason", httpapi.CallsCancelPath, steerReq{auth: acct, ID: ids[0], Reason: strings.Repeat("x", 1001)}, 400, "validation_error", "reason"},
+		{"NUL in reason", httpapi.CallsCancelPath, steerReq{auth: acct, ID: ids[0], Reason: "a\x00b"}, 400, "validation_error", "reason"},
+		{"line break in id", httpapi.CallsRetryPath, steerReq{auth: acct, ID: ids[0] + "\n"}, 400, "validation_error", "id"},
 		{"bad cursor", httpapi.CallsListPath, listReq{auth: acct, Cursor: "!!"}, 400, "validation_error", "cursor"},
 		{"limit too large", httpapi.CallsListPath, listReq{auth: acct, Limit: outbox.MaxCallsLimit + 1}, 400, "validation_error", "limit"},
 		{"unknown field", httpapi.CallsCancelPath, map[string]any{"key": "k", "account_id": "acct", "call_id": ids[0]}, 400, "invalid_json", ""},
