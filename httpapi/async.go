@@ -88,8 +88,9 @@ func (h *Handler) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Re
 	_ = writeJSON(w, http.StatusAccepted, &postroom.CallStatus{ID: id, State: postroom.CallQueued})
 }
 
-// callStatus serves GET CallsPath + id from Options.Async.
-func (h *Handler) callStatus() http.HandlerFunc {
+// callStatus serves GET CallsPath + id from Options.Async and, when
+// steer is not nil, the call's recipients still waiting from it.
+func (h *Handler) callStatus(steer AsyncSteering) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -111,7 +112,23 @@ func (h *Handler) callStatus() http.HandlerFunc {
 			writeError(w, http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"})
 			return
 		}
+		answer := callAnswer{CallStatus: st}
+		if steer != nil && st.State != postroom.CallDone {
+			// Read after the status: a recipient that got its result in
+			// between counts as queued and is not listed, so the list
+			// never holds more than the queued count.
+			answer.Waiting, err = steer.Waiting(r.Context(), id)
+			switch {
+			case errors.Is(err, postroom.ErrCallNotFound):
+				writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call"})
+				return
+			case err != nil:
+				logError(w, slog.LevelError, err.Error())
+				writeError(w, http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"})
+				return
+			}
+		}
 		addLogAttrs(w, slog.String("call_id", id), slog.String("state", string(st.State)))
-		_ = writeJSON(w, http.StatusOK, st)
+		_ = writeJSON(w, http.StatusOK, answer)
 	}
 }

@@ -5,7 +5,9 @@
 //	POST /api/1.0/message.send_template
 //
 // and, with Options.Suppressions, the suppression list's rejects.add,
-// rejects.list and rejects.delete (see # Suppression list).
+// rejects.list and rejects.delete (see # Suppression list); with
+// Options.Async, the calls run later, listed and steered with calls.list,
+// calls.cancel and calls.retry (see # Calls run later).
 //
 // A Handler is an http.Handler: mount it in the application's own mux,
 // behind its own middleware (authentication, tracing, rate limits), at "/"
@@ -39,7 +41,8 @@
 //	400     template_syntax          a template does not compile (postroom.ErrTemplateSyntax)
 //	400     invalid_idempotency_key  the Idempotency-Key header is empty, too long, or repeated
 //	401     invalid_key              postroom.ErrUnauthorized: the key is not valid for the account
-//	404     not_found                no such endpoint (or, with Options.Async, no such call id)
+//	404     not_found                no such endpoint; with Options.Async, no such call id, or (calls.*)
+//	                                 a call of another account
 //	405     method_not_allowed       not POST (not GET for a call's status); with an Allow header
 //	408     timeout                  the body did not arrive within the server's read timeout
 //	409     idempotency_conflict     the Idempotency-Key was used with another body
@@ -130,6 +133,33 @@
 // Location of GET /api/1.0/calls/{id}, which answers the call's state and,
 // once it is done, its results. Without it the preference is ignored, as
 // RFC 7240 allows: the call runs while the request waits.
+//
+// When Options.Async is also an AsyncSteering (package outbox's is), the
+// answer of GET /api/1.0/calls/{id} lists, while the call is not done,
+// each recipient still without a final result ("waiting": index, email,
+// state new|sending|deferred, the last attempt's status, code and reason,
+// the number of attempts, the time of the next one), and the Handler
+// serves three POST endpoints, with the account's "key" and "account_id"
+// as the rejects endpoints take them, over that account's calls only (a
+// call of another account is 404 not_found, as an unknown id is):
+//
+//	POST /api/1.0/calls.list    {"limit", "cursor"}  →  [{"id", "operation", "started_at",
+//	                                                       "recipients", "state", "counts"}, ...]
+//	POST /api/1.0/calls.cancel  {"id", "reason"}  →  {"id", "canceled": n}
+//	POST /api/1.0/calls.retry   {"id"}  →  {"id", "retried": n}
+//
+// calls.list answers the account's calls newest first, at most "limit"
+// (the Async's default and maximum: outbox.DefaultCallsLimit and
+// outbox.MaxCallsLimit); when there are more, the Postroom-Next-Cursor
+// header holds the "cursor" of the next page. calls.cancel makes every
+// recipient not yet handed over final, never sent (rejected, reason
+// "call-canceled: " and the given reason), and answers how many; a
+// recipient whose message may be on its way keeps its attempt's outcome.
+// calls.retry has the recipients waiting for a retry tried now, and
+// answers how many. A missing "id", an "id" or "reason" with a control
+// character or too long (255 and 1000 bytes), a bad "limit" or "cursor" is
+// 400 validation_error naming it. Without an
+// AsyncSteering the three paths are 404 not_found.
 //
 // This package does not authenticate HTTP requests beyond the call's own
 // key (postroom.Options.Auth), set CORS headers, or serve TLS: the

@@ -104,8 +104,10 @@ type Options struct {
 
 	// Async, when not nil, runs the calls of requests with the header
 	// Prefer: respond-async later, outside the request, and serves their
-	// status at CallsPath + id (see Async). Nil means every call runs while
-	// its request waits.
+	// status at CallsPath + id (see Async); when it is also an
+	// AsyncSteering, the Handler serves CallsListPath, CallsCancelPath and
+	// CallsRetryPath too. Nil means every call runs while its request
+	// waits.
 	Async Async
 
 	// Suppressions, when not nil, is the suppression list served at
@@ -194,7 +196,11 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 	mux.Handle(SendPath, h.endpoint(postroom.OpSend, h.sender(m, postroom.OpSend)))
 	mux.Handle(SendTemplatePath, h.endpoint(postroom.OpSendTemplate, sendTemplate))
 	if opts.Async != nil {
-		mux.Handle(CallsPath, h.callStatus())
+		steer, _ := opts.Async.(AsyncSteering)
+		mux.Handle(CallsPath, h.callStatus(steer))
+		if steer != nil {
+			h.mountCalls(mux, m, steer)
+		}
 	}
 	if opts.PreviewPath != "" {
 		page, err := newPreview(m, opts)

@@ -86,14 +86,14 @@ type rejectsDeleteAnswer struct {
 // mountRejects serves the rejects endpoints on mux over list, with the
 // keys of m's Options.Auth.
 func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list suppression.List) {
-	mux.Handle(RejectsAddPath, rejectsEndpoint(m, func(ctx context.Context, w http.ResponseWriter, req *rejectsAddRequest) (any, error) {
+	mux.Handle(RejectsAddPath, authEndpoint(m, "rejects.add", func(ctx context.Context, w http.ResponseWriter, req *rejectsAddRequest) (any, error) {
 		e, err := list.Add(ctx, suppression.Entry{AccountID: req.AccountID, Address: req.Email, Reason: postroom.ReasonManual, Detail: req.Comment})
 		if err != nil {
 			return nil, err
 		}
 		return rejectsAddAnswer{Email: e.Address, Added: true}, nil
 	}))
-	mux.Handle(RejectsListPath, rejectsEndpoint(m, func(ctx context.Context, w http.ResponseWriter, req *rejectsListRequest) (any, error) {
+	mux.Handle(RejectsListPath, authEndpoint(m, "rejects.list", func(ctx context.Context, w http.ResponseWriter, req *rejectsListRequest) (any, error) {
 		page, next, err := list.List(ctx, suppression.Query{AccountID: req.AccountID, Reason: postroom.ReasonCode(req.Reason), Prefix: req.Email,
 			IncludeExpired: req.IncludeExpired, Limit: req.Limit, Cursor: req.Cursor})
 		if err != nil {
@@ -112,7 +112,7 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 		}
 		return out, nil
 	}))
-	mux.Handle(RejectsDeletePath, rejectsEndpoint(m, func(ctx context.Context, w http.ResponseWriter, req *rejectsDeleteRequest) (any, error) {
+	mux.Handle(RejectsDeletePath, authEndpoint(m, "rejects.delete", func(ctx context.Context, w http.ResponseWriter, req *rejectsDeleteRequest) (any, error) {
 		deleted, err := list.Delete(ctx, req.AccountID, req.Email)
 		if err != nil {
 			return nil, err
@@ -121,13 +121,15 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 	}))
 }
 
-// rejectsEndpoint serves one rejects endpoint: a POST of a JSON body,
+// authEndpoint serves one endpoint of an account's own data (the rejects
+// and calls endpoints), named name in the log: a POST of a JSON body,
 // decoded strictly into a *Req, authenticated with the account's key,
-// then run.
-func rejectsEndpoint[Req any, PReq interface {
+// then run. An error of run that wraps postroom.ErrCallNotFound is a 404,
+// a *postroom.ValidationError a 400, any other a 500.
+func authEndpoint[Req any, PReq interface {
 	*Req
 	auth() rejectsAuth
-}](m *postroom.Mailer, run func(ctx context.Context, w http.ResponseWriter, req PReq) (any, error)) http.HandlerFunc {
+}](m *postroom.Mailer, name string, run func(ctx context.Context, w http.ResponseWriter, req PReq) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -182,7 +184,11 @@ func rejectsEndpoint[Req any, PReq interface {
 				writeError(w, http.StatusBadRequest, &apiError{Code: "validation_error", Message: ve.Field + ": " + ve.Reason, Field: ve.Field})
 				return
 			}
-			logError(w, slog.LevelError, fmt.Sprintf("suppression list: %v", err))
+			if errors.Is(err, postroom.ErrCallNotFound) {
+				writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call in this account"})
+				return
+			}
+			logError(w, slog.LevelError, fmt.Sprintf("%s: %v", name, err))
 			writeError(w, http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"})
 			return
 		}

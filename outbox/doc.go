@@ -85,7 +85,9 @@
 // # HTTP
 //
 // HTTP is the Outbox as the Async of an httpapi.Handler: Prefer:
-// respond-async enqueues, GET /api/1.0/calls/{id} answers Status. Status
+// respond-async enqueues, GET /api/1.0/calls/{id} answers Status and
+// Waiting, and calls.list, calls.cancel and calls.retry steer an
+// account's own calls (httpapi.AsyncSteering). Status
 // returns the root package's postroom.CallStatus, the one type of a
 // call's progress, so this package does not import httpapi: a worker
 // binary links no HTTP handler, html/template or preview page.

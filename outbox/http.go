@@ -2,6 +2,8 @@ package outbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,13 +19,18 @@ import (
 //	h, err := httpapi.New(m, httpapi.Options{Async: ob.HTTP()})
 //
 // httpapi.Async names only the root package's types, so this package
-// does not import httpapi: a worker binary links no HTTP handler. HTTP
-// differs from the Outbox in one method: its Enqueue runs the Outbox's in
-// a transaction of its own on the Outbox's pool, since a request has no
-// transaction of the application's to join.
+// does not import httpapi: a worker binary links no HTTP handler. HTTP's
+// Enqueue differs from the Outbox's: it runs in a transaction of its own
+// on the Outbox's pool, since a request has no transaction of the
+// application's to join.
+//
+// HTTP is also an httpapi.AsyncSteering (Calls, Waiting, Cancel, Retry),
+// so that the Handler serves calls.list, calls.cancel and calls.retry,
+// each over the authenticated account's own calls only, and the
+// recipients still waiting at GET /api/1.0/calls/{id}.
 type HTTP struct{ o *Outbox }
 
-// HTTP returns o as an httpapi.Async.
+// HTTP returns o as an httpapi.Async and httpapi.AsyncSteering.
 func (o *Outbox) HTTP() HTTP { return HTTP{o} }
 
 // Enqueue enqueues call as op in a transaction of its own and returns its
@@ -50,4 +57,58 @@ func (h HTTP) Enqueue(ctx context.Context, op postroom.Operation, call *postroom
 // Status is the Outbox's Status.
 func (h HTTP) Status(ctx context.Context, callID string) (*postroom.CallStatus, error) {
 	return h.o.Status(ctx, callID)
+}
+
+// Calls is the Outbox's Calls for the account accountID, for
+// httpapi.AsyncSteering: cursor is a Cursor that Calls returned. A limit
+// out of 0..MaxCallsLimit, or a cursor Calls did not return, is a
+// *postroom.ValidationError naming "limit" or "cursor".
+func (h HTTP) Calls(ctx context.Context, accountID, cursor string, limit int) ([]postroom.CallSummary, string, error) {
+	if limit < 0 || limit > MaxCallsLimit {
+		return nil, "", &postroom.ValidationError{Field: "limit", Reason: fmt.Sprintf("%d: want 1 to %d, or 0 for %d", limit, MaxCallsLimit, DefaultCallsLimit)}
+	}
+	calls, next, err := h.o.Calls(ctx, CallsQuery{AccountID: accountID, Before: Cursor(cursor), Limit: limit})
+	if errors.Is(err, ErrBadCursor) {
+		return nil, "", &postroom.ValidationError{Field: "cursor", Reason: "not a cursor of a calls list", Err: err}
+	}
+	return calls, string(next), err
+}
+
+// Waiting is the Outbox's Waiting.
+func (h HTTP) Waiting(ctx context.Context, callID string) ([]postroom.WaitingRecipient, error) {
+	return h.o.Waiting(ctx, callID)
+}
+
+// Cancel is the Outbox's Cancel of a call of account accountID, with
+// reason as its why; a call of another account is ErrNotFound, and is
+// left as it was.
+func (h HTTP) Cancel(ctx context.Context, accountID, callID, reason string) (int, error) {
+	if err := h.owned(ctx, accountID, callID); err != nil {
+		return 0, err
+	}
+	return h.o.Cancel(ctx, callID, reason)
+}
+
+// Retry is the Outbox's Retry of a call of account accountID; a call of
+// another account is ErrNotFound, and is left as it was.
+func (h HTTP) Retry(ctx context.Context, accountID, callID string) (int, error) {
+	if err := h.owned(ctx, accountID, callID); err != nil {
+		return 0, err
+	}
+	return h.o.Retry(ctx, callID)
+}
+
+// owned returns ErrNotFound unless call callID is of account accountID.
+// A call's account never changes, so the check holds for the steering
+// that follows it.
+func (h HTTP) owned(ctx context.Context, accountID, callID string) error {
+	var ok bool
+	err := h.o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1 AND account_id = $2)`, callID, accountID).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("outbox: account of call %s: %w", callID, err)
+	}
+	if !ok {
+		return ErrNotFound
+	}
+	return nil
 }

@@ -43,24 +43,10 @@ type CallsQuery struct {
 	Limit int
 }
 
-// CallSummary is one call as Calls lists it. Its JSON form is
-// {"call_id", "operation", "started_at", "recipients", "done", "counts"}.
-type CallSummary struct {
-	// ID is the call's id, as Enqueue returned it.
-	ID string `json:"id"`
-	// Operation is the spec's name of the call's operation
-	// ("message.send" or "message.send_template").
-	Operation string `json:"operation"`
-	// StartedAt is the call's start: its enqueue, or EnqueueOptions.At
-	// when later.
-	StartedAt time.Time `json:"started_at"`
-	// Recipients is the number of recipients of the call.
-	Recipients int `json:"recipients"`
-	// State and Counts mean what postroom.CallStatus's do: a recipient
-	// without a final result yet counts as postroom.StatusQueued.
-	State  postroom.CallState      `json:"state"`
-	Counts map[postroom.Status]int `json:"counts"`
-}
+// CallSummary is one call as Calls lists it: postroom.CallSummary, so
+// that httpapi serves it without importing this package. Its StartedAt is
+// the call's enqueue, or EnqueueOptions.At when later.
+type CallSummary = postroom.CallSummary
 
 // Calls lists the calls of q.AccountID, newest first (by start, then id),
 // each with its counts by status, in one query; next is the cursor of

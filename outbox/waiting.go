@@ -6,55 +6,36 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/postroom/postroom"
 )
 
-// WaitingState is why a recipient has no final result yet.
-type WaitingState string
+// WaitingState is why a recipient has no final result yet: the root
+// package's, so that httpapi serves it without importing this package.
+type WaitingState = postroom.WaitingState
 
-// The states of a waiting recipient.
+// The states of a waiting recipient (see postroom.WaitingNew).
 const (
-	// WaitingNew: not tried yet (its job has not reached it).
-	WaitingNew WaitingState = "new"
-	// WaitingSending: a run of its job reserved it and may be handing its
-	// message over now; the run writes its outcome.
-	WaitingSending WaitingState = "sending"
-	// WaitingDeferred: its last attempt was refused for now (LastStatus
-	// and LastReason say how); its job tries it again at NextAttempt.
-	WaitingDeferred WaitingState = "deferred"
+	WaitingNew      = postroom.WaitingNew
+	WaitingSending  = postroom.WaitingSending
+	WaitingDeferred = postroom.WaitingDeferred
 )
 
 // WaitingRecipient is a recipient of a call without a final result, as
-// Waiting reports it. Its JSON form has the fields' snake_case names;
-// next_attempt is absent when unknown.
-type WaitingRecipient struct {
-	// Index is the recipient's index in the call's recipients.
-	Index int    `json:"index"`
-	Email string `json:"email"`
-	// State says why it has no final result.
-	State WaitingState `json:"state"`
-	// LastStatus and LastReason are the last attempt's status and reason,
-	// for a deferred recipient ("deferred", "soft-bounce: 451 4.7.1
-	// greylisted"); empty otherwise. LastCode is the reason's code.
-	LastStatus string `json:"last_status,omitempty"`
-	LastCode   string `json:"last_code,omitempty"`
-	LastReason string `json:"last_reason,omitempty"`
-	// Attempts is the number of runs its job has had so far (River's
-	// failed and current attempts, and the runs that ended deferring some
-	// recipients): each run tries each of its waiting recipients once, at
-	// most, so it is an upper bound on the recipient's own attempts.
-	Attempts int `json:"attempts"`
-	// NextAttempt is when its job runs next: River's scheduled time of a
-	// job that waits (deferred, failed or sent later), and about now for
-	// one ready to run. It is nil while the job runs, and when the job is
-	// gone (it ended, for instance cancelled, before the recipient got a
-	// result).
-	NextAttempt *time.Time `json:"next_attempt,omitempty"`
-}
+// Waiting reports it: postroom.WaitingRecipient. Its Attempts is the
+// number of runs its job has had so far (River's failed and current
+// attempts, and the runs that ended deferring some recipients): each run
+// tries each of its waiting recipients once, at most, so it is an upper
+// bound on the recipient's own attempts. Its NextAttempt is when its job
+// runs next: River's scheduled time of a job that waits (deferred, failed
+// or sent later), and about now for one ready to run; nil while the job
+// runs, and when the job is gone (it ended, for instance cancelled,
+// before the recipient got a result).
+type WaitingRecipient = postroom.WaitingRecipient
 
 // Waiting returns the recipients of call callID that have no final
 // result yet, in input order, with their last attempt and next one. A
