@@ -26,6 +26,7 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 		Waiting []outbox.WaitingRecipient `json:"waiting"`
 	}
 	for {
+		view.State, view.Counts, view.Waiting = "", nil, nil // each poll decodes afresh
 		c.jsonOf(t, &view, "call", id)
 		if len(view.Waiting) == 1 && view.Waiting[0].State == outbox.WaitingDeferred && view.Waiting[0].NextAttempt != nil {
 			break
