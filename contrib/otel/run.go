@@ -32,6 +32,9 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 	}
 	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	defer span.End()
+	if call != nil && len(call.Recipients) > t.opts.MessageSpanLimit {
+		ctx = context.WithValue(ctx, noMessageSpans{}, t)
+	}
 	results, err := m.Run(ctx, op, call, o)
 	if results == nil && err != nil {
 		span.SetAttributes(attribute.String("error.type", "refused"))
@@ -66,7 +69,7 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 		sizes[j]++
 	}
 	for j, g := range groups {
-		t.recipients.Add(ctx, sizes[j], t.label(labelKey{"recipients", string(g.status), string(g.code)}))
+		t.recipients.Add(ctx, sizes[j], t.label(labelKey{"recipients", string(g.status), string(g.code)})...)
 	}
 	if span.IsRecording() {
 		for s, n := range counts {
@@ -93,6 +96,10 @@ func (t *Telemetry) SendTemplate(ctx context.Context, m *postroom.Mailer, call *
 	return t.Run(ctx, m, postroom.OpSendTemplate, call, postroom.RunOptions{})
 }
 
+// noMessageSpans is the context key under which Run marks a call too
+// large for message spans: its value is the Telemetry that marked it.
+type noMessageSpans struct{}
+
 // errorType is the error.type of a call that stopped early with err.
 func errorType(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
@@ -105,5 +112,5 @@ func errorType(ctx context.Context, err error) string {
 // postroom.Options.OnEvent (or call it from yours); it is safe for
 // concurrent use.
 func (t *Telemetry) OnEvent(ctx context.Context, e postroom.Event) {
-	t.events.Add(ctx, 1, t.label(labelKey{"events", string(e.Type), e.Reason}))
+	t.events.Add(ctx, 1, t.label(labelKey{"events", string(e.Type), e.Reason})...)
 }

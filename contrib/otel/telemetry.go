@@ -3,7 +3,9 @@ package postroomotel
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -26,6 +28,15 @@ type Options struct {
 	// and metrics. Zero means "smtp"; an application whose transport is
 	// an HTTP API of a mail service names that service.
 	System string
+	// MessageSpanLimit is the most recipients a call run through Run may
+	// have for each of its messages to get a span of its own; a larger
+	// call gets its call span with the counts, and its messages are
+	// measured by the metrics alone: a span per message costs more than
+	// the Mailer's own work for a message (see BenchmarkOverhead), and a
+	// trace of thousands of alike spans tells no more than the counts.
+	// Zero means 100; a negative value means no message spans under Run.
+	// A Send outside Run (the outbox's worker) always gets its span.
+	MessageSpanLimit int
 }
 
 // Telemetry makes postroom's spans and metrics with the providers of its
@@ -44,12 +55,21 @@ type Telemetry struct {
 	oldest     metric.Float64ObservableGauge
 
 	system attribute.KeyValue
-	// outcomes holds the metric attributes of each outcome, made once.
-	outcomes [numOutcomes]metric.MeasurementOption
-	// labels holds the attribute sets of postroom.recipients and
+	// outcomes holds the metric options of each outcome, made once and
+	// passed as they are (a slice passed with ... is not copied).
+	outcomes [numOutcomes]outcomeOptions
+	// labels holds the options of postroom.recipients and
 	// postroom.events by (status or event type, reason), made on first
-	// use: map[labelKey]metric.MeasurementOption.
-	labels sync.Map
+	// use: an immutable map, replaced by a larger copy under mu when a
+	// key is new, so that a lookup takes no lock and allocates nothing.
+	labels atomic.Pointer[map[labelKey][]metric.AddOption]
+	mu     sync.Mutex
+}
+
+// outcomeOptions are the metric options of one outcome.
+type outcomeOptions struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
 }
 
 // New returns a Telemetry with opts's providers, or an error when one of
@@ -60,6 +80,9 @@ func New(opts Options) (*Telemetry, error) {
 	}
 	if opts.MeterProvider == nil {
 		opts.MeterProvider = otel.GetMeterProvider()
+	}
+	if opts.MessageSpanLimit == 0 {
+		opts.MessageSpanLimit = 100
 	}
 	if opts.System == "" {
 		opts.System = "smtp"
@@ -98,7 +121,8 @@ func New(opts Options) (*Telemetry, error) {
 		if o.failed() {
 			attrs = append(attrs, attribute.String("error.type", o.String()))
 		}
-		t.outcomes[o] = metric.WithAttributeSet(attribute.NewSet(attrs...))
+		set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+		t.outcomes[o] = outcomeOptions{add: []metric.AddOption{set}, record: []metric.RecordOption{set}}
 	}
 	return t, nil
 }
@@ -111,16 +135,31 @@ type labelKey struct {
 	reason string
 }
 
-// label returns the measurement option of key, made once.
-func (t *Telemetry) label(key labelKey) metric.MeasurementOption {
-	if o, ok := t.labels.Load(key); ok {
-		return o.(metric.MeasurementOption)
+// label returns the options of key, made once.
+func (t *Telemetry) label(key labelKey) []metric.AddOption {
+	if m := t.labels.Load(); m != nil {
+		if o, ok := (*m)[key]; ok {
+			return o
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.labels.Load()
+	if old != nil {
+		if o, ok := (*old)[key]; ok {
+			return o
+		}
 	}
 	name := "postroom.status"
 	if key.metric == "events" {
 		name = "postroom.event"
 	}
-	o := metric.WithAttributeSet(attribute.NewSet(attribute.String(name, key.kind), attribute.String("postroom.reason", key.reason)))
-	actual, _ := t.labels.LoadOrStore(key, o)
-	return actual.(metric.MeasurementOption)
+	o := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(name, key.kind), attribute.String("postroom.reason", key.reason)))}
+	m := make(map[labelKey][]metric.AddOption, 1)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	m[key] = o
+	t.labels.Store(&m)
+	return o
 }

@@ -110,6 +110,9 @@ func (w *tracedTransport) Unwrap() postroom.Transport { return w.next }
 // it is.
 func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) error {
 	t := w.t
+	if ctx.Value(noMessageSpans{}) == t {
+		return w.measure(ctx, env)
+	}
 	ctx, span := t.tracer.Start(ctx, "send", trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(t.system, attrOperationSend, attrTypeSend,
 			attribute.String("messaging.message.id", env.SendID),
@@ -138,9 +141,22 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 		}
 	}
 	span.End()
-	attrs := t.outcomes[o]
-	t.duration.Record(ctx, elapsed.Seconds(), attrs)
-	t.sent.Add(ctx, 1, attrs)
-	t.size.Record(ctx, int64(len(env.Data)), attrs)
+	t.record(ctx, o, elapsed, len(env.Data))
 	return err
+}
+
+// measure is Send without a span.
+func (w *tracedTransport) measure(ctx context.Context, env *postroom.Envelope) error {
+	start := time.Now()
+	err := w.next.Send(ctx, env)
+	w.t.record(ctx, classify(ctx, err), time.Since(start), len(env.Data))
+	return err
+}
+
+// record records a hand-over's measurements.
+func (t *Telemetry) record(ctx context.Context, o outcome, elapsed time.Duration, size int) {
+	opts := &t.outcomes[o]
+	t.duration.Record(ctx, elapsed.Seconds(), opts.record...)
+	t.sent.Add(ctx, 1, opts.add...)
+	t.size.Record(ctx, int64(size), opts.record...)
 }
