@@ -32,10 +32,15 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 	}
 	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	defer span.End()
+	var tl *tally
 	if call != nil && len(call.Recipients) > t.opts.MessageSpanLimit {
-		ctx = context.WithValue(ctx, noMessageSpans{}, t)
+		tl = &tally{t: t}
+		ctx = context.WithValue(ctx, tallyKey{}, tl)
 	}
 	results, err := m.Run(ctx, op, call, o)
+	if tl != nil {
+		tl.flush(ctx)
+	}
 	if results == nil && err != nil {
 		span.SetAttributes(attribute.String("error.type", "refused"))
 		span.SetStatus(codes.Error, "refused")
@@ -96,10 +101,6 @@ func (t *Telemetry) SendTemplate(ctx context.Context, m *postroom.Mailer, call *
 	return t.Run(ctx, m, postroom.OpSendTemplate, call, postroom.RunOptions{})
 }
 
-// noMessageSpans is the context key under which Run marks a call too
-// large for message spans: its value is the Telemetry that marked it.
-type noMessageSpans struct{}
-
 // errorType is the error.type of a call that stopped early with err.
 func errorType(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
@@ -112,5 +113,9 @@ func errorType(ctx context.Context, err error) string {
 // postroom.Options.OnEvent (or call it from yours); it is safe for
 // concurrent use.
 func (t *Telemetry) OnEvent(ctx context.Context, e postroom.Event) {
+	if tl := t.tallyOf(ctx); tl != nil {
+		tl.event(e.Type, e.Reason)
+		return
+	}
 	t.events.Add(ctx, 1, t.label(labelKey{"events", string(e.Type), e.Reason})...)
 }

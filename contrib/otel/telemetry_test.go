@@ -3,6 +3,7 @@ package postroomotel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -174,8 +175,8 @@ func TestSendSpansAndMetrics(t *testing.T) {
 	}
 
 	ms := k.metrics(t)
-	if n := sum(t, ms["messaging.client.sent.messages"], attribute.String("postroom.outcome", "sent")); n != 2 {
-		t.Errorf("messaging.client.sent.messages sent = %d, want 2", n)
+	if n := sum(t, ms["postroom.message.bytes"], attribute.String("postroom.outcome", "sent")); n != bytes {
+		t.Errorf("postroom.message.bytes sent = %d, want %d", n, bytes)
 	}
 	if n := sum(t, ms["postroom.recipients"], attribute.String("postroom.status", "sent"), attribute.String("postroom.reason", "")); n != 2 {
 		t.Errorf("postroom.recipients sent = %d, want 2", n)
@@ -185,10 +186,6 @@ func TestSendSpansAndMetrics(t *testing.T) {
 	}
 	if n := sum(t, ms["postroom.events"], attribute.String("postroom.event", "send")); n != 2 {
 		t.Errorf("postroom.events send = %d, want 2", n)
-	}
-	size, ok := ms["postroom.message.size"].(metricdata.Histogram[int64])
-	if !ok || len(size.DataPoints) != 1 || size.DataPoints[0].Count != 2 || size.DataPoints[0].Sum != bytes {
-		t.Errorf("postroom.message.size %+v, want 2 messages of %d octets in all", ms["postroom.message.size"], bytes)
 	}
 	dur, ok := ms["messaging.client.operation.duration"].(metricdata.Histogram[float64])
 	if !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 2 || dur.DataPoints[0].Sum <= 0 {
@@ -255,8 +252,9 @@ func TestTransportFailure(t *testing.T) {
 		t.Errorf("message span status %v attributes %v, want an error, permanent, 550 5.1.1", send.Status(), a)
 	}
 	ms := k.metrics(t)
-	if n := sum(t, ms["messaging.client.sent.messages"], attribute.String("error.type", "permanent")); n != 1 {
-		t.Errorf("messaging.client.sent.messages permanent = %d, want 1", n)
+	dur, ok := ms["messaging.client.operation.duration"].(metricdata.Histogram[float64])
+	if !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 1 || !hasAll(dur.DataPoints[0].Attributes, []attribute.KeyValue{attribute.String("error.type", "permanent")}) {
+		t.Errorf("messaging.client.operation.duration %+v, want 1 hand-over, error.type permanent", ms["messaging.client.operation.duration"])
 	}
 	if n := sum(t, ms["postroom.events"], attribute.String("postroom.event", "hard_bounce"), attribute.String("postroom.reason", "hard-bounce")); n != 1 {
 		t.Errorf("postroom.events hard_bounce = %d, want 1", n)
@@ -276,5 +274,48 @@ func TestRunRefusedCall(t *testing.T) {
 	spans := k.spans.GetSpans().Snapshots()
 	if len(spans) != 1 || spans[0].Status().Code != codes.Error || attrs(spans[0])["error.type"].AsString() != "refused" {
 		t.Fatalf("spans %v, want the call's alone, refused", spans)
+	}
+}
+
+func TestLargeCallTallied(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tel, err := postroomotel.New(postroomotel.Options{TracerProvider: tp, MeterProvider: mp, MessageSpanLimit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &kit{tel: tel, spans: spans, reader: reader}
+	mem := transport.NewMemory()
+	m := newMailer(t, tel.Transport(mem), postroom.Options{OnEvent: tel.OnEvent})
+	emails := make([]string, 20)
+	for i := range emails {
+		emails[i] = fmt.Sprintf("c%d@example.com", i)
+	}
+	if _, err := tel.Send(t.Context(), m, receipt(emails...)); err != nil {
+		t.Fatal(err)
+	}
+	got := spans.GetSpans().Snapshots()
+	if len(got) != 1 || got[0].Name() != "message.send" || attrs(got[0])["postroom.recipients.sent"].AsInt64() != 20 {
+		t.Fatalf("spans %v, want the call's alone (20 recipients, over the limit of 2), 20 sent", got)
+	}
+	bytes := int64(0)
+	for _, env := range mem.Envelopes() {
+		bytes += int64(len(env.Data))
+	}
+	ms := k.metrics(t)
+	if n := sum(t, ms["messaging.client.sent.messages"], attribute.String("postroom.outcome", "sent")); n != 20 {
+		t.Errorf("messaging.client.sent.messages = %d, want 20", n)
+	}
+	if n := sum(t, ms["postroom.message.bytes"], attribute.String("postroom.outcome", "sent")); n != bytes {
+		t.Errorf("postroom.message.bytes = %d, want %d", n, bytes)
+	}
+	if n := sum(t, ms["postroom.events"], attribute.String("postroom.event", "send")); n != 20 {
+		t.Errorf("postroom.events send = %d, want 20", n)
+	}
+	dur, ok := ms["messaging.client.operation.duration"].(metricdata.Histogram[float64])
+	if !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 2 {
+		t.Errorf("messaging.client.operation.duration %+v, want 2 of the 20 messages timed (one in 16)", ms["messaging.client.operation.duration"])
 	}
 }

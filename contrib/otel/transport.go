@@ -110,8 +110,8 @@ func (w *tracedTransport) Unwrap() postroom.Transport { return w.next }
 // it is.
 func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) error {
 	t := w.t
-	if ctx.Value(noMessageSpans{}) == t {
-		return w.measure(ctx, env)
+	if tl := t.tallyOf(ctx); tl != nil {
+		return w.tallied(ctx, env, tl)
 	}
 	ctx, span := t.tracer.Start(ctx, "send", trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(t.system, attrOperationSend, attrTypeSend,
@@ -145,11 +145,23 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 	return err
 }
 
-// measure is Send without a span.
-func (w *tracedTransport) measure(ctx context.Context, env *postroom.Envelope) error {
-	start := time.Now()
-	err := w.next.Send(ctx, env)
-	w.t.record(ctx, classify(ctx, err), time.Since(start), len(env.Data))
+// tallied is Send without a span, for a large call: the message's
+// count and octets go to the call's tally, and one message in
+// latencySample is timed. The latency goes without the call's span (no
+// exemplar): offering each measurement to the exemplar reservoirs costs
+// more than the measurement, for a span of many messages alike.
+func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
+	var err error
+	if tl.seq.Add(1)%latencySample == 1 {
+		start := time.Now()
+		err = w.next.Send(ctx, env)
+		w.t.duration.Record(context.Background(), time.Since(start).Seconds(), w.t.outcomes[classify(ctx, err)].record...)
+	} else {
+		err = w.next.Send(ctx, env)
+	}
+	o := classify(ctx, err)
+	tl.sent[o].Add(1)
+	tl.bytes[o].Add(int64(len(env.Data)))
 	return err
 }
 
@@ -158,5 +170,5 @@ func (t *Telemetry) record(ctx context.Context, o outcome, elapsed time.Duration
 	opts := &t.outcomes[o]
 	t.duration.Record(ctx, elapsed.Seconds(), opts.record...)
 	t.sent.Add(ctx, 1, opts.add...)
-	t.size.Record(ctx, int64(size), opts.record...)
+	t.bytes.Add(ctx, int64(size), opts.add...)
 }

@@ -1,0 +1,80 @@
+package postroomotel
+
+// A large call's measurements, kept in the call and recorded once when
+// it ends.
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/postroom/postroom"
+)
+
+// latencySample is how often a message of a large call is timed: one in
+// latencySample. The OpenTelemetry SDK's histogram record costs about
+// what the Mailer's own work for a small message does; one in 16 keeps
+// the distribution and costs a sixteenth.
+const latencySample = 16
+
+// tally holds the measurements of a call run through Run with more than
+// Options.MessageSpanLimit recipients: its messages' counts and octets
+// by outcome and its events by type and reason, added up by the call's
+// workers and recorded by Run once the call has returned (no worker runs
+// then), so that a message costs a few atomic adds instead of an SDK
+// measurement each. It is in the call's context under tallyKey.
+type tally struct {
+	t     *Telemetry
+	seq   atomic.Uint64
+	sent  [numOutcomes]atomic.Int64
+	bytes [numOutcomes]atomic.Int64
+
+	mu     sync.Mutex
+	events []eventCount
+}
+
+// tallyKey is the context key of a call's tally.
+type tallyKey struct{}
+
+// eventCount is the number of events of one type and reason.
+type eventCount struct {
+	typ    postroom.EventType
+	reason string
+	n      int64
+}
+
+// tallyOf returns the tally of t's in ctx, or nil.
+func (t *Telemetry) tallyOf(ctx context.Context) *tally {
+	if tl, ok := ctx.Value(tallyKey{}).(*tally); ok && tl.t == t {
+		return tl
+	}
+	return nil
+}
+
+// event counts an event of type typ and reason.
+func (tl *tally) event(typ postroom.EventType, reason string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for i := range tl.events {
+		if e := &tl.events[i]; e.typ == typ && e.reason == reason {
+			e.n++
+			return
+		}
+	}
+	tl.events = append(tl.events, eventCount{typ, reason, 1})
+}
+
+// flush records the tally's counts; ctx carries the call's span (the
+// exemplars' link).
+func (tl *tally) flush(ctx context.Context) {
+	t := tl.t
+	for o := range numOutcomes {
+		if n := tl.sent[o].Load(); n > 0 {
+			t.sent.Add(ctx, n, t.outcomes[o].add...)
+			t.bytes.Add(ctx, tl.bytes[o].Load(), t.outcomes[o].add...)
+		}
+	}
+	for _, e := range tl.events {
+		t.events.Add(ctx, e.n, t.label(labelKey{"events", string(e.typ), e.reason})...)
+	}
+}
