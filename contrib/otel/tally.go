@@ -29,6 +29,9 @@ type tally struct {
 	sent  [numOutcomes]atomic.Int64
 	bytes [numOutcomes]atomic.Int64
 
+	// sends counts the events of the common kind, send without a
+	// reason, without the lock.
+	sends  atomic.Int64
 	mu     sync.Mutex
 	events []eventCount
 }
@@ -53,6 +56,10 @@ func (t *Telemetry) tallyOf(ctx context.Context) *tally {
 
 // event counts an event of type typ and reason.
 func (tl *tally) event(typ postroom.EventType, reason string) {
+	if typ == postroom.EventSend && reason == "" {
+		tl.sends.Add(1)
+		return
+	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	for i := range tl.events {
@@ -73,6 +80,9 @@ func (tl *tally) flush(ctx context.Context) {
 			t.sent.Add(ctx, n, t.outcomes[o].add...)
 			t.bytes.Add(ctx, tl.bytes[o].Load(), t.outcomes[o].add...)
 		}
+	}
+	if n := tl.sends.Load(); n > 0 {
+		t.events.Add(ctx, n, t.label(labelKey{"events", string(postroom.EventSend), ""})...)
 	}
 	for _, e := range tl.events {
 		t.events.Add(ctx, e.n, t.label(labelKey{"events", string(e.typ), e.reason})...)
