@@ -17,6 +17,15 @@ import (
 var statuses = [...]postroom.Status{postroom.StatusSent, postroom.StatusQueued, postroom.StatusInvalid,
 	postroom.StatusRejected, postroom.StatusDeferred, postroom.StatusUnknown}
 
+// countKeys are the span attributes of the counts by status, in the
+// order of statuses.
+var countKeys = func() (keys [len(statuses)]string) {
+	for i, st := range statuses {
+		keys[i] = "postroom.recipients." + string(st)
+	}
+	return keys
+}()
+
 // Run is m.Run(ctx, op, call, o) inside a span of the call: the spans of
 // the call's messages (with a Transport wrapper) are its children, and
 // the span gets the recipients' counts by status. Each recipient's
@@ -77,16 +86,19 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 		t.recipients.Add(ctx, sizes[j], t.label(labelKey{"recipients", string(g.status), string(g.code)})...)
 	}
 	if span.IsRecording() {
+		var buf [len(statuses) + 1]attribute.KeyValue
+		set := buf[:0]
 		for s, n := range counts {
 			if n > 0 {
-				span.SetAttributes(attribute.Int("postroom.recipients."+string(statuses[s]), n))
+				set = append(set, attribute.Int(countKeys[s], n))
 			}
 		}
 		if err != nil {
 			// The call stopped early: ctx done, or the transport unusable.
-			span.SetAttributes(attribute.String("error.type", errorType(ctx, err)))
+			set = append(set, attribute.String("error.type", errorType(ctx, err)))
 			span.SetStatus(codes.Error, errorType(ctx, err))
 		}
+		span.SetAttributes(set...)
 	}
 	return results, err
 }

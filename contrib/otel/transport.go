@@ -123,22 +123,26 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 	elapsed := time.Since(start)
 	o := classify(ctx, err)
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String("postroom.outcome", o.String()))
+		// One SetAttributes: each call on a span that has attributes
+		// costs a pass over them.
+		var buf [4]attribute.KeyValue
+		set := append(buf[:0], attribute.String("postroom.outcome", o.String()))
 		if o.failed() {
-			span.SetAttributes(attribute.String("error.type", o.String()))
+			set = append(set, attribute.String("error.type", o.String()))
 			var de *postroom.DeliveryError
 			if errors.As(err, &de) {
 				if de.Code != 0 {
-					span.SetAttributes(attribute.Int("postroom.smtp.code", de.Code))
+					set = append(set, attribute.Int("postroom.smtp.code", de.Code))
 				}
 				if de.Enhanced != "" {
-					span.SetAttributes(attribute.String("postroom.smtp.enhanced", de.Enhanced))
+					set = append(set, attribute.String("postroom.smtp.enhanced", de.Enhanced))
 				}
 			}
 			// The outcome, not the error's text: a reply may quote the
 			// address.
 			span.SetStatus(codes.Error, o.String())
 		}
+		span.SetAttributes(set...)
 	}
 	span.End()
 	t.record(ctx, o, elapsed, len(env.Data))
