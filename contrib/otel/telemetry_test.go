@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -289,7 +290,7 @@ func TestLargeCallTallied(t *testing.T) {
 	k := &kit{tel: tel, spans: spans, reader: reader}
 	mem := transport.NewMemory()
 	m := newMailer(t, tel.Transport(mem), postroom.Options{OnEvent: tel.OnEvent})
-	emails := make([]string, 20)
+	emails := make([]string, 64)
 	for i := range emails {
 		emails[i] = fmt.Sprintf("c%d@example.com", i)
 	}
@@ -297,25 +298,35 @@ func TestLargeCallTallied(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := spans.GetSpans().Snapshots()
-	if len(got) != 1 || got[0].Name() != "message.send" || attrs(got[0])["postroom.recipients.sent"].AsInt64() != 20 {
-		t.Fatalf("spans %v, want the call's alone (20 recipients, over the limit of 2), 20 sent", got)
+	if len(got) != 1 || got[0].Name() != "message.send" || attrs(got[0])["postroom.recipients.sent"].AsInt64() != 64 {
+		t.Fatalf("spans %v, want the call's alone (64 recipients, over the limit of 2), 64 sent", got)
 	}
 	bytes := int64(0)
 	for _, env := range mem.Envelopes() {
 		bytes += int64(len(env.Data))
 	}
 	ms := k.metrics(t)
-	if n := sum(t, ms["messaging.client.sent.messages"], attribute.String("postroom.outcome", "sent")); n != 20 {
-		t.Errorf("messaging.client.sent.messages = %d, want 20", n)
+	if n := sum(t, ms["messaging.client.sent.messages"], attribute.String("postroom.outcome", "sent")); n != 64 {
+		t.Errorf("messaging.client.sent.messages = %d, want 64", n)
 	}
 	if n := sum(t, ms["postroom.message.bytes"], attribute.String("postroom.outcome", "sent")); n != bytes {
 		t.Errorf("postroom.message.bytes = %d, want %d", n, bytes)
 	}
-	if n := sum(t, ms["postroom.events"], attribute.String("postroom.event", "send")); n != 20 {
-		t.Errorf("postroom.events send = %d, want 20", n)
+	if n := sum(t, ms["postroom.events"], attribute.String("postroom.event", "send")); n != 64 {
+		t.Errorf("postroom.events send = %d, want 64", n)
 	}
-	dur, ok := ms["messaging.client.operation.duration"].(metricdata.Histogram[float64])
-	if !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 2 {
-		t.Errorf("messaging.client.operation.duration %+v, want 2 of the 20 messages timed (one in 16)", ms["messaging.client.operation.duration"])
+	// Timed: the messages whose send id ends in 0, one in 16.
+	want := uint64(0)
+	for _, env := range mem.Envelopes() {
+		if strings.HasSuffix(env.SendID, "0") {
+			want++
+		}
+	}
+	var count uint64
+	if dur, ok := ms["messaging.client.operation.duration"].(metricdata.Histogram[float64]); ok && len(dur.DataPoints) == 1 {
+		count = dur.DataPoints[0].Count
+	}
+	if count != want {
+		t.Errorf("messaging.client.operation.duration counts %d messages, want %d (those whose send id ends in 0)", count, want)
 	}
 }

@@ -150,13 +150,13 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 }
 
 // tallied is Send without a span, for a large call: the message's
-// count and octets go to the call's tally, and one message in
-// latencySample is timed. The latency goes without the call's span (no
+// count and octets go to the call's tally, and one message in 16 is
+// timed (see timed). The latency goes without the call's span (no
 // exemplar): offering each measurement to the exemplar reservoirs costs
 // more than the measurement, for a span of many messages alike.
 func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
 	var err error
-	if tl.seq.Add(1)%latencySample == 1 {
+	if timed(env.SendID) {
 		start := time.Now()
 		err = w.next.Send(ctx, env)
 		w.t.duration.Record(context.Background(), time.Since(start).Seconds(), w.t.outcomes[classify(ctx, err)].record...)
@@ -164,8 +164,9 @@ func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, t
 		err = w.next.Send(ctx, env)
 	}
 	o := classify(ctx, err)
-	tl.sent[o].Add(1)
-	tl.bytes[o].Add(int64(len(env.Data)))
+	c := &tl.byOutcome[o]
+	c.sent.Add(1)
+	c.bytes.Add(int64(len(env.Data)))
 	return err
 }
 
