@@ -255,20 +255,6 @@ func (s *state) write(v any, esc bool) error {
 	return nil
 }
 
-// noteAbsent notes x, a block's subject (a path or a field), in d.Missing
-// when it is absent.
-func (s *state) noteAbsent(x *expr) {
-	var found bool
-	if x.kind == exPath {
-		_, found = s.path(x.path)
-	} else {
-		_, found = s.field(x.field)
-	}
-	if !found {
-		s.missing(x)
-	}
-}
-
 // missing notes e's path in d.Missing, once per render.
 func (s *state) missing(e *expr) {
 	if s.quiet > 0 {

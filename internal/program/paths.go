@@ -264,3 +264,17 @@ func toNumber(a any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// noteAbsent notes x, a block's subject (a path or a field), in d.Missing
+// when it is absent.
+func (s *state) noteAbsent(x *expr) {
+	var found bool
+	if x.kind == exPath {
+		_, found = s.path(x.path)
+	} else {
+		_, found = s.field(x.field)
+	}
+	if !found {
+		s.missing(x)
+	}
+}
