@@ -256,7 +256,7 @@ func (m *Mailer) Validate(ctx context.Context, op Operation, call *Call) ([]Resu
 	}
 	// The suppression list too, so that a caller that sends later refuses
 	// listed recipients at once; p is dropped: its checks are the caller's.
-	j := &job{Prepared: p}
+	j := &job{Prepared: p, bcc: p.bcc}
 	if err := j.suppress(ctx, p.checks); err != nil {
 		return nil, err
 	}
@@ -276,7 +276,7 @@ func (m *Mailer) Validate(ctx context.Context, op Operation, call *Call) ([]Resu
 // must not carry the Date of its call's first run, and each run's send
 // ids come from keys of its own (see sendID).
 func (p *Prepared) seal(indexes []int, hooks RunOptions) (*job, error) {
-	j := &job{Prepared: p, indexes: indexes, hooks: hooks}
+	j := &job{Prepared: p, indexes: indexes, hooks: hooks, bcc: p.bcc}
 	var boundaries io.Reader
 	var err error
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(p.m.opts.Rand); err != nil {

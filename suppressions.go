@@ -130,7 +130,6 @@ func (m *Mailer) Authenticate(ctx context.Context, accountID, key string) error 
 // while (package outbox keeps one per call and process) sees the list as
 // it is when each of its runs starts.
 func (j *job) suppress(ctx context.Context, results []Result) error {
-	j.bcc = j.Prepared.bcc
 	list := j.m.opts.Suppressions
 	if list == nil {
 		return nil
