@@ -354,9 +354,6 @@ func (s *state) block(b *block) error {
 	if e.kind == exCustom {
 		return s.customBlock(b)
 	}
-	if b.subject != nil {
-		s.noteAbsent(b.subject)
-	}
 	if e.kind != exHelper {
 		// handlebars.js's blockHelperMissing: nil and false render the
 		// inverse, true the block in the same context, an array each of
@@ -365,6 +362,9 @@ func (s *state) block(b *block) error {
 		v, err := s.eval(e)
 		if err != nil {
 			return err
+		}
+		if b.subject != nil && isNull(v) {
+			s.noteAbsent(b.subject) // looked up again only when it may be absent
 		}
 		switch {
 		case isNull(v) || v == false:
@@ -394,6 +394,9 @@ func (s *state) block(b *block) error {
 	c, c2, iz, err := s.blockArgs(e)
 	if err != nil {
 		return err
+	}
+	if b.subject != nil && isNull(c) {
+		s.noteAbsent(b.subject) // looked up again only when it may be absent
 	}
 	switch e.helper {
 	case hIf, hUnless:
