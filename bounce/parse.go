@@ -26,7 +26,25 @@ func Parse(r io.Reader) (*Report, error) {
 	if er.err != nil {
 		return nil, fmt.Errorf("bounce: reading the message: %w", er.err)
 	}
-	return analyze(m), nil
+	rep := analyze(m)
+	rep.validUTF8()
+	return rep, nil
+}
+
+// validUTF8 replaces each invalid UTF-8 sequence in rep's text with
+// U+FFFD: a message may say anything in any bytes, and a Report's JSON and
+// its readers want text (found by FuzzParse: an address of 8-bit bytes in
+// a header without a charset).
+func (rep *Report) validUTF8() {
+	for _, s := range []*string{&rep.FeedbackType, &rep.ReportingMTA, &rep.Subject, &rep.OriginalMessageID, &rep.Format} {
+		*s = strings.ToValidUTF8(*s, "\uFFFD")
+	}
+	for i := range rep.Recipients {
+		r := &rep.Recipients[i]
+		for _, s := range []*string{&r.Address, &r.Status, &r.Diagnostic, &r.RemoteMTA} {
+			*s = strings.ToValidUTF8(*s, "\uFFFD")
+		}
+	}
 }
 
 // errReader keeps the first error of r other than io.EOF.
