@@ -43,31 +43,7 @@ func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS postroom_events_schema (
-			version integer PRIMARY KEY,
-			applied_at timestamptz NOT NULL DEFAULT now()
-		)`); err != nil {
-			return err
-		}
-		var current int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM postroom_events_schema`).Scan(&current); err != nil {
-			return err
-		}
-		if current > SQLSchemaVersion {
-			return fmt.Errorf("database schema version %d is newer than this package's %d", current, SQLSchemaVersion)
-		}
-		for _, m := range ms {
-			if m.Version <= current {
-				continue
-			}
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return fmt.Errorf("%s: %w", m.Name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO postroom_events_schema (version) VALUES ($1)`, m.Version); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sqlschema.Apply(ctx, tx, "postroom_events_schema", ms, SQLSchemaVersion)
 	})
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {

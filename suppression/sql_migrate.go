@@ -55,29 +55,8 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock); err != nil {
 		return migrateError(ctx, err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS postroom_suppression_schema (
-		version integer PRIMARY KEY,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	if err := sqlschema.Apply(ctx, tx, "postroom_suppression_schema", migrations, SchemaVersion); err != nil {
 		return migrateError(ctx, err)
-	}
-	var current int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM postroom_suppression_schema`).Scan(&current); err != nil {
-		return migrateError(ctx, err)
-	}
-	if current > SchemaVersion {
-		return fmt.Errorf("suppression: database schema version %d is newer than this package's %d", current, SchemaVersion)
-	}
-	for _, m := range migrations {
-		if m.Version <= current {
-			continue
-		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return migrateError(ctx, fmt.Errorf("%s: %w", m.Name, err))
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO postroom_suppression_schema (version) VALUES ($1)`, m.Version); err != nil {
-			return migrateError(ctx, err)
-		}
 	}
 	return migrateError(ctx, tx.Commit(ctx))
 }

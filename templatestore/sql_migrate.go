@@ -56,29 +56,8 @@ func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
 		return migrateError(ctx, err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS postroom_templatestore_schema (
-		version integer PRIMARY KEY,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	if err := sqlschema.Apply(ctx, tx, "postroom_templatestore_schema", migrations, SQLSchemaVersion); err != nil {
 		return migrateError(ctx, err)
-	}
-	var current int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM postroom_templatestore_schema`).Scan(&current); err != nil {
-		return migrateError(ctx, err)
-	}
-	if current > SQLSchemaVersion {
-		return fmt.Errorf("templatestore: database schema version %d is newer than this package's %d", current, SQLSchemaVersion)
-	}
-	for _, m := range migrations {
-		if m.Version <= current {
-			continue
-		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return migrateError(ctx, fmt.Errorf("%s: %w", m.Name, err))
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO postroom_templatestore_schema (version) VALUES ($1)`, m.Version); err != nil {
-			return migrateError(ctx, err)
-		}
 	}
 	return migrateError(ctx, tx.Commit(ctx))
 }

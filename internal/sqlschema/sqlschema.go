@@ -1,9 +1,8 @@
 // Package sqlschema reads the versioned SQL migrations that postroom's
-// PostgreSQL packages (templatestore, outbox) embed: files named
+// PostgreSQL packages (templatestore, outbox, suppression, events) embed: files named
 // <version>_<what>.sql, versions 1 to the package's schema version without
-// a gap. Each package applies them with its own driver and its own
-// advisory lock; this package only reads and orders them. It imports only
-// the standard library.
+// a gap (Load), and applies them in a caller's transaction (Apply), each
+// package under its own advisory lock and with its own version table.
 package sqlschema
 
 import (
