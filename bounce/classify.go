@@ -69,7 +69,7 @@ var specificRules = []rule{
 		"insufficient storage", "storage limit", "storage space", "out of storage",
 		"exceeded storage", "mail box full", "mailfolder is full", "mailbox is over",
 		"user is over", "inbox is full", "box is full", "account is full", "out of space",
-		"disk full", "not enough space", "mailbox would exceed",
+		"disk full", "not enough space", "mailbox would exceed", "enough disk space",
 	}},
 	{ClassTooLarge, []string{
 		"message too large", "message is too large", "message too big", "message is too big",
@@ -100,6 +100,8 @@ var specificRules = []rule{
 		"domain does not accept mail", "does not accept mail", "null mx", "hostname not found",
 		"domain not exist", "unknown mail domain", "not a valid domain", "no smtp service", "find a mail exchanger", "find any host named",
 		"illegal host/domain", "host/domain name",
+		"dns lookup failure: host",       // dma: "DNS lookup failure: host example.net not found"
+		"not accepting network messages", // "521 5.3.2 System not accepting network messages" (RFC 7504)
 	}},
 	{ClassUserUnknown, []string{
 		"user unknown", "unknown user", "no such user", "no such mailbox", "no such recipient",
@@ -121,6 +123,7 @@ var specificRules = []rule{
 		"mailbox unknown", "unknown recipient", "recipient invalid", "unknown in",
 		"address is not", "mailbox is not", "couldn't be found", "could not be found",
 		"recipient name is not recognized", "not recognized", "recipientnotfound",
+		"adresse destinataire invalide", "check if address is correct",
 	}},
 	{ClassExpired, []string{
 		"retry timeout exceeded", "retry time not reached", "expired", "too long",
@@ -353,8 +356,11 @@ var sureUnknown = []string{
 	"recipient name is not recognized", "unknown user:", "invalid final delivery userid",
 	"no mailbox here by that name", "recipnotfound", "requested action not taken: mailbox unavailable (", "delivery error: dd this user doesn't have a",
 	"recipientnotfound", "remote server returned unknown recipient",
-	"as(201806281)",    // Office 365's directory-based edge blocking
-	"(user not found)", // GroupWise's own lookup
+	"adresse destinataire invalide",      // La Poste: "Adresse destinataire invalide. Invalid recipient. LPN007_416"
+	"no valid recipients for this mm",    // Verizon Wireless's MMS gateway: no such number
+	"please check if address is correct", // Trend Micro InterScan MSS, after a refused RCPT TO
+	"as(201806281)",                      // Office 365's directory-based edge blocking
+	"(user not found)",                   // GroupWise's own lookup
 }
 
 // contextBlocks are phrases that, in the text around a recipient's

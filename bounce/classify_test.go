@@ -35,6 +35,13 @@ func TestClassify(t *testing.T) {
 		{"", "Sorry, I couldn't find any host named example.invalid. (#5.1.2)", ClassDomainUnknown, true},
 		{"5.0.0", "550 5.1.1 Recipient address rejected: Access denied. Your IP 192.0.2.1 is listed at bl.example.net", ClassSpamBlocked, false},
 		{"5.4.1", "550 5.4.1 Recipient address rejected: Access denied. AS(201806281)", ClassUserUnknown, true},
+		{"5.5.0", "550 5.5.0 Adresse destinataire invalide. Invalid recipient. LPN007_416", ClassUserUnknown, true},
+		{"5.2.1", "550 5.2.1 <a@example.net>... User Unknown [RCPT_TO]", ClassUserUnknown, true},
+		{"5.2.1", "550 5.2.1 <a@example.net>... User Unknown", ClassUserUnknown, false},
+		{"5.0.0", "550 : User unknown", ClassUserUnknown, false},
+		{"5.0.0", "The email account that you tried to reach does not exist. 550 : User unknown", ClassUserUnknown, false},
+		{"5.3.2", "521 5.3.2 <a@example.net>: Recipient address rejected: System not accepting network messages", ClassDomainUnknown, true},
+		{"5.0.0", "DNS lookup failure: host mx.example.invalid not found", ClassDomainUnknown, true},
 	}
 	for _, c := range cases {
 		t.Run(c.diag, func(t *testing.T) {
@@ -43,6 +50,31 @@ func TestClassify(t *testing.T) {
 				t.Errorf("class %q hard %v, want %q %v", r.Class, r.Hard, c.class, c.hard)
 			}
 		})
+	}
+}
+
+// TestReportersVerdict: the reporting MTA's own category (PowerMTA's
+// X-PowerMTA-BounceCategory, MessageLabs' address registration) makes an
+// unknown user sure; it never overrides a reply that names a block.
+func TestReportersVerdict(t *testing.T) {
+	r := finish(cand{final: "a@example.net", status: "5.2.1", verdict: powerMTACategory("bad-mailbox")}, ActionFailed, "550 5.2.1 <a@example.net>... User Unknown", "", "")
+	if r.Class != ClassUserUnknown || !r.Hard {
+		t.Errorf("bad-mailbox: class %q hard %v, want user-unknown hard", r.Class, r.Hard)
+	}
+	r = finish(cand{final: "a@example.net", status: "5.7.1", verdict: powerMTACategory("bad-mailbox")}, ActionFailed, "550 5.7.1 Message rejected as spam", "", "")
+	if r.Class != ClassSpamBlocked || r.Hard {
+		t.Errorf("bad-mailbox over a spam block: class %q hard %v, want spam-blocked soft", r.Class, r.Hard)
+	}
+	if got := providerClass("server-0.bemta-0.messagelabs.com", "542 a@example.net Rejected"); got != ClassUserUnknown {
+		t.Errorf("messagelabs 542: %q", got)
+	}
+	if got := providerClass("mx.example.com", "542 a@example.net Rejected"); got != "" {
+		t.Errorf("542 from another system: %q", got)
+	}
+	// The report's own words say the disk is full: not a dead address.
+	r = finish(cand{final: "a@example.net", status: "5.1.1"}, ActionFailed, "550 5.1.1 <a@example.net>... User Unknown", "Your message was automatically rejected: Not enough disk space", "")
+	if r.Hard || r.Class != ClassMailboxFull {
+		t.Errorf("disk full around user unknown: class %q hard %v", r.Class, r.Hard)
 	}
 }
 

@@ -14,6 +14,9 @@ type cand struct {
 	diag        string
 	remote      string
 	hasAction   bool
+	// verdict is the class the reporting MTA itself gives the
+	// recipient (PowerMTA's X-PowerMTA-BounceCategory), or "".
+	verdict string
 }
 
 // address returns the address the sender used: Original-Recipient when
@@ -94,6 +97,11 @@ func parseDSN(body []byte) (cands []cand, reportingMTA string) {
 				if cur.diag == "" {
 					cur.diag = stripType(f.value)
 				}
+			case "x-powermta-bouncecategory":
+				if cur == nil {
+					cur = &cand{}
+				}
+				cur.verdict = powerMTACategory(f.value)
 			case "remote-mta":
 				if cur == nil {
 					cur = &cand{}
@@ -232,6 +240,9 @@ func readDSN(m *message, rep *Report, text, lower string) bool {
 			if d := reply(chunk); d != "" {
 				c.diag = d
 			}
+		}
+		if c.verdict == "" {
+			c.verdict = providerClass(rep.ReportingMTA, c.diag)
 		}
 		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk, ""))
 	}

@@ -39,9 +39,18 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 	class := ClassDelivered
 	explicit := status != ""
 	lowerExtra := lowerASCII(extra)
+	lowerDiag := lowerASCII(diag)
+	sure := false
 	switch action {
 	case ActionFailed, ActionDelayed:
 		class = classify(action, status, diag, lowerExtra)
+		if c.verdict != "" && action == ActionFailed {
+			// The reporting MTA's own category wins unless the reply
+			// names a block, a policy, a full mailbox, ...
+			if spec := matchRules(specificRules, lowerDiag); spec == "" || isHardClass(spec) {
+				class, sure = c.verdict, true
+			}
+		}
 		if status == "" {
 			d := byte('5')
 			switch {
@@ -90,8 +99,13 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 		sub := status[1:]
 		byStatus := explicit && (strings.HasPrefix(sub, ".1.1") || strings.HasPrefix(sub, ".1.0") ||
 			strings.HasPrefix(sub, ".1.6"))
-		byWords := containsAny(lowerASCII(diag), sureUnknown) || containsAny(lowerExtra, sureUnknown)
-		r.Hard = byStatus || byWords || cmd == "RCPT"
+		byWords := containsAny(lowerDiag, sureUnknown) || containsAny(lowerExtra, sureUnknown)
+		r.Hard = sure || (byStatus || byWords || cmd == "RCPT") && !containsAny(lowerDiag, filteredUnknown)
+	}
+	if r.Hard && !sure && containsAny(lowerExtra, fullWords) {
+		// The report's own words say the mailbox or disk is full,
+		// whatever the remote reply: not a dead address.
+		r.Hard, r.Class = false, ClassMailboxFull
 	}
 	if r.Hard && context != "" && containsAny(strings.ToLower(context), contextBlocks) {
 		r.Hard = false
@@ -119,7 +133,8 @@ func smtpCommand(s, lower string) string {
 	switch {
 	case containsWord(s, "DATA") || strings.Contains(lower, "end of data") || strings.Contains(lower, "after data"):
 		return "DATA"
-	case containsWord(s, "RCPT") || strings.Contains(lower, "rcpt to") || strings.Contains(lower, "does not like recipient"):
+	case containsWord(s, "RCPT") || strings.Contains(lower, "rcpt to") || strings.Contains(lower, "does not like recipient") ||
+		strings.Contains(lower, "[rcpt_to]"): // Yahoo names the command after the reply
 		return "RCPT"
 	case strings.Contains(lower, "mail from:") || strings.Contains(lower, "mail from command"):
 		return "MAIL"
