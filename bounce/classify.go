@@ -27,7 +27,7 @@ var specificRules = []rule{
 		"is not accepting any mail", "only accepting mail from specific", "bounced address",
 		"resolver.rst.notauthorized", "this account is protected by", "has restricted sms e-mail",
 		"refuse to receive mail", "sender rejected", "sender address rejected",
-		"the group you tried to contact",
+		"the group you tried to contact", "not a member of this mailing list", "duplicated message-id",
 	}},
 	{ClassTemporary, []string{"greylist", "graylist", "grey-list", "gray-list", "greylisted"}},
 	{ClassMailboxDisabled, []string{"recipient account is blocked", "account has been blocked", "account is blocked", "due to inactivity", "inactive account", "account is inactive", "is inactive", "has been inactive"}},

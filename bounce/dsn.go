@@ -208,6 +208,17 @@ func readDSN(m *message, rep *Report, text, lower string) bool {
 			text, lower = text[:i], lower[:i]
 		}
 	}
+	if len(cands) == 0 && (m.report == "delivery-status" || fromSystem(m.hdr) || bounceSubject(rep.Subject)) {
+		// A mail system's report that returns another report: the
+		// returned one names the recipients (a filter that wraps the
+		// bounce it could not deliver, "The following addresses had
+		// permanent delivery errors" with the list left empty).
+		for _, p := range m.parts {
+			if p.returned && isDSNType(p.ctype) && len(cands) == 0 {
+				cands, _ = parseDSN(p.body)
+			}
+		}
+	}
 	if len(cands) == 0 {
 		return false
 	}

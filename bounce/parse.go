@@ -87,6 +87,9 @@ func analyze(m *message) *Report {
 		return rep
 	}
 	fam := findFamily(lower)
+	if fam == nil && fmlNotice(m.hdr) {
+		fam = &fmlFamily
+	}
 	bounceish := m.report == "delivery-status" || fromSystem(m.hdr) || bounceSubject(rep.Subject)
 	if !bounceish && isAutoReply(m.hdr, rep.Subject) {
 		rep.Type, rep.Format = TypeAutoReply, "rfc3834"

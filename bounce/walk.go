@@ -264,7 +264,10 @@ func (w *walker) multipart(boundary string, depth int, returned bool) {
 // leaf reads a leaf body up to a boundary line or the end of input,
 // keeping what the limits allow.
 func (w *walker) leaf(ctype string, params map[string]string, cte string, returned bool) {
-	keep := !returned && w.nparts < maxParts && w.kept < maxKeptBytes &&
+	// A returned message's parts are dropped, but for its delivery
+	// status: a bounce that returns a bounce (a filter that wraps the
+	// report it could not deliver) tells the failure only there.
+	keep := (!returned || isDSNType(ctype)) && w.nparts < maxParts && w.kept < maxKeptBytes &&
 		(strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "message/") || ctype == "")
 	limit := maxPartBytes
 	if r := maxKeptBytes - w.kept; r < limit {
