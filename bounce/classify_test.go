@@ -65,10 +65,10 @@ func TestReportersVerdict(t *testing.T) {
 	if r.Class != ClassSpamBlocked || r.Hard {
 		t.Errorf("bad-mailbox over a spam block: class %q hard %v, want spam-blocked soft", r.Class, r.Hard)
 	}
-	if got := providerClass("server-0.bemta-0.messagelabs.com", "542 a@example.net Rejected"); got != ClassUserUnknown {
+	if got := providerClass("this is the mail delivery agent at symantec email security.cloud.", "542 a@example.net Rejected"); got != ClassUserUnknown {
 		t.Errorf("messagelabs 542: %q", got)
 	}
-	if got := providerClass("mx.example.com", "542 a@example.net Rejected"); got != "" {
+	if got := providerClass("this is the mail delivery agent at mx.example.com.", "542 a@example.net Rejected"); got != "" {
 		t.Errorf("542 from another system: %q", got)
 	}
 	// The report's own words say the disk is full: not a dead address.

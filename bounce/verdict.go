@@ -24,11 +24,12 @@ func powerMTACategory(v string) string {
 	return ""
 }
 
-// providerVerdict is a reporting system (by the domain of its
-// Reporting-MTA) and the words of its own reports that it uses only of a
+// providerVerdict is a reporting system, known by its report's fixed
+// words (markers, in the lower-cased human-readable text or
+// Reporting-MTA), and the words of its replies that it uses only of a
 // missing mailbox.
 type providerVerdict struct {
-	domain  string
+	markers []string
 	class   string
 	phrases []string
 }
@@ -36,23 +37,21 @@ type providerVerdict struct {
 // providerVerdicts are the providers whose own reports tell a missing
 // mailbox in words that, from another system, could be a filter's.
 var providerVerdicts = []providerVerdict{
-	// Symantec Email Security.cloud (MessageLabs) checks each recipient
-	// against the addresses its customer registered, and refuses an
-	// unregistered one with "550 <address>... No such user" or "542
-	// <address> Rejected" in a report from *.messagelabs.com.
-	{"messagelabs.com", ClassUserUnknown, []string{"no such user", "542 "}},
+	// Symantec Email Security.cloud (MessageLabs: "This is the mail
+	// delivery agent at Symantec Email Security.cloud." / "... at
+	// messagelabs.com.") checks each recipient against the addresses its
+	// customer registered, and refuses an unregistered one with "550
+	// <address>... No such user" or "542 <address> Rejected".
+	{[]string{"symantec email security.cloud", "mail delivery agent at messagelabs", ".messagelabs."}, ClassUserUnknown, []string{"no such user", "542 "}},
 }
 
-// providerClass returns the class that the report of reportingMTA gives
-// a recipient whose diagnostic is diag, or "".
-func providerClass(reportingMTA, diag string) string {
-	host := strings.ToLower(reportingMTA)
-	if i := strings.IndexAny(host, " ("); i >= 0 {
-		host = host[:i]
-	}
+// providerClass returns the class that a report (lowerText, its
+// lower-cased human-readable text and Reporting-MTA) gives a recipient
+// whose diagnostic is diag, or "".
+func providerClass(lowerText, diag string) string {
 	lower := strings.ToLower(diag)
 	for _, p := range providerVerdicts {
-		if (host == p.domain || strings.HasSuffix(host, "."+p.domain)) && containsAny(lower, p.phrases) {
+		if containsAny(lowerText, p.markers) && containsAny(lower, p.phrases) {
 			return p.class
 		}
 	}
