@@ -78,6 +78,19 @@ func TestReportersVerdict(t *testing.T) {
 	}
 }
 
+// TestGaveUpStatus: with no code shown, a failure after retries ("retry
+// timeout exceeded") has a 4.x.x status: the remote never refused for good.
+func TestGaveUpStatus(t *testing.T) {
+	r := finish(cand{final: "a@example.net"}, ActionFailed, "retry timeout exceeded", "", "")
+	if r.Status != "4.4.7" || r.Class != ClassExpired || r.Hard {
+		t.Errorf("status %q class %q hard %v, want 4.4.7 expired soft", r.Status, r.Class, r.Hard)
+	}
+	r = finish(cand{final: "a@example.net"}, ActionFailed, "550 5.1.1 user unknown: retry timeout exceeded", "", "")
+	if r.Status != "5.1.1" {
+		t.Errorf("status %q, want the code shown, 5.1.1", r.Status)
+	}
+}
+
 // TestNeverHard: a delayed recipient, and a failed one with a 4.x.x
 // status, are never hard, whatever the text.
 func TestNeverHard(t *testing.T) {

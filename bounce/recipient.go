@@ -56,7 +56,9 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 			switch {
 			case code != "":
 				d = code[0]
-			case action == ActionDelayed:
+			case action == ActionDelayed, containsAny(lowerDiag, retriesOver):
+				// A delay, or temporary failures until the MTA gave
+				// up: the remote never refused for good.
 				d = '4'
 			}
 			if d == '2' {

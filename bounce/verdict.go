@@ -67,3 +67,8 @@ var filteredUnknown = []string{"550 : user unknown", ": : user unknown"}
 // fullWords are a report's words for a full mailbox or disk: around a
 // reply that says the user is unknown, they make it soft.
 var fullWords = []string{"not enough disk space", "insufficient disk space", "mailbox is full", "mailbox full", "over quota", "quota exceeded"}
+
+// retriesOver are an MTA's words for giving up after temporary failures
+// (Exim's "retry timeout exceeded", "all hosts have been failing for a
+// long time"): with no code shown, the status is a 4.x.x one.
+var retriesOver = []string{"retry timeout exceeded", "have been failing for a long time"}
