@@ -142,6 +142,19 @@ var specificRules = []rule{
 	}},
 }
 
+// bareRecipientRejected reports whether lower, a reply, ends with
+// "Recipient address rejected." and no reason (but Postfix's "(in reply
+// to RCPT TO command)").
+func bareRecipientRejected(lower string) bool {
+	const p = "recipient address rejected."
+	i := strings.LastIndex(lower, p)
+	if i < 0 {
+		return false
+	}
+	rest := strings.TrimSpace(lower[i+len(p):])
+	return rest == "" || strings.HasPrefix(rest, "(in reply to ") && strings.HasSuffix(rest, "command)")
+}
+
 // genericRules decide the class from the text only when the status code
 // says nothing specific.
 var genericRules = []rule{
@@ -225,6 +238,12 @@ func classify(action, status, diag, lowerExtra string) string {
 	lower := strings.ToLower(diag)
 	if c := matchRules(specificRules, lower); c != "" {
 		return c
+	}
+	if bareRecipientRejected(lower) {
+		// The bare refusal, with no reason after it, of the servers
+		// that copy Postfix's wording for an unknown recipient
+		// (Postfix itself always names the reason after a colon).
+		return ClassUserUnknown
 	}
 	if c := statusClass(status); c != "" {
 		return c

@@ -42,6 +42,9 @@ func TestClassify(t *testing.T) {
 		{"5.0.0", "The email account that you tried to reach does not exist. 550 : User unknown", ClassUserUnknown, false},
 		{"5.3.2", "521 5.3.2 <a@example.net>: Recipient address rejected: System not accepting network messages", ClassDomainUnknown, true},
 		{"5.0.0", "DNS lookup failure: host mx.example.invalid not found", ClassDomainUnknown, true},
+		{"5.0.0", "550 <a@example.net>: Recipient address rejected. (in reply to RCPT TO command)", ClassUserUnknown, true},
+		{"5.0.0", "550 <a@example.net>: Recipient address rejected.", ClassUserUnknown, false},
+		{"5.7.1", "554 5.7.1 <a@example.net>: Recipient address rejected: Greylisted for 5 minutes", ClassTemporary, false},
 	}
 	for _, c := range cases {
 		t.Run(c.diag, func(t *testing.T) {
