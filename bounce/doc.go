@@ -20,7 +20,9 @@
 //     escapes decoded). A report without Diagnostic-Code takes the
 //     remote server's reply from its human-readable part. A report
 //     quoted in a text body, or whose multipart boundaries are gone, is
-//     read from the text.
+//     read from the text; a mail system's report that names no recipient
+//     but returns another report (a filter that could not pass a bounce
+//     on) is read from the returned report's delivery status.
 //   - RFC 3834 automatic replies (Auto-Submitted: auto-replied,
 //     X-Autoreply, Precedence: auto_reply, out-of-office subjects in
 //     common languages): TypeAutoReply, never a bounce, never Hard, unless
@@ -31,7 +33,9 @@
 //     MailEnable, IMail, GroupWise, Mimecast, Zoho, Messaging Server,
 //     MailMarshal, the qmail rewordings (X4), MDaemon, Kerio, NetMail,
 //     the DragonFly Mail Agent, the Japanese carriers (KDDI, docomo,
-//     au one net), Verizon, and the phrases many others share. A message is read this way when
+//     au one net), Verizon, fml's refusals of a list post (known by its
+//     X-MLServer and Message-ID), and the phrases many others share. A
+//     message is read this way when
 //     it is from a mail system (MAILER-DAEMON, postmaster, Mail Delivery
 //     Subsystem, ...), has a bounce's subject, or carries a family's
 //     boilerplate. The failed recipients are the addresses the family's
@@ -79,23 +83,30 @@
 // dead silences it, so a 4.x.x, a delay, a block, a policy or content
 // refusal, a size limit or an uncertain cause is never Hard. An unknown
 // user is Hard only when it is sure: the status says so (X.1.1, X.1.0,
-// X.1.6), or the server answered RCPT TO (the text shows the command),
-// or the words are those a system uses only of missing mailboxes
-// (qmail's "no mailbox here by that name", Exchange's RecipNotFound,
-// Domino's "not listed in Domino Directory", ...). A generic code
-// (5.0.0, 5.5.0, a bare 550) after DATA or with no command shown is a
-// filter's refusal as often as a missing mailbox: soft, class
-// user-unknown. A refusal at MAIL FROM concerns the sender: class
-// policy. Blocks named around the reply in a non-standard bounce make
-// it soft too.
+// X.1.6), or the server answered RCPT TO (the text shows the command:
+// "in reply to RCPT TO command", Yahoo's "[RCPT_TO]"), or the words are
+// those a system uses only of missing mailboxes (qmail's "no mailbox
+// here by that name", Exchange's RecipNotFound, Domino's "not listed in
+// Domino Directory", La Poste's "Adresse destinataire invalide", ...), or
+// the reporting MTA says so itself (PowerMTA's X-PowerMTA-BounceCategory
+// bad-mailbox, bad-domain, inactive-mailbox; Symantec Email
+// Security.cloud's "No such user" and "542 ... Rejected" for an
+// unregistered address). A generic code (5.0.0, 5.2.1, 5.5.0, a bare
+// 550) after DATA or with no command shown is a filter's refusal as
+// often as a missing mailbox: soft, class user-unknown; so is a "user
+// unknown" that names no address ("550 : User unknown", KDDI au's filter
+// refusing the sender). A refusal at MAIL FROM concerns the sender: class
+// policy. Blocks named around the reply in a non-standard bounce, and a
+// report's own words for a full mailbox or disk ("Not enough disk
+// space"), make it soft too.
 //
 // When a message gives no enhanced status code for a failed or delayed
 // recipient, Status is the one its class implies (user-unknown 5.1.1,
 // domain-unknown 5.1.2, mailbox-disabled 5.2.1, mailbox-full X.2.2,
 // message-too-large X.3.4, spam-blocked and policy X.7.1, content X.6.0,
 // expired X.4.7, network X.4.1, else X.0.0), its first digit that of the
-// SMTP reply code when there is one, else 5 for a failure and 4 for a
-// delay.
+// SMTP reply code when there is one, else 4 for a delay and for a failure
+// after retries ("retry timeout exceeded"), else 5.
 //
 // # SendID
 //
