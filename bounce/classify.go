@@ -230,12 +230,11 @@ func statusClass(status string) string {
 	return ""
 }
 
-// classify returns the class of a recipient from its diagnostic, else
-// its status code, else lowerExtra (more of the report's text about it,
-// in lower case), else the diagnostic's generic words, else its status's
-// first digit.
-func classify(action, status, diag, lowerExtra string) string {
-	lower := strings.ToLower(diag)
+// classify returns the class of a recipient from its diagnostic (lower,
+// in lower case), else its status code, else lowerExtra (more of the
+// report's text about it, in lower case), else the diagnostic's generic
+// words, else its status's first digit.
+func classify(action, status, lower, lowerExtra string) string {
 	if c := matchRules(specificRules, lower); c != "" {
 		return c
 	}

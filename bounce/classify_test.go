@@ -68,10 +68,13 @@ func TestReportersVerdict(t *testing.T) {
 	if r.Class != ClassSpamBlocked || r.Hard {
 		t.Errorf("bad-mailbox over a spam block: class %q hard %v, want spam-blocked soft", r.Class, r.Hard)
 	}
-	if got := providerClass("this is the mail delivery agent at symantec email security.cloud.", "542 a@example.net Rejected"); got != ClassUserUnknown {
+	if got := providerClass("this is the mail delivery agent at symantec email security.cloud.", "", "542 a@example.net Rejected"); got != ClassUserUnknown {
 		t.Errorf("messagelabs 542: %q", got)
 	}
-	if got := providerClass("this is the mail delivery agent at mx.example.com.", "542 a@example.net Rejected"); got != "" {
+	if got := providerClass("", "server-9.bemta-4.messagelabs.example.com", "550 a@example.net... No such user"); got != ClassUserUnknown {
+		t.Errorf("messagelabs by its Reporting-MTA: %q", got)
+	}
+	if got := providerClass("this is the mail delivery agent at mx.example.com.", "mx.example.com", "542 a@example.net Rejected"); got != "" {
 		t.Errorf("542 from another system: %q", got)
 	}
 	// The report's own words say the disk is full: not a dead address.

@@ -253,7 +253,7 @@ func readDSN(m *message, rep *Report, text, lower string) bool {
 			}
 		}
 		if c.verdict == "" {
-			c.verdict = providerClass(lower+"\n"+strings.ToLower(rep.ReportingMTA), c.diag)
+			c.verdict = providerClass(lower, rep.ReportingMTA, c.diag)
 		}
 		rep.Recipients = append(rep.Recipients, finish(*c, c.action, c.diag, chunk, ""))
 	}

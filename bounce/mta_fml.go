@@ -17,6 +17,7 @@ var fmlFamily = family{
 // names itself in X-MLServer and writes its own Message-IDs
 // ("<...FML...@...>"); the posts it distributes keep their authors'.
 func fmlNotice(h header) bool {
-	return strings.Contains(strings.ToLower(h.get("X-MLServer")), "fml") &&
-		strings.Contains(strings.ToUpper(h.get("Message-ID")), ".FML")
+	ml := h.get("X-MLServer")
+	return ml != "" && strings.Contains(lowerASCII(ml), "fml") &&
+		strings.Contains(lowerASCII(h.get("Message-ID")), ".fml")
 }

@@ -39,11 +39,11 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 	class := ClassDelivered
 	explicit := status != ""
 	lowerExtra := lowerASCII(extra)
-	lowerDiag := lowerASCII(diag)
+	lowerDiag := strings.ToLower(diag)
 	sure := false
 	switch action {
 	case ActionFailed, ActionDelayed:
-		class = classify(action, status, diag, lowerExtra)
+		class = classify(action, status, lowerDiag, lowerExtra)
 		if c.verdict != "" && action == ActionFailed {
 			// The reporting MTA's own category wins unless the reply
 			// names a block, a policy, a full mailbox, ...
@@ -77,7 +77,7 @@ func finish(c cand, action, diag, extra, context string) Recipient {
 	}
 	cmd := ""
 	if isHardClass(r.Class) {
-		cmd = smtpCommand(diag, lowerASCII(diag))
+		cmd = smtpCommand(diag, lowerDiag)
 		if cmd == "" {
 			cmd = smtpCommand(extra, lowerExtra)
 		}

@@ -46,12 +46,12 @@ var providerVerdicts = []providerVerdict{
 }
 
 // providerClass returns the class that a report (lowerText, its
-// lower-cased human-readable text and Reporting-MTA) gives a recipient
-// whose diagnostic is diag, or "".
-func providerClass(lowerText, diag string) string {
-	lower := strings.ToLower(diag)
+// lower-cased human-readable text, and its Reporting-MTA) gives a
+// recipient whose diagnostic is diag, or "".
+func providerClass(lowerText, reportingMTA, diag string) string {
+	lower := lowerASCII(diag)
 	for _, p := range providerVerdicts {
-		if containsAny(lowerText, p.markers) && containsAny(lower, p.phrases) {
+		if containsAny(lower, p.phrases) && (containsAny(lowerText, p.markers) || containsAny(lowerASCII(reportingMTA), p.markers)) {
 			return p.class
 		}
 	}
