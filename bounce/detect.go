@@ -76,9 +76,12 @@ var systemSenders = []string{
 	"mail-daemon", "mail transport",
 }
 
-// fromSystem reports whether the report's From is a mail system.
+// fromSystem reports whether the report's From is a mail system: its
+// name, or the null address ("From: <>", Exim's autoreply transport
+// answering for a router that refuses an address).
 func fromSystem(h header) bool {
-	return containsAny(strings.ToLower(h.get("From")), systemSenders)
+	from := h.get("From")
+	return containsAny(strings.ToLower(from), systemSenders) || strings.TrimSpace(from) == "<>"
 }
 
 // bounceSubjects are lower-case phrases of bounces' subjects, in the
