@@ -99,6 +99,7 @@ var bounceSubjects = []string{
 	"kan inte levereras", "não entregue", "nao entregue", "niedostarczalne",
 	"permanent error", "delivery status", "delivery failure notification",
 	"mail returned", "bounced mail", "message delivery", "rejected:",
+	"mail failure -", // Exim: "Mail failure - malformed recipient address"
 }
 
 // bounceSubject reports whether subject is a bounce's (not a person's

@@ -48,6 +48,12 @@ func scanText(text string, skip func(string) bool) []cand {
 		if !ok {
 			continue
 		}
+		if a, e, ok := angleAfter(text, start, end); ok {
+			// "x@y <a@b>": the first is a display name (RFC 5322's
+			// name-addr), the address is the bracketed one (Exim's
+			// "malformed address: <a@b> may not follow x@y").
+			addr, end = a, e
+		}
 		i = end - 1
 		first := lineFirst
 		lineFirst = false
@@ -101,6 +107,36 @@ func scanText(text string, skip func(string) bool) []cand {
 		out = append(out, cand{final: o.addr, orig: o.orig, diag: chunk})
 	}
 	return out
+}
+
+// angleAfter returns the address in angle brackets that follows the
+// bare address text[start:end] on its line, after blanks only, and the
+// end of that address; ok is false when the address at start is itself
+// bracketed or no bracketed address follows.
+func angleAfter(text string, start, end int) (addr string, addrEnd int, ok bool) {
+	if start > 0 && text[start-1] == '<' {
+		return "", 0, false
+	}
+	j := end
+	for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+		j++
+	}
+	if j == end || j >= len(text) || text[j] != '<' {
+		return "", 0, false
+	}
+	k := strings.IndexAny(text[j:], ">\n")
+	if k < 0 || text[j+k] != '>' {
+		return "", 0, false
+	}
+	at := strings.IndexByte(text[j:j+k], '@')
+	if at < 0 {
+		return "", 0, false
+	}
+	a, s, e, ok := addrAt(text, j+at)
+	if !ok || s != j+1 || e != j+k {
+		return "", 0, false
+	}
+	return a, e, true
 }
 
 func hasAnyPrefix(s string, ps []string) bool {
