@@ -260,6 +260,28 @@ func readDSN(m *message, rep *Report, text, lower string) bool {
 	return true
 }
 
+// dsnStatus returns the Status of m's delivery-status part when it has
+// exactly one recipient block and names no address there (Exim's report
+// of a delivery to a file: "Final-Recipient: rfc822;/var/mail/x"), or "":
+// the text names the recipient, the part tells the status.
+func dsnStatus(m *message) string {
+	status, n := "", 0
+	for _, p := range m.parts {
+		if p.returned || !isDSNType(p.ctype) {
+			continue
+		}
+		for _, h := range fieldBlocks(p.body, maxHeaderBytes) {
+			if v := h.get("Status"); v != "" {
+				status, n = findStatus(v), n+1
+			}
+		}
+	}
+	if n != 1 {
+		return ""
+	}
+	return status
+}
+
 // wordLetters counts the letters of s outside the addresses it names:
 // a diagnostic that is only an address says nothing.
 func wordLetters(s string) int {

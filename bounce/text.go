@@ -69,6 +69,9 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 	if isDelay(fam, lowerASCII(whole)) || delaySubject(rep.Subject) {
 		action = ActionDelayed
 	}
+	if len(cands) == 1 && cands[0].status == "" && m.report == "delivery-status" {
+		cands[0].status = dsnStatus(m)
+	}
 	for _, c := range cands {
 		extra := c.diag
 		if len(cands) == 1 {
