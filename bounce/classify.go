@@ -351,7 +351,8 @@ func scanReplyCode(s string, failOnly bool) string {
 		if !isDigit(s[i+1]) || !isDigit(s[i+2]) || s[i+1] > '5' {
 			continue
 		}
-		if i+3 < len(s) && s[i+3] != ' ' && s[i+3] != '-' && s[i+3] != '\t' {
+		if i+3 < len(s) && s[i+3] != ' ' && s[i+3] != '-' && s[i+3] != '\t' &&
+			!(s[i+3] == ',' && i > 0 && s[i-1] == ':') { // Zoho's "ERROR_CODE :421,"
 			continue
 		}
 		return s[i : i+3]

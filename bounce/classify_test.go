@@ -127,6 +127,21 @@ func TestFindStatus(t *testing.T) {
 	}
 }
 
+func TestFindReplyCode(t *testing.T) {
+	for s, w := range map[string]string{
+		" 550 5.1.1 user unknown":                    "550",
+		"Error, ERROR_CODE :421, ERROR_CODE :, Host": "421",
+		"421, at the start":                          "",
+		"the limit is 500, please":                   "",
+		"host said: 450-4.2.1 try later":             "450",
+		"id 550abc":                                  "",
+	} {
+		if got := findReplyCode(s); got != w {
+			t.Errorf("findReplyCode(%q) = %q, want %q", s, got, w)
+		}
+	}
+}
+
 func TestCleanAddress(t *testing.T) {
 	for s, w := range map[string]string{
 		"rfc822; User@Example.COM":           "User@example.com",
