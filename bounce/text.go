@@ -39,6 +39,9 @@ func readText(m *message, rep *Report, text, lower string, fam *family) {
 		}
 		cands = named
 	}
+	if len(cands) == 0 && fam == &aolFamily {
+		cands = aolScreenNames(sec, m.hdr.get("From"))
+	}
 	if len(cands) == 0 {
 		// The returned message quoted in the text: its To.
 		if i := strings.Index(lower, "\nto:"); i >= 0 {
