@@ -6,6 +6,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/bounce"
+	"github.com/postroom/postroom/internal/sendid"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -13,7 +14,7 @@ import (
 func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Outcome, error) {
 	out := Outcome{Report: rep, SendID: rt.sendID}
 	if rt.report {
-		out.SendID = normalizeSendID(rep.SendID)
+		out.SendID = sendid.Normalize(rep.SendID)
 	}
 	log := rc.opts.Logger.With("rcpt", rt.addr, "type", string(rep.Type), "send_id", out.SendID)
 	if out.SendID == "" {
@@ -31,7 +32,7 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		return out, nil
 	}
 	out.Send = snd
-	if rt.sendID != "" && rep.SendID != "" && normalizeSendID(rep.SendID) != rt.sendID {
+	if rt.sendID != "" && rep.SendID != "" && sendid.Normalize(rep.SendID) != rt.sendID {
 		// The envelope proves the send; the text's id is only noted.
 		log.Info("inbound: report shows another send id than its envelope's; the envelope's is used", "report_send_id", rep.SendID)
 	}
@@ -150,19 +151,4 @@ func addresses(rep *bounce.Report) []string {
 		as[i] = r.Address
 	}
 	return as
-}
-
-// normalizeSendID returns id in lower case when it is a send id (32
-// hexadecimal digits), else "".
-func normalizeSendID(id string) string {
-	if len(id) != 32 {
-		return ""
-	}
-	id = strings.ToLower(id)
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return ""
-		}
-	}
-	return id
 }
