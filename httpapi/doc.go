@@ -34,7 +34,9 @@
 //	400     invalid_json             the body is not one JSON object of the spec's shape: bad syntax,
 //	                                 a value of the wrong type, a field the spec does not have
 //	                                 (named in "field", such as "message.htmll"), a body cut short
-//	400     validation_error         a field's value is refused (*postroom.ValidationError)
+//	400     validation_error         a field's value is refused (*postroom.ValidationError); at every
+//	                                 endpoint, an account_id over 255 bytes, not UTF-8 or holding a
+//	                                 control character (a NUL), whatever the Authenticator
 //	400     no_recipients            postroom.ErrNoRecipients
 //	400     too_many_recipients      postroom.ErrTooManyRecipients
 //	400     unknown_template         a stored template or partial is not found (postroom.ErrTemplateNotFound)
@@ -121,7 +123,8 @@
 // order: when there are more, the Postroom-Next-Cursor header holds the
 // "cursor" of the next page. An unknown field, such as Mandrill's
 // "subaccount", is 400 invalid_json; a malformed address, reason, limit
-// or cursor 400 validation_error naming it. Without
+// or cursor 400 validation_error naming it (an "account_id" too: see #
+// Errors). Without
 // Options.Suppressions the three paths are 404 not_found.
 //
 // # Calls run later
