@@ -27,6 +27,13 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		return out, &StoreError{Op: "look up send " + out.SendID, Err: err}
 	}
 	if !ok {
+		if rc.unknown != nil && proves(rep.Type) && rc.unknown.retry(out.SendID, rc.opts.Now()) {
+			// The send may be recorded in a moment (a Recorder's batch
+			// not written yet): the sender's server offers it again.
+			log.Info("inbound: report for a send id not recorded (yet); the sender is asked to retry")
+			out.Verdict = VerdictRetryLater
+			return out, nil
+		}
 		log.Info("inbound: report for an unknown or expired send id; dropped")
 		out.Verdict = VerdictUnknownSend
 		return out, nil
@@ -135,6 +142,12 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		}
 	}
 	return out, nil
+}
+
+// proves reports whether a report of type t can prove something about
+// its send: a bounce, a delay notice or a complaint.
+func proves(t bounce.Type) bool {
+	return t == bounce.TypeBounce || t == bounce.TypeDelay || t == bounce.TypeComplaint
 }
 
 // sameAddress reports whether a report's address is the recorded one:

@@ -20,7 +20,8 @@ var errTransportTooLarge = smtp.ErrDataTooLarge
 // domain, 550 5.7.1 for another domain: never a relay), and each message
 // is handled as Handle does, once for each recipient. The reply to DATA
 // is 250 when the message was taken (acted on or dropped), 552 5.3.4 when
-// too large, 451 4.3.0 when a store failed (the sender retries).
+// too large, 451 4.3.0 when a store failed or the send id is not recorded
+// yet (VerdictRetryLater): the sender retries.
 //
 // Serve returns nil when ctx is done, after closing ln and every
 // connection, when no goroutine it started is left; or the error of ln's
@@ -149,13 +150,21 @@ func (s *session) handle(r io.Reader) []error {
 		return errs
 	}
 	for i, rt := range s.routes {
-		if _, err := s.rc.apply(s.ctx, rep, rt); err != nil {
+		out, err := s.rc.apply(s.ctx, rep, rt)
+		switch {
+		case err != nil:
 			s.rc.opts.Logger.Error("inbound: recording a report failed; the sender is asked to retry", "rcpt", rt.addr, "err", err)
 			errs[i] = smtpError(err)
+		case out.Verdict == VerdictRetryLater:
+			errs[i] = errRetryLater
 		}
 	}
 	return errs
 }
+
+// errRetryLater is the reply to a report for a send id not recorded yet
+// (VerdictRetryLater).
+var errRetryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Send not recorded yet, try again later"}
 
 // smtpError is the reply for Handle's error.
 func smtpError(err error) error {
