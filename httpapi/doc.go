@@ -134,8 +134,14 @@
 // with the header Prefer: respond-async (RFC 7240) is handed to
 // Async.Enqueue and answered 202 Accepted with the call's id and a
 // Location of GET /api/1.0/calls/{id}, which answers the call's state and,
-// once it is done, its results. Without it the preference is ignored, as
-// RFC 7240 allows: the call runs while the request waits.
+// once it is done, its results (postroom.CallStatus). When the queue
+// reads an event log (package outbox with outbox.Options.Events), a done
+// call's answer also has "later": what came back after its messages left,
+// the latest event of each that has one (hard_bounce, soft_bounce, spam,
+// unsub, deferral), each naming its message by "send_id"; the results
+// keep the spec's shape and their final status. Without Options.Async
+// the preference is ignored, as RFC 7240 allows: the call runs while the
+// request waits.
 //
 // When Options.Async is also an AsyncSteering (package outbox's is), the
 // answer of GET /api/1.0/calls/{id} lists, while the call is not done,
