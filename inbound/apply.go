@@ -12,6 +12,26 @@ import (
 
 // apply records what rep proves about the send rt leads to (see Handle).
 func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Outcome, error) {
+	p, err := rc.prove(ctx, rep, rt)
+	if err != nil || p.out.Verdict != VerdictRecorded {
+		return p.out, err
+	}
+	return rc.record(ctx, p)
+}
+
+// proof is what prove found: the Outcome so far and, when its verdict is
+// VerdictRecorded, what record is to record.
+type proof struct {
+	out Outcome
+	evs []postroom.Event
+	obs []suppression.Observation
+}
+
+// prove looks up the send rt leads to and decides what rep proves about
+// it, recording nothing: the server proves a message for every recipient
+// of an SMTP transaction before it records any, so that a reply asking
+// for the message again leaves nothing recorded twice.
+func (rc *Receiver) prove(ctx context.Context, rep *bounce.Report, rt route) (proof, error) {
 	out := Outcome{Report: rep, SendID: rt.sendID}
 	if rt.report {
 		out.SendID = sendid.Normalize(rep.SendID)
@@ -20,11 +40,11 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 	if out.SendID == "" {
 		log.Info("inbound: report without a send id; dropped")
 		out.Verdict = VerdictUnknownSend
-		return out, nil
+		return proof{out: out}, nil
 	}
 	snd, ok, err := rc.opts.Sends.Send(ctx, out.SendID)
 	if err != nil {
-		return out, &StoreError{Op: "look up send " + out.SendID, Err: err}
+		return proof{out: out}, &StoreError{Op: "look up send " + out.SendID, Err: err}
 	}
 	if !ok {
 		if rc.unknown != nil && proves(rep.Type) && rc.unknown.retry(out.SendID, rc.opts.Now()) {
@@ -32,11 +52,11 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 			// not written yet): the sender's server offers it again.
 			log.Info("inbound: report for a send id not recorded (yet); the sender is asked to retry")
 			out.Verdict = VerdictRetryLater
-			return out, nil
+			return proof{out: out}, nil
 		}
 		log.Info("inbound: report for an unknown or expired send id; dropped")
 		out.Verdict = VerdictUnknownSend
-		return out, nil
+		return proof{out: out}, nil
 	}
 	out.Send = snd
 	if rt.sendID != "" && rep.SendID != "" && sendid.Normalize(rep.SendID) != rt.sendID {
@@ -85,7 +105,7 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		case !named:
 			log.Warn("inbound: report names other addresses than its send's recipient; dropped", "recipients", addresses(rep))
 			out.Verdict = VerdictOtherRecipient
-			return out, nil
+			return proof{out: out}, nil
 		case failed != nil && failed.Hard:
 			observe(suppression.HardBounce, postroom.EventHardBounce, failed.Class, failed.Status, failed.Diagnostic)
 		case failed != nil:
@@ -109,23 +129,30 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		if named && !match {
 			log.Warn("inbound: complaint names other addresses than its send's recipient; dropped", "recipients", addresses(rep))
 			out.Verdict = VerdictOtherRecipient
-			return out, nil
+			return proof{out: out}, nil
 		}
 		observe(suppression.Complaint, postroom.EventSpam, rep.FeedbackType, "", "")
 	default:
 		log.Debug("inbound: nothing to record")
 		out.Verdict = VerdictNoAction
-		return out, nil
+		return proof{out: out}, nil
 	}
 
 	if len(evs) == 0 {
 		// The recipient is named, but only as delivered, relayed, ...
 		out.Verdict = VerdictNoAction
-		return out, nil
+		return proof{out: out}, nil
 	}
 	out.Verdict = VerdictRecorded
+	return proof{out: out, evs: evs, obs: obs}, nil
+}
+
+// record records p, whose verdict is VerdictRecorded: its observations in
+// Options.Suppressions, then its events to Options.OnEvent.
+func (rc *Receiver) record(ctx context.Context, p proof) (Outcome, error) {
+	out := p.out
 	if rc.opts.Suppressions != nil {
-		for _, o := range obs {
+		for _, o := range p.obs {
 			e, err := rc.opts.Suppressions.Observe(ctx, o)
 			if err != nil {
 				return out, &StoreError{Op: "observe " + o.Address, Err: err}
@@ -135,9 +162,9 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 			}
 		}
 	}
-	out.Events = evs
+	out.Events = p.evs
 	if rc.opts.OnEvent != nil {
-		for _, e := range evs {
+		for _, e := range p.evs {
 			rc.opts.OnEvent(ctx, e)
 		}
 	}

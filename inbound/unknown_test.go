@@ -58,6 +58,31 @@ func TestUnknownSendRetried(t *testing.T) {
 		}
 		f.lastEvent(t, postroom.EventHardBounce, dead, id)
 	})
+	t.Run("SMTP, two recipients", func(t *testing.T) {
+		// One reply answers both over SMTP: while one recipient's send is
+		// not recorded, nothing is recorded for the other either, so that
+		// the retry records it once.
+		f := newFixture(t, fixtureOptions{})
+		ann, bob := "ann@example.net", "bob@example.net"
+		known, unknown := f.send(ann), newSendID()
+		msg := dsn(verp.Address(known), ann, "failed", "4.2.2", "452 4.2.2 Mailbox full")
+		err := deliver(t, f.addr, strings.NewReader(msg), verp.Address(known), verp.Address(unknown))
+		if c, e := code(t, err); c != 451 || e != (smtp.EnhancedCode{4, 3, 0}) {
+			t.Fatalf("first attempt: %v, want 451 4.3.0", err)
+		}
+		if ts := f.eventTypes(); len(ts) != 0 {
+			t.Fatalf("first attempt emitted %v; want nothing until the retry", ts)
+		}
+		f.record(unknown, bob)
+		err = deliver(t, f.addr, strings.NewReader(msg), verp.Address(known), verp.Address(unknown))
+		if c, _ := code(t, err); c != 250 {
+			t.Fatalf("retry: %v, want 250", err)
+		}
+		if ts := f.eventTypes(); len(ts) != 1 || ts[0] != postroom.EventSoftBounce {
+			t.Errorf("events %v; want ann's one soft_bounce", ts)
+		}
+		f.lastEvent(t, postroom.EventSoftBounce, ann, known)
+	})
 	t.Run("LMTP", func(t *testing.T) {
 		f := newFixture(t, fixtureOptions{lmtp: true})
 		ann := "ann@example.net"
