@@ -32,11 +32,14 @@ const (
 	// DefaultWriteTimeout bounds each reply.
 	DefaultWriteTimeout = time.Minute
 	// DefaultUnknownSendGrace is how long a report for a send id that
-	// Sends does not know yet is answered "try again later": long enough
-	// for an events.Recorder to write the send (its default FlushAfter is
-	// a second) and for a sending server's first retry (Postfix's
-	// minimal_backoff_time is 5 minutes; Exim and Sendmail retry within
-	// 15), short enough that a forged or expired id costs a few retries.
+	// Sends does not know yet is answered "try again later". A retry that
+	// comes after it still finds a send written by then; the grace only
+	// needs to outlast the writing of a send record: an events.Recorder
+	// writes within FlushAfter (a second by default), and later while its
+	// database is out of reach, which ten minutes covers. A forged or
+	// expired id costs its sender the retries within it (one or two:
+	// Postfix's minimal_backoff_time is 5 minutes, Exim's first retries
+	// come every 15).
 	DefaultUnknownSendGrace = 10 * time.Minute
 	// DefaultMaxUnknownSends is how many unknown send ids a Receiver
 	// remembers for UnknownSendGrace: about 150 bytes each.
