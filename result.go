@@ -123,9 +123,9 @@ const (
 // CallStatus is the progress of a call run later, outside the request
 // that made it: what package outbox's Status returns and what package
 // httpapi answers at GET /api/1.0/calls/{id}. Its JSON form is
-// {"id", "state", "counts", "results"}. The root package never makes one:
-// it is declared here so that a queue and an HTTP handler share it
-// without importing each other.
+// {"id", "state", "counts", "results", "later"}. The root package never
+// makes one: it is declared here so that a queue and an HTTP handler
+// share it without importing each other.
 type CallStatus struct {
 	// ID is the call's id, as its queue gave it.
 	ID    string    `json:"id"`
@@ -138,6 +138,16 @@ type CallStatus struct {
 	// recipient, in the call's order, as Run returns them (with Code, and
 	// no Err). Nil before.
 	Results []Result `json:"results,omitempty"`
+	// Later is what came back after the messages left, once State is
+	// CallDone: for each recipient whose Result is sent or queued and
+	// whose message has one, the latest event recorded about that message
+	// since (EventHardBounce, EventSoftBounce, EventSpam, EventUnsub, or
+	// EventDeferral for a delay notice), in the order of Results; each
+	// names its message by SendID, as Results do. A Result itself never
+	// changes once final: a bounce that came back later shows here. Nil
+	// when nothing came back, or when the queue reads no event log
+	// (package outbox without Options.Events).
+	Later []Event `json:"later,omitempty"`
 }
 
 // CallState is the state of a call run later: CallQueued, CallRunning or

@@ -27,10 +27,10 @@
 // (checked when the next event arrives), and when the application calls
 // Flush, which it should do after each Run. No goroutine of its own runs
 // between calls. Until a send event is written, a bounce for that message
-// finds no record and is dropped as unknown: the window is bounded by
-// FlushEvents and FlushAfter, and a bounce seldom returns within a second
-// of the send; keep both small if the destination rejects at once and
-// the relay bounces at once.
+// finds no record: the window is bounded by FlushEvents and FlushAfter.
+// Package inbound answers such a bounce "try again later" for a grace
+// period (inbound.Options.UnknownSendGrace, 10 minutes) and takes it on
+// the bouncing server's retry, once the send is written.
 //
 // This package does not deliver events anywhere (no webhook service): an
 // application forwards them with its own job queue, reading SQL.List.

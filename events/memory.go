@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/sendid"
 )
 
 // Defaults of MemoryOptions and SQLOptions.
@@ -73,7 +74,7 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	if e.Type != postroom.EventSend {
 		return
 	}
-	id := normalizeID(e.SendID)
+	id := sendid.Normalize(e.SendID)
 	if id == "" {
 		return
 	}
@@ -105,7 +106,7 @@ func (m *Memory) record(s Send) {
 // Send returns the send whose id is id (in either letter case), when it is
 // kept and no older than Retention. It never fails.
 func (m *Memory) Send(_ context.Context, id string) (Send, bool, error) {
-	id = normalizeID(id)
+	id = sendid.Normalize(id)
 	m.mu.Lock()
 	s, ok := m.byID[id]
 	m.mu.Unlock()

@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -27,19 +26,4 @@ type Send struct {
 // bounds the lookup.
 type Sends interface {
 	Send(ctx context.Context, id string) (Send, bool, error)
-}
-
-// normalizeID returns id in lower case, or "" when it is not a send id
-// (32 hexadecimal digits).
-func normalizeID(id string) string {
-	if len(id) != 32 {
-		return ""
-	}
-	id = strings.ToLower(id)
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return ""
-		}
-	}
-	return id
 }

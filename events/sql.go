@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/sendid"
 )
 
 // DefaultListLimit and MaxListLimit bound SQL.List's page.
@@ -158,7 +159,7 @@ func parseCursor(c string) (xid uint64, id int64, err error) {
 // Send returns the send event of the message whose send id is id, when one
 // was recorded no longer than Retention ago; see Sends.
 func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
-	id = normalizeID(id)
+	id = sendid.Normalize(id)
 	if id == "" {
 		return Send{}, false, nil
 	}
@@ -184,7 +185,7 @@ func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
 func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.Event, error) {
 	ids := make([]string, 0, len(sendIDs))
 	for _, id := range sendIDs {
-		if id = normalizeID(id); id != "" {
+		if id = sendid.Normalize(id); id != "" {
 			ids = append(ids, id)
 		}
 	}

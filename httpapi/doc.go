@@ -34,7 +34,9 @@
 //	400     invalid_json             the body is not one JSON object of the spec's shape: bad syntax,
 //	                                 a value of the wrong type, a field the spec does not have
 //	                                 (named in "field", such as "message.htmll"), a body cut short
-//	400     validation_error         a field's value is refused (*postroom.ValidationError)
+//	400     validation_error         a field's value is refused (*postroom.ValidationError); at every
+//	                                 endpoint, an account_id over 255 bytes, not UTF-8 or holding a
+//	                                 control character (a NUL), whatever the Authenticator
 //	400     no_recipients            postroom.ErrNoRecipients
 //	400     too_many_recipients      postroom.ErrTooManyRecipients
 //	400     unknown_template         a stored template or partial is not found (postroom.ErrTemplateNotFound)
@@ -121,7 +123,8 @@
 // order: when there are more, the Postroom-Next-Cursor header holds the
 // "cursor" of the next page. An unknown field, such as Mandrill's
 // "subaccount", is 400 invalid_json; a malformed address, reason, limit
-// or cursor 400 validation_error naming it. Without
+// or cursor 400 validation_error naming it (an "account_id" too: see #
+// Errors). Without
 // Options.Suppressions the three paths are 404 not_found.
 //
 // # Calls run later
@@ -131,8 +134,14 @@
 // with the header Prefer: respond-async (RFC 7240) is handed to
 // Async.Enqueue and answered 202 Accepted with the call's id and a
 // Location of GET /api/1.0/calls/{id}, which answers the call's state and,
-// once it is done, its results. Without it the preference is ignored, as
-// RFC 7240 allows: the call runs while the request waits.
+// once it is done, its results (postroom.CallStatus). When the queue
+// reads an event log (package outbox with outbox.Options.Events), a done
+// call's answer also has "later": what came back after its messages left,
+// the latest event of each that has one (hard_bounce, soft_bounce, spam,
+// unsub, deferral), each naming its message by "send_id"; the results
+// keep the spec's shape and their final status. Without Options.Async
+// the preference is ignored, as RFC 7240 allows: the call runs while the
+// request waits.
 //
 // When Options.Async is also an AsyncSteering (package outbox's is), the
 // answer of GET /api/1.0/calls/{id} lists, while the call is not done,

@@ -301,6 +301,14 @@ func (h *Handler) endpoint(op postroom.Operation, send sendFunc) http.HandlerFun
 			writeError(w, http.StatusBadRequest, e)
 			return
 		}
+		// As the account endpoints do: a NUL or invalid UTF-8 in the
+		// account is a 500 from any store in PostgreSQL (the outbox's,
+		// the templates', the idempotency records', the suppression
+		// list's), and NoAuth takes any account.
+		if ve := (*postroom.ValidationError)(nil); errors.As(checkText("account_id", call.AccountID, maxAccountID), &ve) {
+			writeValidationError(w, ve)
+			return
+		}
 		addLogAttrs(w, slog.String("account_id", call.AccountID), slog.Int("recipients", len(call.Recipients)))
 		if h.opts.Async != nil && prefersAsync(r) {
 			h.enqueue(ctx, w, r, op, call)

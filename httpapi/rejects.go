@@ -124,8 +124,11 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 // authEndpoint serves one endpoint of an account's own data (the rejects
 // and calls endpoints), named name in the log: a POST of a JSON body,
 // decoded strictly into a *Req, authenticated with the account's key,
-// then run. An error of run that wraps postroom.ErrCallNotFound is a 404,
-// a *postroom.ValidationError a 400, any other a 500.
+// then run. An account_id over 255 bytes, not UTF-8 or holding a control
+// character (a NUL) is refused first, 400 naming the field, whatever the
+// Authenticator (NoAuth takes any). An error of run that wraps
+// postroom.ErrCallNotFound is a 404, a *postroom.ValidationError a 400,
+// any other a 500.
 func authEndpoint[Req any, PReq interface {
 	*Req
 	auth() rejectsAuth
@@ -167,6 +170,12 @@ func authEndpoint[Req any, PReq interface {
 			return
 		}
 		a := req.auth()
+		// Refused before the Authenticator or a store sees it: a NUL or
+		// invalid UTF-8 is a database error (a 500) in PostgreSQL's text.
+		if ve := (*postroom.ValidationError)(nil); errors.As(checkText("account_id", a.AccountID, maxAccountID), &ve) {
+			writeValidationError(w, ve)
+			return
+		}
 		addLogAttrs(w, slog.String("account_id", a.AccountID))
 		ctx := r.Context()
 		if err := m.Authenticate(ctx, a.AccountID, a.Key); err != nil {
@@ -181,7 +190,7 @@ func authEndpoint[Req any, PReq interface {
 		if err != nil {
 			var ve *postroom.ValidationError
 			if errors.As(err, &ve) {
-				writeError(w, http.StatusBadRequest, &apiError{Code: "validation_error", Message: ve.Field + ": " + ve.Reason, Field: ve.Field})
+				writeValidationError(w, ve)
 				return
 			}
 			if errors.Is(err, postroom.ErrCallNotFound) {
@@ -199,3 +208,12 @@ func authEndpoint[Req any, PReq interface {
 }
 
 func (a *rejectsAuth) auth() rejectsAuth { return *a }
+
+// maxAccountID is the longest account_id the account endpoints take, in
+// bytes, as package suppression keeps them.
+const maxAccountID = 255
+
+// writeValidationError answers ve: 400 validation_error naming its field.
+func writeValidationError(w http.ResponseWriter, ve *postroom.ValidationError) {
+	writeError(w, http.StatusBadRequest, &apiError{Code: "validation_error", Message: ve.Field + ": " + ve.Reason, Field: ve.Field})
+}

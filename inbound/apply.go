@@ -6,32 +6,60 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/bounce"
+	"github.com/postroom/postroom/internal/sendid"
 	"github.com/postroom/postroom/suppression"
 )
 
 // apply records what rep proves about the send rt leads to (see Handle).
 func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Outcome, error) {
+	p, err := rc.prove(ctx, rep, rt)
+	if err != nil || p.out.Verdict != VerdictRecorded {
+		return p.out, err
+	}
+	return rc.record(ctx, p)
+}
+
+// proof is what prove found: the Outcome so far and, when its verdict is
+// VerdictRecorded, what record is to record.
+type proof struct {
+	out Outcome
+	evs []postroom.Event
+	obs []suppression.Observation
+}
+
+// prove looks up the send rt leads to and decides what rep proves about
+// it, recording nothing: the server proves a message for every recipient
+// of an SMTP transaction before it records any, so that a reply asking
+// for the message again leaves nothing recorded twice.
+func (rc *Receiver) prove(ctx context.Context, rep *bounce.Report, rt route) (proof, error) {
 	out := Outcome{Report: rep, SendID: rt.sendID}
 	if rt.report {
-		out.SendID = normalizeSendID(rep.SendID)
+		out.SendID = sendid.Normalize(rep.SendID)
 	}
 	log := rc.opts.Logger.With("rcpt", rt.addr, "type", string(rep.Type), "send_id", out.SendID)
 	if out.SendID == "" {
 		log.Info("inbound: report without a send id; dropped")
 		out.Verdict = VerdictUnknownSend
-		return out, nil
+		return proof{out: out}, nil
 	}
 	snd, ok, err := rc.opts.Sends.Send(ctx, out.SendID)
 	if err != nil {
-		return out, &StoreError{Op: "look up send " + out.SendID, Err: err}
+		return proof{out: out}, &StoreError{Op: "look up send " + out.SendID, Err: err}
 	}
 	if !ok {
+		if rc.unknown != nil && proves(rep.Type) && rc.unknown.retry(out.SendID, rc.opts.Now()) {
+			// The send may be recorded in a moment (a Recorder's batch
+			// not written yet): the sender's server offers it again.
+			log.Info("inbound: report for a send id not recorded (yet); the sender is asked to retry")
+			out.Verdict = VerdictRetryLater
+			return proof{out: out}, nil
+		}
 		log.Info("inbound: report for an unknown or expired send id; dropped")
 		out.Verdict = VerdictUnknownSend
-		return out, nil
+		return proof{out: out}, nil
 	}
 	out.Send = snd
-	if rt.sendID != "" && rep.SendID != "" && normalizeSendID(rep.SendID) != rt.sendID {
+	if rt.sendID != "" && rep.SendID != "" && sendid.Normalize(rep.SendID) != rt.sendID {
 		// The envelope proves the send; the text's id is only noted.
 		log.Info("inbound: report shows another send id than its envelope's; the envelope's is used", "report_send_id", rep.SendID)
 	}
@@ -77,7 +105,7 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		case !named:
 			log.Warn("inbound: report names other addresses than its send's recipient; dropped", "recipients", addresses(rep))
 			out.Verdict = VerdictOtherRecipient
-			return out, nil
+			return proof{out: out}, nil
 		case failed != nil && failed.Hard:
 			observe(suppression.HardBounce, postroom.EventHardBounce, failed.Class, failed.Status, failed.Diagnostic)
 		case failed != nil:
@@ -101,23 +129,30 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 		if named && !match {
 			log.Warn("inbound: complaint names other addresses than its send's recipient; dropped", "recipients", addresses(rep))
 			out.Verdict = VerdictOtherRecipient
-			return out, nil
+			return proof{out: out}, nil
 		}
 		observe(suppression.Complaint, postroom.EventSpam, rep.FeedbackType, "", "")
 	default:
 		log.Debug("inbound: nothing to record")
 		out.Verdict = VerdictNoAction
-		return out, nil
+		return proof{out: out}, nil
 	}
 
 	if len(evs) == 0 {
 		// The recipient is named, but only as delivered, relayed, ...
 		out.Verdict = VerdictNoAction
-		return out, nil
+		return proof{out: out}, nil
 	}
 	out.Verdict = VerdictRecorded
+	return proof{out: out, evs: evs, obs: obs}, nil
+}
+
+// record records p, whose verdict is VerdictRecorded: its observations in
+// Options.Suppressions, then its events to Options.OnEvent.
+func (rc *Receiver) record(ctx context.Context, p proof) (Outcome, error) {
+	out := p.out
 	if rc.opts.Suppressions != nil {
-		for _, o := range obs {
+		for _, o := range p.obs {
 			e, err := rc.opts.Suppressions.Observe(ctx, o)
 			if err != nil {
 				return out, &StoreError{Op: "observe " + o.Address, Err: err}
@@ -127,13 +162,19 @@ func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Ou
 			}
 		}
 	}
-	out.Events = evs
+	out.Events = p.evs
 	if rc.opts.OnEvent != nil {
-		for _, e := range evs {
+		for _, e := range p.evs {
 			rc.opts.OnEvent(ctx, e)
 		}
 	}
 	return out, nil
+}
+
+// proves reports whether a report of type t can prove something about
+// its send: a bounce, a delay notice or a complaint.
+func proves(t bounce.Type) bool {
+	return t == bounce.TypeBounce || t == bounce.TypeDelay || t == bounce.TypeComplaint
 }
 
 // sameAddress reports whether a report's address is the recorded one:
@@ -150,19 +191,4 @@ func addresses(rep *bounce.Report) []string {
 		as[i] = r.Address
 	}
 	return as
-}
-
-// normalizeSendID returns id in lower case when it is a send id (32
-// hexadecimal digits), else "".
-func normalizeSendID(id string) string {
-	if len(id) != 32 {
-		return ""
-	}
-	id = strings.ToLower(id)
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return ""
-		}
-	}
-	return id
 }

@@ -23,18 +23,23 @@
 // (Original-Recipient, Final-Recipient; case-insensitively): a report for
 // a known send naming another address (a forged bounce, a bcc copy's
 // bounce) acts on no one. Unknown or expired send ids are logged and
-// dropped, with a 250 reply so that the sender's server does not retry.
+// dropped, with a 250 reply so that the sender's server does not retry,
+// once Options.UnknownSendGrace (10 minutes) has passed since the
+// Receiver first saw the id: until then a report for it is answered 451
+// (Handle: VerdictRetryLater), since its send may not be written yet.
 //
 // # Limits
 //
 // The server takes RCPT only for its own addresses, never relays, and
 // bounds each Serve call: Options.MaxMessageBytes (552 beyond, the
 // message never held whole in memory), MaxRecipients, MaxConnections,
-// ReadTimeout and WriteTimeout. See Options for their defaults.
+// ReadTimeout and WriteTimeout; the memory of unknown send ids by
+// MaxUnknownSends. See Options for their defaults.
 //
 // # Concurrency
 //
-// A Receiver is immutable and safe for concurrent use; each connection is
+// A Receiver is safe for concurrent use: its options never change, and
+// its memory of unknown send ids is kept under a lock. Each connection is
 // served by a goroutine of go-smtp's server, and Serve returns only after
 // every one has ended. Options.OnEvent and the stores are called from
 // those goroutines.

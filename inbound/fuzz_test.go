@@ -16,11 +16,14 @@ import (
 // FuzzHandleTrust: whatever a message says, Handle acts only on the
 // recorded recipient of the send its envelope proves: every entry it
 // lists and every event it emits is about that address, and nothing
-// panics.
+// panics. The same message to the VERP address of a send id no store
+// recorded acts on no one: it is asked again (within the grace of
+// Options.UnknownSendGrace) or dropped.
 func FuzzHandleTrust(f *testing.F) {
 	const recorded = "ann@example.net"
 	id := strings.Repeat("5a", 16)
 	rcpt := verp.Address(id)
+	unknownRcpt := verp.Address(strings.Repeat("6b", 16))
 	for _, s := range []string{
 		dsn(rcpt, recorded, "failed", "5.1.1", "550 5.1.1 User unknown"),
 		dsn(rcpt, "bob@example.net", "failed", "5.1.1", "550 5.1.1 User unknown"),
@@ -62,6 +65,15 @@ func FuzzHandleTrust(f *testing.F) {
 		}
 		if out.Verdict == inbound.VerdictRecorded && len(emitted) == 0 {
 			t.Errorf("verdict recorded without an event")
+		}
+
+		emitted = emitted[:0]
+		out, err = rec.Handle(context.Background(), strings.NewReader(msg), unknownRcpt)
+		if err != nil {
+			return
+		}
+		if out.Verdict != inbound.VerdictRetryLater && out.Verdict != inbound.VerdictUnknownSend || len(out.Listed) != 0 || len(emitted) != 0 {
+			t.Errorf("for an unknown send: %s, listed %v, events %v; want retry-later or unknown-send, nothing recorded", out.Verdict, out.Listed, emitted)
 		}
 	})
 }

@@ -23,8 +23,17 @@ const (
 	// recipient; Outcome.Events (and Outcome.Listed) say what it proved.
 	VerdictRecorded Verdict = "recorded"
 	// VerdictUnknownSend: no recorded send has the send id (forged,
-	// mistyped, or older than the Sends store keeps): dropped, logged.
+	// mistyped, or older than the Sends store keeps), and the grace of
+	// Options.UnknownSendGrace is over, or the message would prove
+	// nothing anyway (an auto-reply): dropped, logged.
 	VerdictUnknownSend Verdict = "unknown-send"
+	// VerdictRetryLater: a bounce, delay notice or complaint for a
+	// well-formed send id that no recorded send has yet, first seen by
+	// this Receiver less than Options.UnknownSendGrace ago: its send may
+	// not be written yet. Nothing was acted on; the message should be
+	// offered again later. The server answers 451 4.3.0; a program that
+	// Postfix's pipe runs exits 75 (EX_TEMPFAIL), as for a *StoreError.
+	VerdictRetryLater Verdict = "retry-later"
 	// VerdictOtherRecipient: the send is recorded but the report names
 	// only other addresses (a forged report, or a bcc copy's bounce):
 	// dropped, logged. Nobody is suppressed on a report's word alone.
@@ -64,7 +73,10 @@ type Outcome struct {
 // report naming someone else silences no one (VerdictOtherRecipient), an
 // unknown send id is dropped (VerdictUnknownSend); both are logged and
 // return a nil error, so that the sender's server is told the message was
-// taken and does not retry.
+// taken and does not retry. A report for an unknown send id is first
+// asked again for Options.UnknownSendGrace (VerdictRetryLater, with a nil
+// error: offer the message again later), since its send may not be
+// written yet.
 //
 // What is proved: a failed recipient whose bounce is Hard is observed as
 // suppression.HardBounce (event hard_bounce), another failed one as

@@ -31,6 +31,19 @@ const (
 	DefaultReadTimeout = 5 * time.Minute
 	// DefaultWriteTimeout bounds each reply.
 	DefaultWriteTimeout = time.Minute
+	// DefaultUnknownSendGrace is how long a report for a send id that
+	// Sends does not know yet is answered "try again later". A retry that
+	// comes after it still finds a send written by then; the grace only
+	// needs to outlast the writing of a send record: an events.Recorder
+	// writes within FlushAfter (a second by default), and later while its
+	// database is out of reach, which ten minutes covers. A forged or
+	// expired id costs its sender the retries within it (one or two:
+	// Postfix's minimal_backoff_time is 5 minutes, Exim's first retries
+	// come every 15).
+	DefaultUnknownSendGrace = 10 * time.Minute
+	// DefaultMaxUnknownSends is how many unknown send ids a Receiver
+	// remembers for UnknownSendGrace: about 150 bytes each.
+	DefaultMaxUnknownSends = 10_000
 )
 
 // Observer applies what a report proves to a suppression list: package
@@ -98,6 +111,29 @@ type Options struct {
 	// WriteTimeout bounds each reply. Zero means DefaultWriteTimeout.
 	WriteTimeout time.Duration
 
+	// UnknownSendGrace is how long after this Receiver first sees a
+	// well-formed send id that Sends does not know, a bounce, delay
+	// notice or complaint for it is answered "try again later" rather
+	// than dropped: VerdictRetryLater from Handle, 451 4.3.0 from the
+	// server, so that the sending server offers it again. A send's record
+	// is written a moment after the message left (an events.Recorder
+	// writes its batch every FlushEvents events or FlushAfter), and a
+	// destination that refuses at once can bounce sooner; a send id
+	// carries no time of its own, so the Receiver cannot tell such a
+	// bounce from one for a send it will never know. After the grace,
+	// reports for the id are taken and dropped (VerdictUnknownSend).
+	// Auto-replies and other messages that prove nothing are never asked
+	// again. Zero means DefaultUnknownSendGrace (10 minutes); a negative
+	// value means off: an unknown send id is dropped at once.
+	UnknownSendGrace time.Duration
+
+	// MaxUnknownSends is how many unknown send ids the Receiver remembers
+	// for UnknownSendGrace; when full, the one first seen longest ago is
+	// forgotten, and a report for it is then given the grace anew (a
+	// flood of forged ids makes senders retry longer; it never makes a
+	// report be dropped sooner). Zero means DefaultMaxUnknownSends.
+	MaxUnknownSends int
+
 	// TLS, when not nil, is offered with STARTTLS. Nil means no TLS. The
 	// Receiver does not modify it.
 	TLS *tls.Config
@@ -107,17 +143,22 @@ type Options struct {
 	// slog.Default().
 	Logger *slog.Logger
 
-	// Now is the clock for events and observations. Nil means time.Now.
+	// Now is the clock for events, observations and UnknownSendGrace.
+	// Nil means time.Now.
 	Now func() time.Time
 }
 
 // Receiver takes the reports (bounces, complaints, auto-replies) that
 // come back to the VERP domain, proves which send each is about, and
 // records what it proves. Make one with New; it is safe for concurrent
-// use, immutable, and starts nothing until Serve.
+// use and starts nothing until Serve. Its options never change; its only
+// state is its memory of unknown send ids (Options.UnknownSendGrace),
+// bounded by Options.MaxUnknownSends and shared by its Serve calls and
+// Handle.
 type Receiver struct {
-	opts   Options
-	locals map[string]bool // ReportLocals in lower case
+	opts    Options
+	locals  map[string]bool // ReportLocals in lower case
+	unknown *unknownSends   // nil when UnknownSendGrace is off
 }
 
 // New returns a Receiver, or an error naming the field of opts that is
@@ -153,6 +194,8 @@ func New(opts Options) (*Receiver, error) {
 		return nil, fmt.Errorf("inbound: New: Options.ReadTimeout %v is negative", opts.ReadTimeout)
 	case opts.WriteTimeout < 0:
 		return nil, fmt.Errorf("inbound: New: Options.WriteTimeout %v is negative", opts.WriteTimeout)
+	case opts.MaxUnknownSends < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxUnknownSends %d is negative", opts.MaxUnknownSends)
 	}
 	opts.VERP.Domain = strings.ToLower(opts.VERP.Domain)
 	if opts.Hostname == "" {
@@ -179,6 +222,16 @@ func New(opts Options) (*Receiver, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.UnknownSendGrace == 0 {
+		opts.UnknownSendGrace = DefaultUnknownSendGrace
+	}
+	if opts.MaxUnknownSends == 0 {
+		opts.MaxUnknownSends = DefaultMaxUnknownSends
+	}
 	opts.ReportLocals = nil // kept as locals
-	return &Receiver{opts: opts, locals: locals}, nil
+	rc := &Receiver{opts: opts, locals: locals}
+	if opts.UnknownSendGrace > 0 {
+		rc.unknown = newUnknownSends(opts.UnknownSendGrace, opts.MaxUnknownSends)
+	}
+	return rc, nil
 }

@@ -20,7 +20,11 @@ var errTransportTooLarge = smtp.ErrDataTooLarge
 // domain, 550 5.7.1 for another domain: never a relay), and each message
 // is handled as Handle does, once for each recipient. The reply to DATA
 // is 250 when the message was taken (acted on or dropped), 552 5.3.4 when
-// too large, 451 4.3.0 when a store failed (the sender retries).
+// too large, 451 4.3.0 when a store failed or the send id is not recorded
+// yet (VerdictRetryLater): the sender retries. Over SMTP, one reply
+// answers every recipient, so a message is proven for all before it is
+// recorded for any, and a 451 for one leaves nothing recorded for the
+// others (ServeLMTP replies, and records, per recipient).
 //
 // Serve returns nil when ctx is done, after closing ln and every
 // connection, when no goroutine it started is left; or the error of ln's
@@ -40,7 +44,7 @@ func (rc *Receiver) ServeLMTP(ctx context.Context, ln net.Listener) error {
 
 func (rc *Receiver) serve(ctx context.Context, ln net.Listener, lmtp bool) error {
 	ll := newLimitListener(ln, rc.opts.MaxConnections)
-	srv := smtp.NewServer(backend{rc: rc, ctx: ctx})
+	srv := smtp.NewServer(backend{rc: rc, ctx: ctx, lmtp: lmtp})
 	srv.LMTP = lmtp
 	srv.Domain = rc.opts.Hostname
 	srv.MaxMessageBytes = rc.opts.MaxMessageBytes
@@ -78,18 +82,20 @@ func (rc *Receiver) serve(ctx context.Context, ln net.Listener, lmtp bool) error
 
 // backend makes a session per connection; ctx is Serve's.
 type backend struct {
-	rc  *Receiver
-	ctx context.Context
+	rc   *Receiver
+	ctx  context.Context
+	lmtp bool
 }
 
 func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) {
-	return &session{rc: b.rc, ctx: b.ctx}, nil
+	return &session{rc: b.rc, ctx: b.ctx, lmtp: b.lmtp}, nil
 }
 
 // session is one connection's transaction state.
 type session struct {
 	rc     *Receiver
 	ctx    context.Context
+	lmtp   bool     // a reply per recipient after DATA
 	rcpts  []string // as given to Rcpt, for LMTP's per-recipient replies
 	routes []route
 }
@@ -148,14 +154,47 @@ func (s *session) handle(r io.Reader) []error {
 		}
 		return errs
 	}
+	// Prove for every recipient before recording for any: over SMTP one
+	// reply answers them all, and when it asks for the message again the
+	// retry must find nothing recorded yet (a soft bounce counted twice
+	// would bring its address nearer the list).
+	proofs := make([]proof, len(s.routes))
+	var retry error
 	for i, rt := range s.routes {
-		if _, err := s.rc.apply(s.ctx, rep, rt); err != nil {
-			s.rc.opts.Logger.Error("inbound: recording a report failed; the sender is asked to retry", "rcpt", rt.addr, "err", err)
+		p, err := s.rc.prove(s.ctx, rep, rt)
+		switch {
+		case err != nil:
+			s.rc.opts.Logger.Error("inbound: looking up a report's send failed; the sender is asked to retry", "rcpt", rt.addr, "err", err)
+			errs[i] = smtpError(err)
+		case p.out.Verdict == VerdictRetryLater:
+			errs[i] = errRetryLater
+		}
+		if retry == nil {
+			retry = errs[i]
+		}
+		proofs[i] = p
+	}
+	if retry != nil && !s.lmtp {
+		for i := range errs {
+			errs[i] = retry
+		}
+		return errs
+	}
+	for i, p := range proofs {
+		if errs[i] != nil || p.out.Verdict != VerdictRecorded {
+			continue
+		}
+		if _, err := s.rc.record(s.ctx, p); err != nil {
+			s.rc.opts.Logger.Error("inbound: recording a report failed; the sender is asked to retry", "rcpt", s.routes[i].addr, "err", err)
 			errs[i] = smtpError(err)
 		}
 	}
 	return errs
 }
+
+// errRetryLater is the reply to a report for a send id not recorded yet
+// (VerdictRetryLater).
+var errRetryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Send not recorded yet, try again later"}
 
 // smtpError is the reply for Handle's error.
 func smtpError(err error) error {

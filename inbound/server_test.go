@@ -242,14 +242,21 @@ func TestServer(t *testing.T) {
 			t.Errorf("Handle = %v, %v; want %s", out.Verdict, err, inbound.VerdictOtherRecipient)
 		}
 	})
-	t.Run("unknown send id is taken and dropped", func(t *testing.T) {
+	t.Run("unknown send id is asked again and lists no one", func(t *testing.T) {
+		// What happens after the grace: TestUnknownSendGrace.
 		unknown := strings.Repeat("ab", 16)
-		err := deliver(t, f.addr, strings.NewReader(dsn(verp.Address(unknown), bob, "failed", "5.1.1", "550 5.1.1 User unknown")), verp.Address(unknown))
-		if c, _ := code(t, err); c != 250 {
-			t.Fatalf("reply %v, want 250", err)
+		before := len(f.eventTypes())
+		for range 2 {
+			err := deliver(t, f.addr, strings.NewReader(dsn(verp.Address(unknown), bob, "failed", "5.1.1", "550 5.1.1 User unknown")), verp.Address(unknown))
+			if c, e := code(t, err); c != 451 || e != (smtp.EnhancedCode{4, 3, 0}) {
+				t.Fatalf("reply %v, want 451 4.3.0", err)
+			}
 		}
 		if r := f.listed(t, bob); r != "" {
 			t.Errorf("%s listed as %q by a bounce for an unknown send", bob, r)
+		}
+		if n := len(f.eventTypes()); n != before {
+			t.Errorf("a bounce for an unknown send emitted %d events", n-before)
 		}
 	})
 	t.Run("complaint lists spam", func(t *testing.T) {
@@ -516,6 +523,7 @@ func TestNewValidates(t *testing.T) {
 		{"negative size", inbound.Options{VERP: verp, Sends: sends, MaxMessageBytes: -1}, "MaxMessageBytes"},
 		{"negative timeout", inbound.Options{VERP: verp, Sends: sends, ReadTimeout: -1}, "ReadTimeout"},
 		{"bad report local", inbound.Options{VERP: verp, Sends: sends, ReportLocals: []string{"a@b"}}, "ReportLocals"},
+		{"negative unknown sends", inbound.Options{VERP: verp, Sends: sends, MaxUnknownSends: -1}, "MaxUnknownSends"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := inbound.New(tc.opts)

@@ -16,8 +16,9 @@ import (
 )
 
 // TestSQLPath: the PostgreSQL deployment. The Mailer's send events go to
-// an events.Recorder (written in one batch at Flush), the Receiver proves
-// a bounce with events.SQL and lists the address in suppression.SQL, and
+// an events.Recorder (written in one batch at Flush), the Receiver asks
+// for a bounce again until its send is written, then proves it with
+// events.SQL and lists the address in suppression.SQL, and
 // the event log shows the send and the bounce by cursor.
 func TestSQLPath(t *testing.T) {
 	ctx := t.Context()
@@ -64,10 +65,11 @@ func TestSQLPath(t *testing.T) {
 	gone := results[0]
 	bounceMsg := dsn(verp.Address(gone.SendID), "gone@example.net", "failed", "5.1.1", "550 5.1.1 <gone@example.net>: User unknown")
 
-	// Before Flush the send is not written: the bounce is dropped.
+	// Before Flush the send is not written: the bounce is to be offered
+	// again later, and nothing is listed.
 	out, err := rec.Handle(ctx, strings.NewReader(bounceMsg), verp.Address(gone.SendID))
-	if err != nil || out.Verdict != inbound.VerdictUnknownSend {
-		t.Fatalf("before Flush: %s, %v; want %s", out.Verdict, err, inbound.VerdictUnknownSend)
+	if err != nil || out.Verdict != inbound.VerdictRetryLater || len(out.Listed) != 0 || len(out.Events) != 0 {
+		t.Fatalf("before Flush: %+v, %v; want %s, nothing listed", out, err, inbound.VerdictRetryLater)
 	}
 	if err := recorder.Flush(ctx); err != nil {
 		t.Fatal(err)

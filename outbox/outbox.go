@@ -117,6 +117,13 @@ type Options struct {
 	// concurrently. Nil means time.Now. (River's own clock, for its
 	// schedules, is its Config.Test.Time.)
 	Now func() time.Time
+	// Events, when not nil, is the event log Status reads what came back
+	// after a done call's messages left from (a bounce, a complaint, an
+	// unsubscribe: postroom.CallStatus.Later): an *events.SQL on the same
+	// database, written by the Mailer's Options.OnEvent (an
+	// events.Recorder) and by package inbound. Nil means Status shows no
+	// later events.
+	Events LaterEvents
 	// Logger receives a record per batch and per job run at debug level
 	// (a run's errors go back to River, which logs them), and one at warn
 	// level when a job gives up recipients, with River's last error of

@@ -17,8 +17,12 @@ import (
 // result in input order ({email, status, reason, send_id}, with Code
 // filled in; Err is not kept). The call is postroom.CallQueued while no
 // recipient has a final result (those refused at Enqueue have one),
-// postroom.CallRunning until all have, then postroom.CallDone. An
-// unknown id is ErrNotFound, which wraps postroom.ErrCallNotFound.
+// postroom.CallRunning until all have, then postroom.CallDone. With
+// Options.Events, a done call's status also shows what came back later
+// for its messages that were handed over (postroom.CallStatus.Later: a
+// bounce, a complaint, an unsubscribe), read in one lookup; the results
+// themselves keep their final form. An unknown id is ErrNotFound, which
+// wraps postroom.ErrCallNotFound; an error of Options.Events is Status's.
 func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatus, error) {
 	var total int
 	err := o.pool.QueryRow(ctx, `SELECT recipients FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&total)
@@ -75,6 +79,10 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
+	}
+	rows.Close()
+	if err := o.later(ctx, s); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -292,6 +292,19 @@ func testRefused(t *testing.T, newList newList) {
 	}
 	_, err := l.Add(ctx, suppression.Entry{AccountID: "", Address: "ann@example.com"})
 	field("Add without account", err, "account_id")
+	// An account PostgreSQL's text cannot hold (a NUL, invalid UTF-8),
+	// or that no application has (a control character), is refused as
+	// such, not as the store's error.
+	for _, bad := range []string{"a\x00b", "a\nb", "a\xffb"} {
+		_, err = l.Add(ctx, suppression.Entry{AccountID: bad, Address: "ann@example.com"})
+		field(fmt.Sprintf("Add for account %q", bad), err, "account_id")
+		_, err = l.Observe(ctx, suppression.Observation{AccountID: bad, Address: "ann@example.com", Kind: suppression.HardBounce})
+		field(fmt.Sprintf("Observe for account %q", bad), err, "account_id")
+		_, _, err = l.List(ctx, suppression.Query{AccountID: bad})
+		field(fmt.Sprintf("List of account %q", bad), err, "account_id")
+		_, err = l.Delete(ctx, bad, "ann@example.com")
+		field(fmt.Sprintf("Delete in account %q", bad), err, "account_id")
+	}
 	for _, bad := range []string{"", "no-at", "@example.com", "ann@", "ann @example.com", "ann@bücher.example"} {
 		_, err = l.Add(ctx, suppression.Entry{AccountID: a, Address: bad})
 		field(fmt.Sprintf("Add(%q)", bad), err, "email")

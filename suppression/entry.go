@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/postroom/postroom"
@@ -47,6 +48,8 @@ type List interface {
 
 // Entry is one address of an account's list.
 type Entry struct {
+	// AccountID is the account: required, at most 255 bytes of UTF-8
+	// without a control character (as every method takes it).
 	AccountID string `json:"account_id"`
 	// Address is the listed address, lower-cased.
 	Address string `json:"email"`
@@ -177,13 +180,19 @@ func invalid(field, reason string) error {
 	return &postroom.ValidationError{Field: field, Reason: reason}
 }
 
-// checkAccount checks an account id.
+// checkAccount checks an account id: not empty, at most maxAccountID
+// bytes of UTF-8 without a control character (PostgreSQL's text holds no
+// NUL, and no account id has a line break).
 func checkAccount(id string) error {
-	if id == "" {
+	switch {
+	case id == "":
 		return invalid("account_id", "empty")
-	}
-	if len(id) > maxAccountID {
+	case len(id) > maxAccountID:
 		return invalid("account_id", fmt.Sprintf("longer than %d bytes", maxAccountID))
+	case !utf8.ValidString(id):
+		return invalid("account_id", "not valid UTF-8")
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return invalid("account_id", "holds a control character")
 	}
 	return nil
 }

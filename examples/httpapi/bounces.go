@@ -126,6 +126,7 @@ type hearing struct {
 	list    suppression.List
 	onEvent func(ctx context.Context, e postroom.Event)
 	sends   events.Sends
+	log     *events.SQL               // nil without a database
 	rec     *events.Recorder          // nil without a database
 	unsub   *unsubscribe.Unsubscriber // nil without -unsubscribe-url
 	path    string                    // where unsub is served
@@ -151,7 +152,7 @@ func newHearing(h hearingConfig, pool *pgxpool.Pool, logger *slog.Logger) (*hear
 		if err != nil {
 			return nil, err
 		}
-		hr.list, hr.sends, hr.onEvent, hr.rec = list, log, rec.OnEvent, rec
+		hr.list, hr.sends, hr.log, hr.onEvent, hr.rec = list, log, log, rec.OnEvent, rec
 	} else {
 		list, err := suppression.NewMemory(suppression.Options{})
 		if err != nil {

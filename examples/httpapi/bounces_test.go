@@ -144,8 +144,9 @@ func TestBounceReceived(t *testing.T) {
 				t.Fatalf("listed before any bounce: %+v", rejects)
 			}
 			if database {
-				// A bounce for a send not yet written is dropped: wait for
-				// the events' writer (every eventFlushEvery).
+				// A bounce for a send not yet written is answered 451 (the
+				// relay would offer it again): wait for the events' writer
+				// (every eventFlushEvery).
 				waitSendRecorded(t, cfg.DB, r.Results[0].SendID)
 			}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/outbox"
 )
@@ -77,10 +78,16 @@ func (q queueConfig) options(logger *slog.Logger) outbox.Options {
 
 // startOutbox starts this instance's River client, with the outbox's
 // worker, on pool: every instance sharing the database works the calls
-// any of them enqueued. It returns the outbox as the Handler's Async, and
-// stop, which waits for the jobs at work to finish.
-func startOutbox(pool *pgxpool.Pool, m *postroom.Mailer, q queueConfig, logger *slog.Logger) (httpapi.Async, func() error, error) {
-	ob, err := outbox.New(m, pool, q.options(logger))
+// any of them enqueued. A call's status shows what came back later for
+// its messages from log (the event log the Mailer's send events and the
+// bounce receiver write), when not nil. It returns the outbox as the
+// Handler's Async, and stop, which waits for the jobs at work to finish.
+func startOutbox(pool *pgxpool.Pool, m *postroom.Mailer, q queueConfig, log *events.SQL, logger *slog.Logger) (httpapi.Async, func() error, error) {
+	opts := q.options(logger)
+	if log != nil {
+		opts.Events = log
+	}
+	ob, err := outbox.New(m, pool, opts)
 	if err != nil {
 		return nil, nil, err
 	}

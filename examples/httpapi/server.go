@@ -249,7 +249,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	}
 	if cfg.DB != nil {
 		var stop func() error
-		if ho.Async, stop, err = startOutbox(cfg.DB, m, cfg.Queue, logger); err != nil {
+		if ho.Async, stop, err = startOutbox(cfg.DB, m, cfg.Queue, hr.log, logger); err != nil {
 			return nil, nil, errors.Join(err, cleanup())
 		}
 		// The outbox's workers stop (finishing their jobs) before the

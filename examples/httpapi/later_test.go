@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/httpapi"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/smtptest"
+)
+
+// TestSendLaterBounce runs the server with -database-url, -bounce-listen
+// and -bounce-domain: a call sent later is done, its first recipient's
+// message bounces afterwards (a DSN to the bounce listener), and GET
+// /api/1.0/calls/{id} shows the bounce in "later", by send id, while the
+// result stays sent.
+func TestSendLaterBounce(t *testing.T) {
+	relay := smtptest.NewServer(t, smtptest.Options{})
+	db, err := openDatabase(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatalf("openDatabase: %v", err)
+	}
+	t.Cleanup(db.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true, DB: db}
+	cfg.Hearing = hearingConfig{BounceListen: ln.Addr().String(), BounceLn: ln, BounceDomain: "bounce.example.com"}
+	api, _ := startConfig(t, cfg)
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+httpapi.SendPath, bytes.NewReader(marshal(t, smallCall(2))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st postroom.CallStatus
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("enqueue: %d, %v", resp.StatusCode, err)
+	}
+
+	// status polls the call's status until done holds, or a minute.
+	status := func(what string, done func(postroom.CallStatus) bool) postroom.CallStatus {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var s postroom.CallStatus
+			if code := getJSON(t, api+httpapi.CallsPath+st.ID, &s); code != http.StatusOK {
+				t.Fatalf("GET the call: %d", code)
+			}
+			if done(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s after a minute: %+v", what, s)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	done := status("done call", func(s postroom.CallStatus) bool { return s.State == postroom.CallDone })
+	if len(done.Results) != 2 || done.Results[0].Status != postroom.StatusSent || len(done.Later) != 0 {
+		t.Fatalf("done: %+v; want 2 sent, nothing later", done)
+	}
+	first := done.Results[0]
+	verp := postroom.VERP{Domain: "bounce.example.com"}.Address(first.SendID)
+	waitSendRecorded(t, db, first.SendID)
+	deliverDSN(t, cfg.Hearing.BounceListen, false, verp, dsn(verp, first.Email))
+
+	later := status("later bounce", func(s postroom.CallStatus) bool { return len(s.Later) > 0 })
+	if len(later.Later) != 1 || later.Later[0].Type != postroom.EventHardBounce || later.Later[0].SendID != first.SendID || later.Later[0].Status != "5.1.1" {
+		t.Errorf("later %+v; want the first recipient's hard_bounce", later.Later)
+	}
+	if later.Results[0] != first {
+		t.Errorf("result after the bounce %+v; want it as it was, %+v", later.Results[0], first)
+	}
+}
