@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/postroom/postroom"
 )
@@ -105,28 +104,33 @@ func (w *queuingTransport) Queued() bool { return w.q.Queued() }
 // Unwrap returns the wrapped transport.
 func (w *tracedTransport) Unwrap() postroom.Transport { return w.next }
 
-// Send hands env to the wrapped transport inside a span, and records
-// the hand-over's measurements. It returns the wrapped Send's error as
-// it is.
+// Send hands env to the wrapped transport and measures the hand-over:
+// inside a span when ctx holds no call run through Run, or one whose
+// messages get spans (Options.MessageSpanLimit), with its measurements
+// recorded at once; otherwise without a span, added up in the call (see
+// tallied). It returns the wrapped Send's error as it is.
 func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) error {
 	t := w.t
-	if tl := t.tallyOf(ctx); tl != nil {
+	tl := t.tallyOf(ctx)
+	if tl != nil && !tl.spans {
 		return w.tallied(ctx, env, tl)
 	}
-	ctx, span := t.tracer.Start(ctx, "send", trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(t.system, attrOperationSend, attrTypeSend,
-			attribute.String("messaging.message.id", env.SendID),
-			attribute.Int("messaging.message.body.size", len(env.Data)),
-			attribute.Int("postroom.envelope.recipients", len(env.To))))
+	ctx, span := t.tracer.Start(ctx, "send", t.sendStart...)
 	start := time.Now()
 	err := w.next.Send(ctx, env)
 	elapsed := time.Since(start)
 	o := classify(ctx, err)
 	if span.IsRecording() {
-		// One SetAttributes: each call on a span that has attributes
-		// costs a pass over them.
-		var buf [4]attribute.KeyValue
-		set := append(buf[:0], attribute.String("postroom.outcome", o.String()))
+		// One SetAttributes, when the span ends: each call on a span
+		// that has attributes costs a pass over them, and attributes
+		// given at the start cost a copy even when the span is not
+		// sampled.
+		b := t.attrBuf()
+		set := append(b.kv[:0], t.system, attrOperationSend, attrTypeSend,
+			attribute.String("messaging.message.id", env.SendID),
+			attribute.Int("messaging.message.body.size", len(env.Data)),
+			attribute.Int("postroom.envelope.recipients", len(env.To)),
+			attribute.String("postroom.outcome", o.String()))
 		if o.failed() {
 			set = append(set, attribute.String("error.type", o.String()))
 			var de *postroom.DeliveryError
@@ -143,37 +147,37 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 			span.SetStatus(codes.Error, o.String())
 		}
 		span.SetAttributes(set...)
+		t.putAttrBuf(b)
 	}
 	span.End()
-	t.record(ctx, o, elapsed, len(env.Data))
-	return err
-}
-
-// tallied is Send without a span, for a large call: the message's
-// count and octets go to the call's tally, and one message in 16 is
-// timed (see timed). The latency goes without the call's span (no
-// exemplar): offering each measurement to the exemplar reservoirs costs
-// more than the measurement, for a span of many messages alike.
-func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
-	var err error
-	if timed(env.SendID) {
-		start := time.Now()
-		err = w.next.Send(ctx, env)
-		w.t.duration.Record(context.Background(), time.Since(start).Seconds(), w.t.outcomes[classify(ctx, err)].record...)
+	// The latency with the message's span: its exemplar links to it.
+	t.duration.Record(ctx, elapsed.Seconds(), t.outcomes[o].record...)
+	if tl != nil {
+		tl.message(o, len(env.Data))
 	} else {
-		err = w.next.Send(ctx, env)
+		t.counts.message(o, len(env.Data))
 	}
-	o := classify(ctx, err)
-	c := &tl.byOutcome[o]
-	c.sent.Add(1)
-	c.bytes.Add(int64(len(env.Data)))
 	return err
 }
 
-// record records a hand-over's measurements.
-func (t *Telemetry) record(ctx context.Context, o outcome, elapsed time.Duration, size int) {
-	opts := &t.outcomes[o]
-	t.duration.Record(ctx, elapsed.Seconds(), opts.record...)
-	t.sent.Add(ctx, 1, opts.add...)
-	t.bytes.Add(ctx, int64(size), opts.add...)
+// tallied is Send without a span, for a call run through Run whose
+// messages get none: the message's count and octets go to the call's
+// tally, recorded when the call ends. Each message of a call of up to
+// largeCall recipients is timed, and one in 16 of a larger call (see
+// timed). The latency goes without the call's span (no exemplar): a
+// measurement offered to the exemplar reservoirs costs half as much
+// again, and the exemplar would link to a span of many messages alike.
+func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
+	if !tl.timeAll && !timed(env.SendID) {
+		err := w.next.Send(ctx, env)
+		tl.message(classify(ctx, err), len(env.Data))
+		return err
+	}
+	start := time.Now()
+	err := w.next.Send(ctx, env)
+	elapsed := time.Since(start)
+	o := classify(ctx, err)
+	w.t.duration.Record(context.Background(), elapsed.Seconds(), w.t.outcomes[o].record...)
+	tl.message(o, len(env.Data))
+	return err
 }
