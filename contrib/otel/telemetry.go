@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -64,6 +65,8 @@ type Telemetry struct {
 	counts counts
 	// bufs holds *attrBuf.
 	bufs sync.Pool
+	// epoch is when New ran, the origin of clock.
+	epoch time.Time
 }
 
 // outcomeOptions are the metric options of one outcome.
@@ -86,7 +89,7 @@ func New(opts Options) (*Telemetry, error) {
 	if opts.System == "" {
 		opts.System = "smtp"
 	}
-	t := &Telemetry{opts: opts, tracer: opts.TracerProvider.Tracer(scope), system: attribute.String("messaging.system", opts.System),
+	t := &Telemetry{opts: opts, epoch: time.Now(), tracer: opts.TracerProvider.Tracer(scope), system: attribute.String("messaging.system", opts.System),
 		callStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)},
 		sendStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}}
 	meter := opts.MeterProvider.Meter(scope)
