@@ -37,7 +37,7 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 	if call != nil {
 		n = len(call.Recipients)
 	}
-	tl := &tally{Context: ctx, t: t, spans: n <= t.opts.MessageSpanLimit, timeAll: n <= largeCall}
+	tl := &tally{Context: ctx, t: t, spans: n <= t.opts.MessageSpanLimit}
 	results, err := m.Run(tl, op, call, o)
 	tl.flush()
 	if results == nil && err != nil {

@@ -11,16 +11,12 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// largeCall is the most recipients a call run through Run may have for
-// each of its messages to be timed for the latency histogram; the
-// messages of a larger call are timed one in 16 (see timed).
-const largeCall = 100
-
-// timed reports whether a message of a large call is timed: one in 16,
-// those whose send id (random hex) ends in 0, chosen without a shared
-// counter. The OpenTelemetry SDK's histogram record costs a good part of
-// what the Mailer's own work for a small message does; one in 16 keeps
-// the distribution and costs a sixteenth.
+// timed reports whether a message of a call or job is timed, unless
+// Options.TimeEveryMessage: one in 16, those whose send id (random hex)
+// ends in 0, chosen without a shared counter. The OpenTelemetry SDK's
+// histogram record and the two clock readings cost a good part of the
+// adapter's whole cost for a one-recipient call (see BenchmarkOverhead);
+// one in 16 keeps the distribution and costs a sixteenth.
 func timed(sendID string) bool { return sendID == "" || sendID[len(sendID)-1] == '0' }
 
 // tally is the state of a call run through Run, and the context the
@@ -34,9 +30,8 @@ type tally struct {
 	// Context is the call's context, with the call's span.
 	context.Context
 	t *Telemetry
-	// spans is whether each message gets a span (MessageSpanLimit),
-	// timeAll whether each message is timed (largeCall).
-	spans, timeAll bool
+	// spans is whether each message gets a span (MessageSpanLimit).
+	spans bool
 
 	// byOutcome holds each outcome's messages and octets side by side:
 	// a message's two adds touch one cache line.

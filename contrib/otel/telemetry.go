@@ -34,8 +34,18 @@ type Options struct {
 	// Spans), because a sampled span costs several times what the
 	// adapter's metrics do, about a tenth of the Mailer's own work for a
 	// small message (see BenchmarkOverhead). A negative value means none
-	// too. A Send outside Run (the outbox's worker) always gets its span.
+	// too. Outside Run and an outbox job worked with RiverMiddleware, a
+	// Send of the Transport wrapper always gets its span.
 	MessageSpanLimit int
+	// TimeEveryMessage times every message of a call run through Run or
+	// of an outbox job for messaging.client.operation.duration. Zero
+	// means one in 16 (those whose send id ends in 0), so that the
+	// histogram's count is a sixteenth of those messages, which
+	// messaging.client.sent.messages counts all: the SDK's record and
+	// the clock's two readings cost about as much as all the rest of the
+	// adapter's work for a one-recipient call whose span is not sampled.
+	// A message with a span of its own is always timed.
+	TimeEveryMessage bool
 }
 
 // Telemetry makes postroom's spans and metrics with the providers of its

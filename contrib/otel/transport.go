@@ -71,9 +71,12 @@ var (
 	attrTypeSend      = attribute.String("messaging.operation.type", "send")
 )
 
-// Transport returns next wrapped: each Send makes a span (a child of the
-// span in ctx, the call's when the call runs through Run) and records
-// the message's latency, size and outcome. The wrapper keeps next's
+// Transport returns next wrapped: each Send records the message's
+// latency, size and outcome, added up in the call when it is part of a
+// call run through Run or of an outbox job worked with RiverMiddleware,
+// and makes a span (a child of the span in ctx) unless it is part of
+// one of them, whose span stands for its messages (see
+// Options.MessageSpanLimit). The wrapper keeps next's
 // optional capabilities: when next is a postroom.Queuer, so is the
 // wrapper, with next's answer, so that the Mailer still reports
 // StatusQueued. Unwrap returns next.
@@ -161,14 +164,14 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 }
 
 // tallied is Send without a span, for a call run through Run whose
-// messages get none: the message's count and octets go to the call's
-// tally, recorded when the call ends. Each message of a call of up to
-// largeCall recipients is timed, and one in 16 of a larger call (see
-// timed). The latency goes without the call's span (no exemplar): a
-// measurement offered to the exemplar reservoirs costs half as much
-// again, and the exemplar would link to a span of many messages alike.
+// messages get none or an outbox job: the message's count and octets go
+// to the tally, recorded when the call or job ends, and one message in
+// 16 is timed (see timed; every one with Options.TimeEveryMessage). The
+// latency goes without the call's span (no exemplar): a measurement
+// offered to the exemplar reservoirs costs half as much again, and the
+// exemplar would link to a span of many messages alike.
 func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
-	if !tl.timeAll && !timed(env.SendID) {
+	if !w.t.opts.TimeEveryMessage && !timed(env.SendID) {
 		err := w.next.Send(ctx, env)
 		tl.message(classify(ctx, err), len(env.Data))
 		return err
