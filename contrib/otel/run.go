@@ -33,6 +33,7 @@ var countKeys = func() (keys [len(statuses)]string) {
 // it ends. Its results and error are m.Run's, as they are.
 func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Operation, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
 	ctx, span := t.tracer.Start(ctx, op.String(), t.callStart...)
+	defer span.End()
 	n := 0
 	if call != nil {
 		n = len(call.Recipients)
@@ -47,7 +48,6 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 			t.putAttrBuf(b)
 			span.SetStatus(codes.Error, "refused")
 		}
-		span.End()
 		return results, err
 	}
 	var counts [len(statuses)]int
@@ -93,7 +93,6 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 		span.SetAttributes(callAttrs(b, call, &counts, err, typ)...)
 		t.putAttrBuf(b)
 	}
-	span.End()
 	return results, err
 }
 

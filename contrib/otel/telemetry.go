@@ -32,8 +32,8 @@ type Options struct {
 	// the call's span. Zero means none: the call's span alone stands for
 	// the call's hand-overs, with their counts (see the package doc's
 	// Spans), because a sampled span costs several times what the
-	// adapter's metrics do, about a tenth of the Mailer's own work for a
-	// small message (see BenchmarkOverhead). A negative value means none
+	// adapter's metrics do, about a fifth of the Mailer's own work for a
+	// one-recipient call (see BenchmarkOverhead). A negative value means none
 	// too. Outside Run and an outbox job worked with RiverMiddleware, a
 	// Send of the Transport wrapper always gets its span.
 	MessageSpanLimit int
