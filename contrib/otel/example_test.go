@@ -13,8 +13,8 @@ import (
 )
 
 // A call run through Telemetry's Run gets a span with its recipients'
-// counts by status; each message handed to the wrapped transport gets a
-// span inside it.
+// counts by status, set when it ends; its messages, handed to the
+// wrapped transport, are counted by the metrics.
 func ExampleTelemetry_Run() {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
@@ -35,16 +35,15 @@ func ExampleTelemetry_Run() {
 		panic(err)
 	}
 	for _, s := range spans.GetSpans() {
-		fmt.Print(s.Name)
+		fmt.Print(s.Name, " ", s.SpanKind)
 		for _, kv := range s.Attributes {
 			switch kv.Key {
-			case "postroom.recipients.sent", "postroom.recipients.invalid", "postroom.outcome":
+			case "messaging.operation.type", "messaging.batch.message_count", "postroom.recipients.sent", "postroom.recipients.invalid":
 				fmt.Printf(" %s=%s", kv.Key, kv.Value.Emit())
 			}
 		}
 		fmt.Println()
 	}
 	// Output:
-	// send postroom.outcome=sent
-	// message.send postroom.recipients.sent=1 postroom.recipients.invalid=1
+	// message.send producer messaging.operation.type=send messaging.batch.message_count=2 postroom.recipients.sent=1 postroom.recipients.invalid=1
 }

@@ -11,10 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.opentelemetry.io/otel/trace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/postroom/postroom"
+	postroomotel "github.com/postroom/postroom/contrib/otel"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/transport"
 )
@@ -41,7 +43,7 @@ func TestOutboxGaugesAndJobSpans(t *testing.T) {
 	if err := outbox.Migrate(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
-	k := newKit(t)
+	k := newKitWith(t, postroomotel.Options{TimeEveryMessage: true})
 	mem := transport.NewMemory()
 	m := newMailer(t, k.tel.Transport(mem), postroom.Options{OnEvent: k.tel.OnEvent})
 	ob, err := outbox.New(m, pool, outbox.Options{})
@@ -90,24 +92,32 @@ func TestOutboxGaugesAndJobSpans(t *testing.T) {
 		t.Errorf("worked: waiting %d, oldest age %v, want 0, 0", w, a)
 	}
 
-	// River's span of the job's work, with the messages' spans inside.
+	// River's span of the job's work, a session of hand-overs: the
+	// messages' counts on it, no span per message.
 	spans := k.spans.GetSpans().Snapshots()
-	var work trace.SpanID
+	var work sdktrace.ReadOnlySpan
 	for _, s := range spans {
 		if strings.HasPrefix(s.Name(), "river.work") {
-			work = s.SpanContext().SpanID()
+			work = s
+		}
+		if s.Name() == "send" {
+			t.Errorf("a message span %v in the job's work, want none", s)
 		}
 	}
-	if !work.IsValid() {
+	if work == nil {
 		t.Fatalf("no river.work span among %d spans", len(spans))
 	}
-	children := 0
-	for _, s := range spans {
-		if s.Name() == "send" && s.Parent().SpanID() == work {
-			children++
-		}
+	if n := attrs(work)["postroom.messages.sent"].AsInt64(); n != 3 {
+		t.Errorf("job span's postroom.messages.sent = %d, want 3 (attributes %v)", n, attrs(work))
 	}
-	if children != 3 {
-		t.Errorf("%d message spans inside the job's span, want 3", children)
+	ms := k.metrics(t)
+	if n := sum(t, ms["messaging.client.sent.messages"], attribute.String("postroom.outcome", "sent")); n != 3 {
+		t.Errorf("messaging.client.sent.messages = %d, want 3", n)
+	}
+	if n := sum(t, ms["postroom.events"], attribute.String("postroom.event", "send")); n != 3 {
+		t.Errorf("postroom.events send = %d, want 3", n)
+	}
+	if dur, ok := ms["messaging.client.operation.duration"].(metricdata.Histogram[float64]); !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 3 {
+		t.Errorf("messaging.client.operation.duration %+v, want 3 hand-overs", ms["messaging.client.operation.duration"])
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/postroom/postroom"
 )
@@ -26,33 +25,29 @@ var countKeys = func() (keys [len(statuses)]string) {
 	return keys
 }()
 
-// Run is m.Run(ctx, op, call, o) inside a span of the call: the spans of
-// the call's messages (with a Transport wrapper) are its children, and
-// the span gets the recipients' counts by status. Each recipient's
-// final status and reason code are counted in postroom.recipients. Its
-// results and error are m.Run's, as they are.
+// Run is m.Run(ctx, op, call, o) inside a span of the call, which gets
+// the recipients' counts by status when the call ends; each recipient's
+// final status and reason code are counted in postroom.recipients. The
+// call's measurements (messages, octets and events, through a Transport
+// wrapper and OnEvent) are added up in the call and recorded once when
+// it ends. Its results and error are m.Run's, as they are.
 func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Operation, call *postroom.Call, o postroom.RunOptions) ([]postroom.Result, error) {
-	name := op.String()
-	var attrs []attribute.KeyValue
-	if call != nil {
-		attrs = []attribute.KeyValue{attribute.String("postroom.operation", name),
-			attribute.String("postroom.account_id", call.AccountID),
-			attribute.Int("messaging.batch.message_count", len(call.Recipients))}
-	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, op.String(), t.callStart...)
 	defer span.End()
-	var tl *tally
-	if call != nil && len(call.Recipients) > t.opts.MessageSpanLimit {
-		tl = &tally{t: t}
-		ctx = context.WithValue(ctx, tallyKey{}, tl)
+	n := 0
+	if call != nil {
+		n = len(call.Recipients)
 	}
-	results, err := m.Run(ctx, op, call, o)
-	if tl != nil {
-		tl.flush(ctx)
-	}
+	tl := &tally{Context: ctx, t: t, spans: n <= t.opts.MessageSpanLimit}
+	results, err := m.Run(tl, op, call, o)
+	tl.flush()
 	if results == nil && err != nil {
-		span.SetAttributes(attribute.String("error.type", "refused"))
-		span.SetStatus(codes.Error, "refused")
+		if span.IsRecording() {
+			b := t.attrBuf()
+			span.SetAttributes(callAttrs(b, call, nil, err, "refused")...)
+			t.putAttrBuf(b)
+			span.SetStatus(codes.Error, "refused")
+		}
 		return results, err
 	}
 	var counts [len(statuses)]int
@@ -60,9 +55,11 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 		status postroom.Status
 		code   postroom.ReasonCode
 	}
-	// Few distinct (status, code) pairs in any call: a slice beats a map.
-	var groups []group
-	var sizes []int64
+	// Few distinct (status, code) pairs in any call: a slice beats a
+	// map, and one on the stack holds them all in most calls.
+	var gbuf [4]group
+	var sbuf [4]int64
+	groups, sizes := gbuf[:0], sbuf[:0]
 	for i := range results {
 		r := &results[i]
 		for s, st := range statuses {
@@ -83,24 +80,44 @@ func (t *Telemetry) Run(ctx context.Context, m *postroom.Mailer, op postroom.Ope
 		sizes[j]++
 	}
 	for j, g := range groups {
-		t.recipients.Add(ctx, sizes[j], t.label(labelKey{"recipients", string(g.status), string(g.code)})...)
+		t.counts.recipient(g.status, g.code).n.Add(sizes[j])
 	}
 	if span.IsRecording() {
-		var buf [len(statuses) + 1]attribute.KeyValue
-		set := buf[:0]
+		typ := ""
+		if err != nil {
+			// The call stopped early: ctx done, or the transport unusable.
+			typ = errorType(ctx, err)
+			span.SetStatus(codes.Error, typ)
+		}
+		b := t.attrBuf()
+		span.SetAttributes(callAttrs(b, call, &counts, err, typ)...)
+		t.putAttrBuf(b)
+	}
+	return results, err
+}
+
+// callAttrs returns the attributes of a call's span in b, all set when
+// it ends in one SetAttributes (each call of it on a span that has
+// attributes costs a pass over them): counts holds the recipients'
+// counts by status (nil for a refused call), and typ is the error.type
+// of a call that failed.
+func callAttrs(b *attrBuf, call *postroom.Call, counts *[len(statuses)]int, err error, typ string) []attribute.KeyValue {
+	set := append(b.kv[:0], b.t.system, attrOperationSend, attrTypeSend)
+	if call != nil {
+		set = append(set, attribute.String("postroom.account_id", call.AccountID),
+			attribute.Int("messaging.batch.message_count", len(call.Recipients)))
+	}
+	if counts != nil {
 		for s, n := range counts {
 			if n > 0 {
 				set = append(set, attribute.Int(countKeys[s], n))
 			}
 		}
-		if err != nil {
-			// The call stopped early: ctx done, or the transport unusable.
-			set = append(set, attribute.String("error.type", errorType(ctx, err)))
-			span.SetStatus(codes.Error, errorType(ctx, err))
-		}
-		span.SetAttributes(set...)
 	}
-	return results, err
+	if err != nil {
+		set = append(set, attribute.String("error.type", typ))
+	}
+	return set
 }
 
 // Send is Run with OpSend and zero RunOptions: m.Send inside a span.
@@ -121,13 +138,14 @@ func errorType(ctx context.Context, err error) string {
 	return classify(ctx, err).String()
 }
 
-// OnEvent counts e in postroom.events by its type and reason. Give it as
-// postroom.Options.OnEvent (or call it from yours); it is safe for
-// concurrent use.
+// OnEvent counts e in postroom.events by its type and reason: at once,
+// or, for an event of a call run through Run, in the call, recorded when
+// it ends. Give it as postroom.Options.OnEvent (or call it from yours);
+// it is safe for concurrent use.
 func (t *Telemetry) OnEvent(ctx context.Context, e postroom.Event) {
 	if tl := t.tallyOf(ctx); tl != nil {
 		tl.event(e.Type, e.Reason)
 		return
 	}
-	t.events.Add(ctx, 1, t.label(labelKey{"events", string(e.Type), e.Reason})...)
+	t.counts.event(e.Type, e.Reason).n.Add(1)
 }

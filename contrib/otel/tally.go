@@ -1,7 +1,7 @@
 package postroomotel
 
-// A large call's measurements, kept in the call and recorded once when
-// it ends.
+// A call's measurements, kept in the call and recorded once when it
+// ends.
 
 import (
 	"context"
@@ -11,21 +11,28 @@ import (
 	"github.com/postroom/postroom"
 )
 
-// timed reports whether a message of a large call is timed: one in 16,
-// those whose send id (random hex) ends in 0, chosen without a shared
-// counter. The OpenTelemetry SDK's histogram record costs a good part of
-// what the Mailer's own work for a small message does; one in 16 keeps
-// the distribution and costs a sixteenth.
+// timed reports whether a message of a call or job is timed, unless
+// Options.TimeEveryMessage: one in 16, those whose send id (random hex)
+// ends in 0, chosen without a shared counter. The OpenTelemetry SDK's
+// histogram record and the two clock readings cost a good part of the
+// adapter's whole cost for a one-recipient call (see BenchmarkOverhead);
+// one in 16 keeps the distribution and costs a sixteenth.
 func timed(sendID string) bool { return sendID == "" || sendID[len(sendID)-1] == '0' }
 
-// tally holds the measurements of a call run through Run with more than
-// Options.MessageSpanLimit recipients: its messages' counts and octets
-// by outcome and its events by type and reason, added up by the call's
-// workers and recorded by Run once the call has returned (no worker runs
-// then), so that a message costs a few atomic adds instead of an SDK
-// measurement each. It is in the call's context under tallyKey.
+// tally is the state of a call run through Run, and the context the
+// Mailer runs the call with: one allocation for both. It holds the
+// call's counts, its messages' and octets by outcome and its events by
+// type and reason, added up by the call's workers and added to the
+// Telemetry's by Run once the Mailer has returned (no worker runs then):
+// a call's workers share no cache line with other calls' while it runs.
+// Its Value answers tallyKey with itself.
 type tally struct {
+	// Context is the call's context, with the call's span.
+	context.Context
 	t *Telemetry
+	// spans is whether each message gets a span (MessageSpanLimit).
+	spans bool
+
 	// byOutcome holds each outcome's messages and octets side by side:
 	// a message's two adds touch one cache line.
 	byOutcome [numOutcomes]struct{ sent, bytes atomic.Int64 }
@@ -35,10 +42,22 @@ type tally struct {
 	sends  atomic.Int64
 	mu     sync.Mutex
 	events []eventCount
+	// buf holds the first events' counts: no allocation for a call
+	// whose events are of few kinds.
+	buf [2]eventCount
 }
 
 // tallyKey is the context key of a call's tally.
 type tallyKey struct{}
+
+// Value returns the tally for tallyKey, and the call context's value
+// otherwise.
+func (tl *tally) Value(key any) any {
+	if _, ok := key.(tallyKey); ok {
+		return tl
+	}
+	return tl.Context.Value(key)
+}
 
 // eventCount is the number of events of one type and reason.
 type eventCount struct {
@@ -69,23 +88,32 @@ func (tl *tally) event(typ postroom.EventType, reason string) {
 			return
 		}
 	}
+	if tl.events == nil {
+		tl.events = tl.buf[:0]
+	}
 	tl.events = append(tl.events, eventCount{typ, reason, 1})
 }
 
-// flush records the tally's counts; ctx carries the call's span (the
-// exemplars' link).
-func (tl *tally) flush(ctx context.Context) {
-	t := tl.t
+// message counts a message handed over with outcome o.
+func (tl *tally) message(o outcome, size int) {
+	c := &tl.byOutcome[o]
+	c.sent.Add(1)
+	c.bytes.Add(int64(size))
+}
+
+// flush adds the tally's counts to the Telemetry's.
+func (tl *tally) flush() {
+	c := &tl.t.counts
 	for o := range numOutcomes {
 		if n := tl.byOutcome[o].sent.Load(); n > 0 {
-			t.sent.Add(ctx, n, t.outcomes[o].add...)
-			t.bytes.Add(ctx, tl.byOutcome[o].bytes.Load(), t.outcomes[o].add...)
+			c.byOutcome[o].sent.Add(n)
+			c.byOutcome[o].bytes.Add(tl.byOutcome[o].bytes.Load())
 		}
 	}
 	if n := tl.sends.Load(); n > 0 {
-		t.events.Add(ctx, n, t.label(labelKey{"events", string(postroom.EventSend), ""})...)
+		c.sendEvents.n.Add(n)
 	}
 	for _, e := range tl.events {
-		t.events.Add(ctx, e.n, t.label(labelKey{"events", string(e.typ), e.reason})...)
+		c.event(e.typ, e.reason).n.Add(e.n)
 	}
 }

@@ -3,9 +3,8 @@ package postroomotel
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -29,17 +28,24 @@ type Options struct {
 	// an HTTP API of a mail service names that service.
 	System string
 	// MessageSpanLimit is the most recipients a call run through Run may
-	// have for each of its messages to get a span of its own; a larger
-	// call gets its call span with the counts, and its messages are
-	// measured by the metrics alone, added up in the call and recorded
-	// when it ends, with one message in 16 timed for the latency
-	// histogram: a span, or an SDK measurement, per message costs about
-	// what the Mailer's own work for a message does (see
-	// BenchmarkOverhead), and a trace of thousands of alike spans tells no
-	// more than the counts.
-	// Zero means 100; a negative value means no message spans under Run.
-	// A Send outside Run (the outbox's worker) always gets its span.
+	// have for each of its messages to get a span of its own, a child of
+	// the call's span. Zero means none: the call's span alone stands for
+	// the call's hand-overs, with their counts (see the package doc's
+	// Spans), because a sampled span costs several times what the
+	// adapter's metrics do, about a fifth of the Mailer's own work for a
+	// one-recipient call (see BenchmarkOverhead). A negative value means none
+	// too. Outside Run and an outbox job worked with RiverMiddleware, a
+	// Send of the Transport wrapper always gets its span.
 	MessageSpanLimit int
+	// TimeEveryMessage times every message of a call run through Run or
+	// of an outbox job for messaging.client.operation.duration. Zero
+	// means one in 16 (those whose send id ends in 0), so that the
+	// histogram's count is a sixteenth of those messages, which
+	// messaging.client.sent.messages counts all: the SDK's record and
+	// the clock's two readings cost about as much as all the rest of the
+	// adapter's work for a one-recipient call whose span is not sampled.
+	// A message with a span of its own is always timed.
+	TimeEveryMessage bool
 }
 
 // Telemetry makes postroom's spans and metrics with the providers of its
@@ -50,33 +56,39 @@ type Telemetry struct {
 	tracer trace.Tracer
 
 	duration   metric.Float64Histogram
-	sent       metric.Int64Counter
-	bytes      metric.Int64Counter
-	recipients metric.Int64Counter
-	events     metric.Int64Counter
+	sent       metric.Int64ObservableCounter
+	bytes      metric.Int64ObservableCounter
+	recipients metric.Int64ObservableCounter
+	events     metric.Int64ObservableCounter
 	waiting    metric.Int64ObservableGauge
 	oldest     metric.Float64ObservableGauge
 
 	system attribute.KeyValue
+	// callStart and sendStart are the start options of a call's span
+	// and of a message's, made once (options passed with ... are not
+	// copied).
+	callStart, sendStart []trace.SpanStartOption
 	// outcomes holds the metric options of each outcome, made once and
 	// passed as they are (a slice passed with ... is not copied).
 	outcomes [numOutcomes]outcomeOptions
-	// labels holds the options of postroom.recipients and
-	// postroom.events by (status or event type, reason), made on first
-	// use: an immutable map, replaced by a larger copy under mu when a
-	// key is new, so that a lookup takes no lock and allocates nothing.
-	labels atomic.Pointer[map[labelKey][]metric.AddOption]
-	mu     sync.Mutex
+	// counts holds the counters' values (see counters.go).
+	counts counts
+	// bufs holds *attrBuf.
+	bufs sync.Pool
+	// epoch is when New ran, the origin of clock.
+	epoch time.Time
 }
 
 // outcomeOptions are the metric options of one outcome.
 type outcomeOptions struct {
-	add    []metric.AddOption
-	record []metric.RecordOption
+	record  []metric.RecordOption
+	observe []metric.ObserveOption
 }
 
 // New returns a Telemetry with opts's providers, or an error when one of
-// its instruments cannot be made.
+// its instruments cannot be made. It registers a callback with the
+// meter provider that reports the counters at each collection (see the
+// package doc's Metrics); it stays registered as long as the provider.
 func New(opts Options) (*Telemetry, error) {
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = otel.GetTracerProvider()
@@ -84,29 +96,28 @@ func New(opts Options) (*Telemetry, error) {
 	if opts.MeterProvider == nil {
 		opts.MeterProvider = otel.GetMeterProvider()
 	}
-	if opts.MessageSpanLimit == 0 {
-		opts.MessageSpanLimit = 100
-	}
 	if opts.System == "" {
 		opts.System = "smtp"
 	}
-	t := &Telemetry{opts: opts, tracer: opts.TracerProvider.Tracer(scope), system: attribute.String("messaging.system", opts.System)}
+	t := &Telemetry{opts: opts, epoch: time.Now(), tracer: opts.TracerProvider.Tracer(scope), system: attribute.String("messaging.system", opts.System),
+		callStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)},
+		sendStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}}
 	meter := opts.MeterProvider.Meter(scope)
 	var err, e error
 	t.duration, e = meter.Float64Histogram("messaging.client.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time the transport took to hand over one message."),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
 	err = errors.Join(err, e)
-	t.sent, e = meter.Int64Counter("messaging.client.sent.messages", metric.WithUnit("{message}"),
+	t.sent, e = meter.Int64ObservableCounter("messaging.client.sent.messages", metric.WithUnit("{message}"),
 		metric.WithDescription("Messages handed to the transport."))
 	err = errors.Join(err, e)
-	t.bytes, e = meter.Int64Counter("postroom.message.bytes", metric.WithUnit("By"),
+	t.bytes, e = meter.Int64ObservableCounter("postroom.message.bytes", metric.WithUnit("By"),
 		metric.WithDescription("Octets of the messages handed to the transport."))
 	err = errors.Join(err, e)
-	t.recipients, e = meter.Int64Counter("postroom.recipients", metric.WithUnit("{recipient}"),
+	t.recipients, e = meter.Int64ObservableCounter("postroom.recipients", metric.WithUnit("{recipient}"),
 		metric.WithDescription("Recipients of the calls run, by final status and reason code."))
 	err = errors.Join(err, e)
-	t.events, e = meter.Int64Counter("postroom.events", metric.WithUnit("{event}"),
+	t.events, e = meter.Int64ObservableCounter("postroom.events", metric.WithUnit("{event}"),
 		metric.WithDescription("Events of the sending path, by type and reason code."))
 	err = errors.Join(err, e)
 	t.waiting, e = meter.Int64ObservableGauge("postroom.outbox.waiting", metric.WithUnit("{recipient}"),
@@ -123,45 +134,13 @@ func New(opts Options) (*Telemetry, error) {
 		if o.failed() {
 			attrs = append(attrs, attribute.String("error.type", o.String()))
 		}
-		set := metric.WithAttributeSet(attribute.NewSet(attrs...))
-		t.outcomes[o] = outcomeOptions{add: []metric.AddOption{set}, record: []metric.RecordOption{set}}
+		set := attribute.NewSet(attrs...)
+		t.outcomes[o] = outcomeOptions{record: []metric.RecordOption{metric.WithAttributeSet(set)},
+			observe: []metric.ObserveOption{metric.WithAttributeSet(set)}}
+	}
+	t.counts.init()
+	if _, err := meter.RegisterCallback(t.observe, t.sent, t.bytes, t.recipients, t.events); err != nil {
+		return nil, fmt.Errorf("postroomotel: New: %w", err)
 	}
 	return t, nil
-}
-
-// labelKey names an attribute set of postroom.recipients or
-// postroom.events.
-type labelKey struct {
-	metric string // "recipients" or "events"
-	kind   string // the status or event type
-	reason string
-}
-
-// label returns the options of key, made once.
-func (t *Telemetry) label(key labelKey) []metric.AddOption {
-	if m := t.labels.Load(); m != nil {
-		if o, ok := (*m)[key]; ok {
-			return o
-		}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.labels.Load()
-	if old != nil {
-		if o, ok := (*old)[key]; ok {
-			return o
-		}
-	}
-	name := "postroom.status"
-	if key.metric == "events" {
-		name = "postroom.event"
-	}
-	o := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(name, key.kind), attribute.String("postroom.reason", key.reason)))}
-	m := make(map[labelKey][]metric.AddOption, 1)
-	if old != nil {
-		maps.Copy(m, *old)
-	}
-	m[key] = o
-	t.labels.Store(&m)
-	return o
 }

@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/postroom/postroom"
 )
@@ -72,9 +71,12 @@ var (
 	attrTypeSend      = attribute.String("messaging.operation.type", "send")
 )
 
-// Transport returns next wrapped: each Send makes a span (a child of the
-// span in ctx, the call's when the call runs through Run) and records
-// the message's latency, size and outcome. The wrapper keeps next's
+// Transport returns next wrapped: each Send records the message's
+// latency, size and outcome, added up in the call when it is part of a
+// call run through Run or of an outbox job worked with RiverMiddleware,
+// and makes a span (a child of the span in ctx) unless it is part of
+// one of them, whose span stands for its messages (see
+// Options.MessageSpanLimit). The wrapper keeps next's
 // optional capabilities: when next is a postroom.Queuer, so is the
 // wrapper, with next's answer, so that the Mailer still reports
 // StatusQueued. Unwrap returns next.
@@ -105,28 +107,33 @@ func (w *queuingTransport) Queued() bool { return w.q.Queued() }
 // Unwrap returns the wrapped transport.
 func (w *tracedTransport) Unwrap() postroom.Transport { return w.next }
 
-// Send hands env to the wrapped transport inside a span, and records
-// the hand-over's measurements. It returns the wrapped Send's error as
-// it is.
+// Send hands env to the wrapped transport and measures the hand-over:
+// inside a span when ctx holds no call run through Run, or one whose
+// messages get spans (Options.MessageSpanLimit), with its measurements
+// recorded at once; otherwise without a span, added up in the call (see
+// tallied). It returns the wrapped Send's error as it is.
 func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) error {
 	t := w.t
-	if tl := t.tallyOf(ctx); tl != nil {
+	tl := t.tallyOf(ctx)
+	if tl != nil && !tl.spans {
 		return w.tallied(ctx, env, tl)
 	}
-	ctx, span := t.tracer.Start(ctx, "send", trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(t.system, attrOperationSend, attrTypeSend,
-			attribute.String("messaging.message.id", env.SendID),
-			attribute.Int("messaging.message.body.size", len(env.Data)),
-			attribute.Int("postroom.envelope.recipients", len(env.To))))
-	start := time.Now()
+	ctx, span := t.tracer.Start(ctx, "send", t.sendStart...)
+	start := t.clock()
 	err := w.next.Send(ctx, env)
-	elapsed := time.Since(start)
+	elapsed := t.clock() - start
 	o := classify(ctx, err)
 	if span.IsRecording() {
-		// One SetAttributes: each call on a span that has attributes
-		// costs a pass over them.
-		var buf [4]attribute.KeyValue
-		set := append(buf[:0], attribute.String("postroom.outcome", o.String()))
+		// One SetAttributes, when the span ends: each call on a span
+		// that has attributes costs a pass over them, and attributes
+		// given at the start cost a copy even when the span is not
+		// sampled.
+		b := t.attrBuf()
+		set := append(b.kv[:0], t.system, attrOperationSend, attrTypeSend,
+			attribute.String("messaging.message.id", env.SendID),
+			attribute.Int("messaging.message.body.size", len(env.Data)),
+			attribute.Int("postroom.envelope.recipients", len(env.To)),
+			attribute.String("postroom.outcome", o.String()))
 		if o.failed() {
 			set = append(set, attribute.String("error.type", o.String()))
 			var de *postroom.DeliveryError
@@ -143,37 +150,43 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 			span.SetStatus(codes.Error, o.String())
 		}
 		span.SetAttributes(set...)
+		t.putAttrBuf(b)
 	}
 	span.End()
-	t.record(ctx, o, elapsed, len(env.Data))
-	return err
-}
-
-// tallied is Send without a span, for a large call: the message's
-// count and octets go to the call's tally, and one message in 16 is
-// timed (see timed). The latency goes without the call's span (no
-// exemplar): offering each measurement to the exemplar reservoirs costs
-// more than the measurement, for a span of many messages alike.
-func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
-	var err error
-	if timed(env.SendID) {
-		start := time.Now()
-		err = w.next.Send(ctx, env)
-		w.t.duration.Record(context.Background(), time.Since(start).Seconds(), w.t.outcomes[classify(ctx, err)].record...)
+	// The latency with the message's span: its exemplar links to it.
+	t.duration.Record(ctx, elapsed.Seconds(), t.outcomes[o].record...)
+	if tl != nil {
+		tl.message(o, len(env.Data))
 	} else {
-		err = w.next.Send(ctx, env)
+		t.counts.message(o, len(env.Data))
 	}
-	o := classify(ctx, err)
-	c := &tl.byOutcome[o]
-	c.sent.Add(1)
-	c.bytes.Add(int64(len(env.Data)))
 	return err
 }
 
-// record records a hand-over's measurements.
-func (t *Telemetry) record(ctx context.Context, o outcome, elapsed time.Duration, size int) {
-	opts := &t.outcomes[o]
-	t.duration.Record(ctx, elapsed.Seconds(), opts.record...)
-	t.sent.Add(ctx, 1, opts.add...)
-	t.bytes.Add(ctx, int64(size), opts.add...)
+// tallied is Send without a span, for a call run through Run whose
+// messages get none or an outbox job: the message's count and octets go
+// to the tally, recorded when the call or job ends, and one message in
+// 16 is timed (see timed; every one with Options.TimeEveryMessage). The
+// latency goes without the call's span (no exemplar): a measurement
+// offered to the exemplar reservoirs costs half as much again, and the
+// exemplar would link to a span of many messages alike.
+func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
+	if !w.t.opts.TimeEveryMessage && !timed(env.SendID) {
+		err := w.next.Send(ctx, env)
+		tl.message(classify(ctx, err), len(env.Data))
+		return err
+	}
+	start := w.t.clock()
+	err := w.next.Send(ctx, env)
+	elapsed := w.t.clock() - start
+	o := classify(ctx, err)
+	w.t.duration.Record(context.Background(), elapsed.Seconds(), w.t.outcomes[o].record...)
+	tl.message(o, len(env.Data))
+	return err
 }
+
+// clock returns the monotonic time since New: a message is timed with
+// two readings of the monotonic clock, where time.Now and time.Since
+// make three (Now reads the wall clock too), and a reading costs as
+// much as a small measurement on some virtual machines.
+func (t *Telemetry) clock() time.Duration { return time.Since(t.epoch) }
