@@ -114,7 +114,9 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 // reserve marks recipients idx (with their emails) reserved by this run,
 // in one write, and returns those it reserved: the ones with no row or
 // deferred, or none when a newer run of the job holds the lease. A
-// reserved recipient's message may be handed over from then on.
+// reserved recipient's message may be handed over from then on. It may
+// be tried again after an error (the answer lost to a restart): the
+// recipients it reserved the first time are returned again.
 func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]int32, error) {
 	rows, err := l.pool.Query(ctx, reserveSQL, l.reserveArgs(idx, emails)...)
 	if err != nil {
@@ -134,7 +136,7 @@ const reserveSQL = `WITH lease AS (
 	SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($4::integer[], $5::text[]) AS v(i, e)
 	WHERE EXISTS (SELECT 1 FROM lease)
 	ON CONFLICT (call_id, idx) DO UPDATE SET status = 'reserved', epoch = excluded.epoch
-	WHERE r.status = 'deferred'
+	WHERE r.status = 'deferred' OR (r.status = 'reserved' AND r.epoch = excluded.epoch)
 	RETURNING r.idx`
 
 func (l *lease) reserveArgs(idx []int32, emails []string) []any {
@@ -228,6 +230,30 @@ func (l *lease) save(ctx context.Context, out outcomes, idx []int32, emails []st
 		return nil, fmt.Errorf("outbox: reserve: %w", err)
 	}
 	return got, nil
+}
+
+// release undoes this run's reservation of recipients idx, whose
+// messages were never handed over (a reservation write failed, and may
+// have been made all the same): a recipient that was deferred is
+// deferred again, with its last reason; another loses its row, and the
+// next run sends it. Nothing changes when a newer run holds the lease.
+func (l *lease) release(ctx context.Context, idx []int32) error {
+	a := l.args
+	_, err := l.pool.Exec(ctx, `WITH lease AS (
+			SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+		), fresh AS (
+			DELETE FROM postroom_outbox_recipients
+			WHERE call_id = $1 AND idx = ANY($4) AND status = 'reserved' AND epoch = $3 AND code = ''
+			  AND EXISTS (SELECT 1 FROM lease)
+		)
+		UPDATE postroom_outbox_recipients SET status = 'deferred'
+		WHERE call_id = $1 AND idx = ANY($4) AND status = 'reserved' AND epoch = $3 AND code <> ''
+		  AND EXISTS (SELECT 1 FROM lease)`,
+		a.CallID, int32(a.First), l.epoch, idx)
+	if err != nil {
+		return fmt.Errorf("outbox: release: %w", err)
+	}
+	return nil
 }
 
 // settle gives recipients idx (not reserved: no row, or deferred) the

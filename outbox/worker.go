@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -25,19 +24,19 @@ import (
 // result, BatchSize at a time: it hands a batch to the Mailer as one run
 // of the job's call, prepared by the run's first batch
 // (postroom.Prepared.RunSome, after checking the key again: see the
-// package documentation). Each recipient is reserved just before its message is
-// handed over, in groups of about as many as the job has in flight at
-// once (the rest of the batch for a transport that accepts a message in
-// under a millisecond), and the results are written as they come, at
-// least every 100 ms, each write carrying the next reservation: a write
-// every few recipients, not one per recipient. Every write is retried
+// package documentation). Each recipient is reserved just before its
+// message is handed over, and its result written soon after it is known:
+// one write at a time, each reserving exactly the messages waiting for
+// it (at most the Mailer's Concurrency) and carrying the results known
+// since the last, the next starting as soon as it ends (group commit);
+// results are written at least every 100 ms. Every write is retried
 // while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
 // recipient that a run reserved and whose result it did not write (its
-// process died) is unknown (postroom.ReasonInterrupted) for the next run, never
-// sent again; one it had not reserved is sent by the next run. So a
-// killed process leaves unknown, per job it was running, at most the
-// messages in flight, fewer than as many again reserved ahead, and the
-// results of the last moments not yet written.
+// process died) is unknown (postroom.ReasonInterrupted) for the next run,
+// never sent again; one it had not reserved is sent by the next run. So
+// a killed process leaves unknown, per job it was running, at most its
+// messages in flight (handed over, or about to be) and the results known
+// since its last write.
 //
 // Deferred recipients stay in the job, which River runs again after
 // Options.Backoff (a snooze, which does not count as an attempt), until
@@ -61,8 +60,7 @@ import (
 // up the same way before it returns.
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
-	o     *Outbox
-	group atomic.Int64 // how many recipients a reservation takes (see handover)
+	o *Outbox
 }
 
 // Worker returns the outbox's River worker.
@@ -162,7 +160,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
-		h := newHandover(l, batch, emails(batch), &w.group)
+		h := newHandover(l, batch, emails(batch))
 		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
