@@ -10,18 +10,31 @@ package outbox
 //
 // A write per recipient would cost a database round trip each. So the
 // writes are grouped as a database groups its commits: one write at a
-// time, and each reserves exactly the recipients whose messages are
-// waiting for it (the Mailer's workers that have a message ready, at most
-// its Concurrency), and carries every result known since the last write.
-// The next write starts as soon as the last ends, for every message that
-// became ready meanwhile. A relay slower than the database gets a write
-// each time a connection frees, and a fast transport gets fewer, larger
-// writes (up to Concurrency recipients each). Nothing is reserved ahead
-// of a message that waits for it, so a run that dies leaves at most its
-// messages in flight reserved and not handed over or not recorded, and
-// the results known since the last write. Results are also written at
-// least every flushInterval while the batch runs, and the rest when it
-// ends.
+// time, each reserving the slots free when it starts, and carrying every
+// result known since the last write; the next starts as soon as it ends.
+// A slot is one of the Mailer's workers (its Concurrency), counted as the
+// most messages the job has had waiting for a reservation or at the
+// transport at once; a slot is free when no reserved recipient without a
+// result holds it. A write reserves the messages waiting for it and, for
+// the slots still free (workers still making their message), the
+// recipients next in line. Against a relay slower than the database every
+// slot is held by a message at the relay or waiting, so a write reserves
+// exactly the messages waiting, one write each time a connection frees;
+// a transport that accepts quickly holds few slots, so a write also
+// reserves a recipient for each worker still making its message. Either
+// way the recipients reserved and without a result are never more than
+// the slots: a run that dies leaves unknown at most its messages in
+// flight and the results known since its last write. Results are also
+// written at least every flushInterval while the batch runs, and the rest
+// when it ends.
+//
+// A transport that accepts a message in under fastTransport (one that
+// keeps the messages itself, not a relay over a network) would still get
+// a write per few messages, which costs more than its sending: it gets
+// the rest of the batch in one reservation instead, two writes per batch.
+// Its messages leave within moments of that write, and a process killed
+// in those moments leaves up to the batch's rest reserved and not handed
+// over: the bound above holds for relays, not for such transports.
 //
 // Every write is made by a goroutine of the Mailer's call (in
 // RunOptions.BeforeSend and OnResult), one at a time: none outlives Run.
@@ -31,6 +44,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/postroom/postroom"
@@ -39,6 +53,10 @@ import (
 // flushInterval is the longest a known result waits to be written while
 // its batch runs (the last ones are written when the batch ends).
 const flushInterval = 100 * time.Millisecond
+
+// fastTransport is the mean time from handing a message over to its
+// acceptance under which a job reserves the rest of its batch at once.
+const fastTransport = time.Millisecond
 
 // errSuperseded keeps a message back: a newer run of its job holds the
 // lease, and the recipient is that run's to send.
@@ -51,26 +69,38 @@ type handover struct {
 	l      *lease
 	idx    []int32
 	emails []string
+	slots  *atomic.Int64 // the Worker's count of slots: the most active at once, in any batch
+	fast   *atomic.Bool  // the Worker's last verdict: its transport accepts in under fastTransport
 
 	mu         sync.Mutex
 	waiting    []int         // positions whose message waits for a reservation not yet asked for
 	writing    chan struct{} // not nil while a write is under way; closed when it ends
 	err        error         // a reservation failed: nothing more is handed over
 	superseded bool          // a newer run of the job holds the lease
+	asked      []bool        // position p's reservation was asked for
+	next       int           // no position before it is left to ask for
 	answered   []bool        // position p's reservation was asked for, and the write ended
 	mine       []bool        // position p's recipient is reserved by this run
+	called     []bool        // position p's message reached BeforeSend
+	done       []bool        // position p's result is known
+	held       int           // positions asked for without a result: the slots they hold
+	active     int           // positions past BeforeSend's call without a result
 	unsure     []int         // positions whose reservation write failed: reserved or not, never handed over
 	written    []bool        // position p's result is written
+	handedAt   []time.Time   // when position p's message was let through
+	accepted   int           // messages accepted by the transport
+	took       time.Duration // their total time from hand over to acceptance
 	results    []postroom.Result
 	unwritten  []int     // positions with a result not written yet
 	lastWrite  time.Time // the end of the last write (or the batch's start)
 }
 
-func newHandover(l *lease, idx []int32, emails []string) *handover {
+func newHandover(l *lease, idx []int32, emails []string, slots *atomic.Int64, fast *atomic.Bool) *handover {
 	n := len(idx)
 	return &handover{
-		l: l, idx: idx, emails: emails,
-		answered: make([]bool, n), mine: make([]bool, n), written: make([]bool, n),
+		l: l, idx: idx, emails: emails, slots: slots, fast: fast, handedAt: make([]time.Time, n),
+		asked: make([]bool, n), answered: make([]bool, n), mine: make([]bool, n),
+		called: make([]bool, n), done: make([]bool, n), written: make([]bool, n),
 		results: make([]postroom.Result, n), lastWrite: time.Now(),
 	}
 }
@@ -84,17 +114,24 @@ func (h *handover) hooks(ctx context.Context) postroom.RunOptions {
 }
 
 // beforeSend lets position p's message go once its recipient is
-// reserved: by the write under way's successor, which it starts itself
-// when no write is under way.
+// reserved: at once when a write reserved it ahead, else by the next
+// write, which it starts itself when no write is under way.
 func (h *handover) beforeSend(ctx context.Context, p int) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.err != nil {
+	h.called[p] = true
+	h.active++
+	if int64(h.active) > h.slots.Load() {
+		h.slots.Store(int64(h.active)) // under h.mu; another job's store may race, and either is a count seen
+	}
+	if h.err != nil && !h.answered[p] {
 		return h.err
 	}
-	h.waiting = append(h.waiting, p)
+	if !h.asked[p] {
+		h.waiting = append(h.waiting, p)
+	}
 	for !h.answered[p] {
-		if h.err != nil {
+		if h.err != nil && !h.asked[p] {
 			h.drop(p)
 			return h.err
 		}
@@ -109,7 +146,7 @@ func (h *handover) beforeSend(ctx context.Context, p int) error {
 		case <-ctx.Done():
 		}
 		h.mu.Lock()
-		if err := ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil && !h.answered[p] {
 			// Not handed over: if the write under way reserves it, its
 			// result (deferred, not sent) is written as this run's.
 			h.drop(p)
@@ -118,6 +155,7 @@ func (h *handover) beforeSend(ctx context.Context, p int) error {
 	}
 	switch {
 	case h.mine[p]:
+		h.handedAt[p] = time.Now()
 		return nil
 	case h.err != nil:
 		return h.err
@@ -138,6 +176,18 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.results[p] = r
+	h.done[p] = true
+	if h.asked[p] {
+		h.held--
+	}
+	if h.called[p] {
+		h.active--
+	}
+	if !h.handedAt[p].IsZero() && (r.Status == postroom.StatusSent || r.Status == postroom.StatusQueued) {
+		h.accepted++
+		h.took += time.Since(h.handedAt[p])
+		h.fast.Store(h.took < time.Duration(h.accepted)*fastTransport)
+	}
 	h.unwritten = append(h.unwritten, p)
 	if h.writing == nil && time.Since(h.lastWrite) >= flushInterval {
 		h.write(ctx)
@@ -145,9 +195,10 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 }
 
 // write writes the results not yet written and reserves the positions
-// waiting, in one round trip, retried while the database is out of
-// reach, for at most writeTimeout. It is called with h.mu held, and no
-// write under way; it releases h.mu during the write.
+// waiting and, for the slots still free, the next positions not asked
+// for, in one round trip, retried while the database is out of reach,
+// for at most writeTimeout. It is called with h.mu held, and no write
+// under way; it releases h.mu during the write.
 func (h *handover) write(ctx context.Context) {
 	pos := h.unwritten
 	h.unwritten = nil
@@ -161,6 +212,28 @@ func (h *handover) write(ctx context.Context) {
 	h.waiting = nil
 	if h.err != nil {
 		ask = nil
+	}
+	if len(ask) > 0 {
+		// The slots free besides the messages waiting: workers making
+		// their next message, whose recipients are next in line.
+		free := int(h.slots.Load()) - h.held - len(ask)
+		if h.fast.Load() {
+			free = len(h.idx)
+		}
+		for _, p := range ask {
+			h.asked[p] = true
+		}
+		for ; free > 0 && h.next < len(h.idx); h.next++ {
+			if !h.asked[h.next] && !h.done[h.next] {
+				h.asked[h.next] = true
+				ask = append(ask, h.next)
+				free--
+			}
+		}
+		for h.next < len(h.idx) && h.asked[h.next] {
+			h.next++
+		}
+		h.held += len(ask)
 	}
 	if out.len() == 0 && len(ask) == 0 {
 		return

@@ -26,7 +26,8 @@ type countingPool struct {
 }
 
 func (c *countingPool) count(sql string) {
-	if sql == reserveSQL {
+	switch sql {
+	case reserveSQL, reserveNewSQL, saveSQL, saveNewSQL:
 		c.reserves.Add(1)
 	}
 }
@@ -125,7 +126,9 @@ func TestHandoverSlowTransport(t *testing.T) {
 		emails[i] = fmt.Sprintf("r%d@example.org", i)
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: emails[i]})
 	}
-	h := newHandover(l, idx, emails)
+	var slots atomic.Int64
+	var fast atomic.Bool
+	h := newHandover(l, idx, emails, &slots, &fast)
 	results, err := m.Run(ctx, postroom.OpSend, &call, h.hooks(ctx))
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +152,9 @@ func TestHandoverSlowTransport(t *testing.T) {
 	}
 	if sent != n {
 		t.Errorf("%d recipients recorded sent, want %d", sent, n)
+	}
+	if s := slots.Load(); s < 1 || s > concurrency {
+		t.Errorf("%d slots, want at most the %d workers", s, concurrency)
 	}
 	t.Logf("%d reservations for %d recipients; at most %d reserved ahead of the transport", cp.reserves.Load(), n, ahead)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -60,7 +61,9 @@ import (
 // up the same way before it returns.
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
-	o *Outbox
+	o     *Outbox
+	slots atomic.Int64 // the Mailer's workers seen busy at once in a job (see handover)
+	fast  atomic.Bool  // the transport accepts a message in under fastTransport (see handover)
 }
 
 // Worker returns the outbox's River worker.
@@ -160,7 +163,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
-		h := newHandover(l, batch, emails(batch))
+		h := newHandover(l, batch, emails(batch), &w.slots, &w.fast)
 		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
