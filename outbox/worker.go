@@ -27,17 +27,19 @@ import (
 // (postroom.Prepared.RunSome, after checking the key again: see the
 // package documentation). Each recipient is reserved just before its
 // message is handed over, and its result written soon after it is known:
-// one write at a time, each reserving exactly the messages waiting for
-// it (at most the Mailer's Concurrency) and carrying the results known
-// since the last, the next starting as soon as it ends (group commit);
-// results are written at least every 100 ms. Every write is retried
+// one write at a time, each reserving the Mailer's workers' free slots
+// (the messages waiting for it, and the next recipients for the workers
+// still making theirs) and carrying the results known since the last,
+// the next starting as soon as it ends (group commit); results are
+// written at least every 100 ms. A transport that accepts a message in
+// under a millisecond gets the rest of a batch in one reservation. Every write is retried
 // while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
 // recipient that a run reserved and whose result it did not write (its
 // process died) is unknown (postroom.ReasonInterrupted) for the next run,
 // never sent again; one it had not reserved is sent by the next run. So
 // a killed process leaves unknown, per job it was running, at most its
 // messages in flight (handed over, or about to be) and the results known
-// since its last write.
+// since its last write (with a transport that fast, at most its batch).
 //
 // Deferred recipients stay in the job, which River runs again after
 // Options.Backoff (a snooze, which does not count as an attempt), until
