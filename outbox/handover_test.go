@@ -214,3 +214,78 @@ func TestRetry(t *testing.T) {
 		t.Errorf("down until the deadline: %v, want the last error", err)
 	}
 }
+
+// TestRelease: a reservation that a run undoes (its write failed, and
+// may have been made all the same) leaves a recipient new to the run as
+// it was before (no row), and a deferred one deferred with its last
+// reason; a reservation tried again after a lost answer returns its
+// recipients again; the next run sends them all, and calls none of them
+// interrupted.
+func TestRelease(t *testing.T) {
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 3, now())`,
+		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 3, '[]')`,
+		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, code, reason) VALUES ('c', 1, 'r1@example.org', 'deferred', 'deferred', 'deferred: 451 try later')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := SendArgs{CallID: "c", First: 0, Count: 3}
+	emails := []string{"r0@example.org", "r1@example.org", "r2@example.org"}
+	a, err := takeLease(ctx, pool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.pending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second time, as after an answer lost
+		if got, err := a.reserve(ctx, []int32{0, 1, 2}, emails); err != nil || len(got) != 3 {
+			t.Fatalf("reserve: %v, %v; want all 3", got, err)
+		}
+	}
+	if err := a.release(ctx, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[int32]string{}
+	r, err := pool.Query(ctx, `SELECT idx, status || ' ' || reason FROM postroom_outbox_recipients WHERE call_id = 'c'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var i int32
+		var s string
+		if err := r.Scan(&i, &s); err != nil {
+			t.Fatal(err)
+		}
+		rows[i] = s
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]string{1: "deferred deferred: 451 try later", 2: "reserved "}
+	if len(rows) != len(want) || rows[1] != want[1] || rows[2] != want[2] {
+		t.Errorf("rows after release: %q, want %q", rows, want)
+	}
+	b, err := takeLease(ctx, pool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	todo, last, err := b.pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(todo) != 2 || todo[0] != 0 || todo[1] != 1 || last[1] != "deferred: 451 try later" {
+		t.Errorf("next run: to send %v (last reasons %v), want 0 and 1 (1 deferred)", todo, last)
+	}
+}
