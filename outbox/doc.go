@@ -64,9 +64,12 @@
 //
 // # What it does not do
 //
-// It does not make a delivery exactly-once: a recipient whose batch was
-// being handed over when its process died is reported unknown, at most
-// BatchSize per job. It does not start River: the application runs a
+// It does not make a delivery exactly-once: a recipient whose message
+// was being handed over when its process died, or whose result it had
+// not written yet, is reported unknown: per job, at most the messages in
+// flight and the results known since the last write (with a transport
+// that accepts a message in under a millisecond, at most its batch). It
+// does not start River: the application runs a
 // River client (its own, or one from NewClient). It does not freeze a
 // stored template: Enqueue reads it, to check the call, and each process
 // reads it again when it prepares the call to send it (once, then kept in

@@ -8,18 +8,33 @@ package outbox
 // not written yet; the rest of its batch has no row, and the next run
 // sends it.
 //
-// A write per recipient would cost a database round trip each. So a
-// write reserves a group of the next recipients at once, and carries
-// every result known since the last write. The group is as large as the
-// most messages the job has had in flight at once (the Mailer's
-// Concurrency, once its workers are all busy): a write every that many
-// recipients, and a crash leaves unknown at most the messages in flight
-// and fewer than that many reserved and not yet handed over. A transport
-// that accepts a message in under fastTransport (one that keeps the
-// messages itself, not a relay over a network) gets the rest of the
-// batch in one group, so that it costs one reservation per batch, as a
-// batch reserved whole did. Results are written at least every
-// flushInterval while the batch runs, and the rest when it ends.
+// A write per recipient would cost a database round trip each. So the
+// writes are grouped as a database groups its commits: one write at a
+// time, each reserving the slots free when it starts, and carrying every
+// result known since the last write; the next starts as soon as it ends.
+// A slot is one of the Mailer's workers (its Concurrency), counted as the
+// most messages the job has had waiting for a reservation or at the
+// transport at once; a slot is free when no reserved recipient without a
+// result holds it. A write reserves the messages waiting for it and, for
+// the slots still free (workers still making their message), the
+// recipients next in line. Against a relay slower than the database every
+// slot is held by a message at the relay or waiting, so a write reserves
+// exactly the messages waiting, one write each time a connection frees;
+// a transport that accepts quickly holds few slots, so a write also
+// reserves a recipient for each worker still making its message. Either
+// way the recipients reserved and without a result are never more than
+// the slots: a run that dies leaves unknown at most its messages in
+// flight and the results known since its last write. Results are also
+// written at least every flushInterval while the batch runs, and the rest
+// when it ends.
+//
+// A transport that accepts a message in under fastTransport (one that
+// keeps the messages itself, not a relay over a network) would still get
+// a write per few messages, which costs more than its sending: it gets
+// the rest of the batch in one reservation instead, two writes per batch.
+// Its messages leave within moments of that write, and a process killed
+// in those moments leaves up to the batch's rest reserved and not handed
+// over: the bound above holds for relays, not for such transports.
 //
 // Every write is made by a goroutine of the Mailer's call (in
 // RunOptions.BeforeSend and OnResult), one at a time: none outlives Run.
@@ -54,32 +69,38 @@ type handover struct {
 	l      *lease
 	idx    []int32
 	emails []string
-	group  *atomic.Int64 // the Worker's last group size, for the next batch's first
+	slots  *atomic.Int64 // the Worker's count of slots: the most active at once, in any batch
+	fast   *atomic.Bool  // the Worker's last verdict: its transport accepts in under fastTransport
 
 	mu         sync.Mutex
-	reserved   int           // positions before it have been asked for reservation
-	want       int           // 1 + the highest position waiting for its reservation
+	waiting    []int         // positions whose message waits for a reservation not yet asked for
 	writing    chan struct{} // not nil while a write is under way; closed when it ends
 	err        error         // a reservation failed: nothing more is handed over
 	superseded bool          // a newer run of the job holds the lease
+	asked      []bool        // position p's reservation was asked for
+	next       int           // no position before it is left to ask for
+	answered   []bool        // position p's reservation was asked for, and the write ended
 	mine       []bool        // position p's recipient is reserved by this run
-	handed     []bool        // position p's message was let through to the transport
+	called     []bool        // position p's message reached BeforeSend
+	done       []bool        // position p's result is known
+	held       int           // positions asked for without a result: the slots they hold
+	active     int           // positions past BeforeSend's call without a result
+	unsure     []int         // positions whose reservation write failed: reserved or not, never handed over
 	written    []bool        // position p's result is written
-	results    []postroom.Result
-	unwritten  []int         // positions with a result not written yet
-	lastWrite  time.Time     // the end of the last write (or the batch's start)
 	handedAt   []time.Time   // when position p's message was let through
 	accepted   int           // messages accepted by the transport
 	took       time.Duration // their total time from hand over to acceptance
-	inFlight   int           // messages let through whose result is not known
-	peak       int           // the most in flight at once
+	results    []postroom.Result
+	unwritten  []int     // positions with a result not written yet
+	lastWrite  time.Time // the end of the last write (or the batch's start)
 }
 
-func newHandover(l *lease, idx []int32, emails []string, group *atomic.Int64) *handover {
+func newHandover(l *lease, idx []int32, emails []string, slots *atomic.Int64, fast *atomic.Bool) *handover {
 	n := len(idx)
 	return &handover{
-		l: l, idx: idx, emails: emails, group: group,
-		mine: make([]bool, n), handed: make([]bool, n), written: make([]bool, n), handedAt: make([]time.Time, n),
+		l: l, idx: idx, emails: emails, slots: slots, fast: fast, handedAt: make([]time.Time, n),
+		asked: make([]bool, n), answered: make([]bool, n), mine: make([]bool, n),
+		called: make([]bool, n), done: make([]bool, n), written: make([]bool, n),
 		results: make([]postroom.Result, n), lastWrite: time.Now(),
 	}
 }
@@ -93,62 +114,91 @@ func (h *handover) hooks(ctx context.Context) postroom.RunOptions {
 }
 
 // beforeSend lets position p's message go once its recipient is
-// reserved, reserving the next group when it is not.
+// reserved: at once when a write reserved it ahead, else by the next
+// write, which it starts itself when no write is under way.
 func (h *handover) beforeSend(ctx context.Context, p int) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.want = max(h.want, p+1)
-	for p >= h.reserved {
-		if h.err != nil {
+	h.called[p] = true
+	h.active++
+	if int64(h.active) > h.slots.Load() {
+		h.slots.Store(int64(h.active)) // under h.mu; another job's store may race, and either is a count seen
+	}
+	if h.err != nil && !h.answered[p] {
+		return h.err
+	}
+	if !h.asked[p] {
+		h.waiting = append(h.waiting, p)
+	}
+	for !h.answered[p] {
+		if h.err != nil && !h.asked[p] {
+			h.drop(p)
 			return h.err
 		}
-		if ch := h.writing; ch != nil {
-			h.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-			}
-			h.mu.Lock()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		ch := h.writing
+		if ch == nil {
+			h.write(ctx)
 			continue
 		}
-		h.write(ctx)
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		h.mu.Lock()
+		if err := ctx.Err(); err != nil && !h.answered[p] {
+			// Not handed over: if the write under way reserves it, its
+			// result (deferred, not sent) is written as this run's.
+			h.drop(p)
+			return err
+		}
 	}
-	if !h.mine[p] {
-		return errSuperseded
+	switch {
+	case h.mine[p]:
+		h.handedAt[p] = time.Now()
+		return nil
+	case h.err != nil:
+		return h.err
 	}
-	h.handed[p] = true
-	h.handedAt[p] = time.Now()
-	h.inFlight++
-	h.peak = max(h.peak, h.inFlight)
-	return nil
+	return errSuperseded
+}
+
+// drop takes position p out of the positions waiting for a write.
+func (h *handover) drop(p int) {
+	if k := slices.Index(h.waiting, p); k >= 0 {
+		h.waiting = slices.Delete(h.waiting, k, k+1)
+	}
 }
 
 // onResult keeps position p's result, and writes the results known so
-// far when the last write is flushInterval old.
+// far when no write is under way and the last is flushInterval old.
 func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.results[p] = r
-	h.unwritten = append(h.unwritten, p)
-	if h.handed[p] {
-		h.inFlight--
-		if r.Status == postroom.StatusSent || r.Status == postroom.StatusQueued {
-			h.accepted++
-			h.took += time.Since(h.handedAt[p])
-		}
+	h.done[p] = true
+	if h.asked[p] {
+		h.held--
 	}
+	if h.called[p] {
+		h.active--
+	}
+	if !h.handedAt[p].IsZero() && (r.Status == postroom.StatusSent || r.Status == postroom.StatusQueued) {
+		h.accepted++
+		h.took += time.Since(h.handedAt[p])
+		h.fast.Store(h.took < time.Duration(h.accepted)*fastTransport)
+	}
+	h.unwritten = append(h.unwritten, p)
 	if h.writing == nil && time.Since(h.lastWrite) >= flushInterval {
 		h.write(ctx)
 	}
 }
 
-// write writes the results not yet written and, when a message waits
-// for its reservation, reserves the next group, in one round trip,
-// retried while the database is out of reach, for at most writeTimeout.
-// It is called with h.mu held, which it releases during the write.
+// write writes the results not yet written and reserves the positions
+// waiting and, for the slots still free, the next positions not asked
+// for, in one round trip, retried while the database is out of reach,
+// for at most writeTimeout. It is called with h.mu held, and no write
+// under way; it releases h.mu during the write.
 func (h *handover) write(ctx context.Context) {
 	pos := h.unwritten
 	h.unwritten = nil
@@ -158,12 +208,41 @@ func (h *handover) write(ctx context.Context) {
 			out.add(h.idx[p], h.emails[p], h.results[p])
 		}
 	}
-	from, to := h.reserved, h.reserved
-	if h.want > h.reserved {
-		to = min(len(h.idx), max(h.want, h.reserved+h.nextGroup()))
+	ask := h.waiting
+	h.waiting = nil
+	if h.err != nil {
+		ask = nil
 	}
-	if out.len() == 0 && from == to {
+	if len(ask) > 0 {
+		// The slots free besides the messages waiting: workers making
+		// their next message, whose recipients are next in line.
+		free := int(h.slots.Load()) - h.held - len(ask)
+		if h.fast.Load() {
+			free = len(h.idx)
+		}
+		for _, p := range ask {
+			h.asked[p] = true
+		}
+		for ; free > 0 && h.next < len(h.idx); h.next++ {
+			if !h.asked[h.next] && !h.done[h.next] {
+				h.asked[h.next] = true
+				ask = append(ask, h.next)
+				free--
+			}
+		}
+		for h.next < len(h.idx) && h.asked[h.next] {
+			h.next++
+		}
+		h.held += len(ask)
+	}
+	if out.len() == 0 && len(ask) == 0 {
 		return
+	}
+	slices.Sort(ask) // positions, so recipients, in ascending order
+	idx := make([]int32, len(ask))
+	emails := make([]string, len(ask))
+	for k, p := range ask {
+		idx[k], emails[k] = h.idx[p], h.emails[p]
 	}
 	ch := make(chan struct{})
 	h.writing = ch
@@ -173,7 +252,7 @@ func (h *handover) write(ctx context.Context) {
 	var got []int32
 	err := retry(wctx, func(ctx context.Context) error {
 		var err error
-		got, err = h.l.save(ctx, out, h.idx[from:to], h.emails[from:to])
+		got, err = h.l.save(ctx, out, idx, emails)
 		return err
 	})
 	cancel()
@@ -182,9 +261,15 @@ func (h *handover) write(ctx context.Context) {
 	h.writing = nil
 	close(ch)
 	h.lastWrite = time.Now()
+	for _, p := range ask {
+		h.answered[p] = true
+	}
 	if err != nil {
 		h.unwritten = append(pos, h.unwritten...) // for the next write, or finish
-		if from < to {
+		if len(ask) > 0 {
+			// The reservation may have been made all the same (the
+			// answer lost): finish releases it.
+			h.unsure = append(h.unsure, ask...)
 			h.err = err
 		}
 		return
@@ -192,43 +277,17 @@ func (h *handover) write(ctx context.Context) {
 	for _, p := range pos {
 		h.written[p] = true
 	}
-	if from == to {
-		return
-	}
-	h.reserved = to
 	for _, i := range got {
-		h.mine[h.position(i, from, to)] = true
+		p, _ := slices.BinarySearch(h.idx, i)
+		h.mine[p] = true
 	}
-	if len(got) < to-from {
+	if len(got) < len(ask) {
 		// A newer run took the lease (it reserves what it finds
-		// without a row): nothing more is this run's.
+		// without a row), or Cancel settled a recipient: nothing more
+		// is this run's.
 		h.superseded = true
 		h.err = errSuperseded
 	}
-}
-
-// nextGroup is how many recipients the next reservation takes beyond
-// the ones waiting: the rest of the batch when the transport accepts
-// messages in under fastTransport, else the most messages in flight at
-// once; before any message of the batch is accepted, the last batch's.
-func (h *handover) nextGroup() int {
-	g := int(h.group.Load())
-	switch {
-	case h.accepted > 0 && h.took < time.Duration(h.accepted)*fastTransport:
-		g = len(h.idx)
-	case h.accepted > 0 || h.peak > 0:
-		g = h.peak
-	}
-	g = min(max(g, 1), len(h.idx))
-	h.group.Store(int64(g))
-	return g
-}
-
-// position is the position of recipient i among positions [from, to)
-// (a batch's recipients are in ascending order).
-func (h *handover) position(i int32, from, to int) int {
-	p, _ := slices.BinarySearch(h.idx[from:to], i)
-	return from + p
 }
 
 // keep reports whether position p's result is to be written: every
@@ -240,9 +299,10 @@ func (h *handover) keep(p int) bool {
 	return h.mine[p] || h.results[p].Status != postroom.StatusDeferred
 }
 
-// finish writes the results of the batch (Run's) not yet written,
-// retried while the database is out of reach, within ctx. Every hook
-// has returned by then.
+// finish writes the results of the batch (Run's) not yet written, and
+// releases the recipients whose reservation write failed (their messages
+// were never handed over), retried while the database is out of reach,
+// within ctx. Every hook has returned by then.
 func (h *handover) finish(ctx context.Context, results []postroom.Result) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -251,6 +311,15 @@ func (h *handover) finish(ctx context.Context, results []postroom.Result) error 
 		h.results[p] = r
 		if !h.written[p] && h.keep(p) {
 			out.add(h.idx[p], h.emails[p], r)
+		}
+	}
+	if len(h.unsure) > 0 {
+		idx := make([]int32, len(h.unsure))
+		for k, p := range h.unsure {
+			idx[k] = h.idx[p]
+		}
+		if err := retry(ctx, func(ctx context.Context) error { return h.l.release(ctx, idx) }); err != nil {
+			return err
 		}
 	}
 	if out.len() == 0 {

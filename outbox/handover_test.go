@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ type countingPool struct {
 }
 
 func (c *countingPool) count(sql string) {
-	if sql == reserveSQL {
+	switch sql {
+	case reserveSQL, reserveNewSQL, saveSQL, saveNewSQL:
 		c.reserves.Add(1)
 	}
 }
@@ -49,8 +51,10 @@ func (c *countingPool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchRes
 
 // TestHandoverSlowTransport runs one batch through a transport that
 // takes a few milliseconds a message, Concurrency at once: every message
-// is reserved before it is handed over, the reservations come in groups
-// (far fewer writes than recipients), and every result is written.
+// is reserved before it is handed over, nothing is reserved ahead (the
+// recipients reserved whose message has not reached the transport are
+// never more than the messages that may be in flight), and every result
+// is written.
 func TestHandoverSlowTransport(t *testing.T) {
 	const (
 		n           = 40
@@ -78,15 +82,38 @@ func TestHandoverSlowTransport(t *testing.T) {
 	}
 
 	// The transport checks that each message's recipient is reserved
-	// when it gets the message.
+	// when it gets the message, and counts the recipients reserved whose
+	// message it has not got (yet).
 	var unreserved atomic.Int64
+	var mu sync.Mutex
+	reached := map[string]bool{}
+	ahead := 0 // the most reserved recipients not at the transport, at once
 	m, err := postroom.New(postroom.TransportFunc(func(ctx context.Context, env *postroom.Envelope) error {
-		var status string
-		if err := pool.QueryRow(ctx, `SELECT status FROM postroom_outbox_recipients WHERE email = $1`, env.To[0]).Scan(&status); err != nil || status != rowReserved {
-			unreserved.Add(1)
+		mu.Lock()
+		reached[env.To[0]] = true
+		mu.Unlock()
+		rows, err := pool.Query(ctx, `SELECT email, status FROM postroom_outbox_recipients`)
+		if err != nil {
+			return err
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for rows.Next() {
+			var email, status string
+			if err := rows.Scan(&email, &status); err != nil {
+				return err
+			}
+			if email == env.To[0] && status != rowReserved {
+				unreserved.Add(1)
+			}
+			if status == rowReserved && !reached[email] {
+				n++
+			}
+		}
+		ahead = max(ahead, n)
 		time.Sleep(3 * time.Millisecond)
-		return nil
+		return rows.Err()
 	}), postroom.Options{Auth: postroom.NoAuth{}, Concurrency: concurrency})
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +126,9 @@ func TestHandoverSlowTransport(t *testing.T) {
 		emails[i] = fmt.Sprintf("r%d@example.org", i)
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: emails[i]})
 	}
-	var group atomic.Int64
-	h := newHandover(l, idx, emails, &group)
+	var slots atomic.Int64
+	var fast atomic.Bool
+	h := newHandover(l, idx, emails, &slots, &fast)
 	results, err := m.Run(ctx, postroom.OpSend, &call, h.hooks(ctx))
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +139,12 @@ func TestHandoverSlowTransport(t *testing.T) {
 	if u := unreserved.Load(); u != 0 {
 		t.Errorf("%d messages reached the transport unreserved", u)
 	}
-	if r := cp.reserves.Load(); r > n/2 {
-		t.Errorf("%d reservations for %d recipients, %d at once: want them in groups", r, n, concurrency)
+	if r := cp.reserves.Load(); r > n {
+		t.Errorf("%d reservations for %d recipients", r, n)
+	}
+	// The other workers' messages, reserved and on their way.
+	if ahead > concurrency-1 {
+		t.Errorf("%d recipients reserved and not at the transport at once, more than the %d other messages in flight", ahead, concurrency-1)
 	}
 	var sent int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM postroom_outbox_recipients WHERE status = 'sent'`).Scan(&sent); err != nil {
@@ -121,10 +153,10 @@ func TestHandoverSlowTransport(t *testing.T) {
 	if sent != n {
 		t.Errorf("%d recipients recorded sent, want %d", sent, n)
 	}
-	if g := group.Load(); g < 1 || g > concurrency {
-		t.Errorf("group %d, want at most the %d messages in flight", g, concurrency)
+	if s := slots.Load(); s < 1 || s > concurrency {
+		t.Errorf("%d slots, want at most the %d workers", s, concurrency)
 	}
-	t.Logf("%d reservations for %d recipients", cp.reserves.Load(), n)
+	t.Logf("%d reservations for %d recipients; at most %d reserved ahead of the transport", cp.reserves.Load(), n, ahead)
 }
 
 // TestTransient: a write is retried for what a restart or a lost
@@ -180,5 +212,80 @@ func TestRetry(t *testing.T) {
 	defer cancel()
 	if err := retry(ctx, func(context.Context) error { return down }); !errors.Is(err, down) {
 		t.Errorf("down until the deadline: %v, want the last error", err)
+	}
+}
+
+// TestRelease: a reservation that a run undoes (its write failed, and
+// may have been made all the same) leaves a recipient new to the run as
+// it was before (no row), and a deferred one deferred with its last
+// reason; a reservation tried again after a lost answer returns its
+// recipients again; the next run sends them all, and calls none of them
+// interrupted.
+func TestRelease(t *testing.T) {
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 3, now())`,
+		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 3, '[]')`,
+		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, code, reason) VALUES ('c', 1, 'r1@example.org', 'deferred', 'deferred', 'deferred: 451 try later')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := SendArgs{CallID: "c", First: 0, Count: 3}
+	emails := []string{"r0@example.org", "r1@example.org", "r2@example.org"}
+	a, err := takeLease(ctx, pool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.pending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second time, as after an answer lost
+		if got, err := a.reserve(ctx, []int32{0, 1, 2}, emails); err != nil || len(got) != 3 {
+			t.Fatalf("reserve: %v, %v; want all 3", got, err)
+		}
+	}
+	if err := a.release(ctx, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[int32]string{}
+	r, err := pool.Query(ctx, `SELECT idx, status || ' ' || reason FROM postroom_outbox_recipients WHERE call_id = 'c'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var i int32
+		var s string
+		if err := r.Scan(&i, &s); err != nil {
+			t.Fatal(err)
+		}
+		rows[i] = s
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]string{1: "deferred deferred: 451 try later", 2: "reserved "}
+	if len(rows) != len(want) || rows[1] != want[1] || rows[2] != want[2] {
+		t.Errorf("rows after release: %q, want %q", rows, want)
+	}
+	b, err := takeLease(ctx, pool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	todo, last, err := b.pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(todo) != 2 || todo[0] != 0 || todo[1] != 1 || last[1] != "deferred: 451 try later" {
+		t.Errorf("next run: to send %v (last reasons %v), want 0 and 1 (1 deferred)", todo, last)
 	}
 }

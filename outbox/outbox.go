@@ -72,12 +72,11 @@ type Options struct {
 	// instance at once. Zero means DefaultJobSize (500).
 	JobSize int
 	// BatchSize is how many recipients a job hands to the Mailer as one
-	// call (see Worker): their reservations and results are written in a
-	// few writes while it runs, a write every few recipients for a
-	// transport slower than the database, two per batch for one that
-	// accepts at once. A process that dies mid-job leaves unknown only the
-	// recipients it had reserved and not recorded, at most about twice the
-	// messages in flight plus the last moments' results, and never more
+	// call (see Worker): their reservations and results are written while
+	// it runs, one write at a time, each reserving the messages waiting
+	// for it. A process that dies mid-job leaves unknown only the
+	// recipients it had reserved and not recorded: at most the messages
+	// in flight plus the results known since its last write, never more
 	// than BatchSize per job. Zero means DefaultBatchSize (100); it is
 	// capped at JobSize.
 	BatchSize int

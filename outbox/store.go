@@ -29,7 +29,8 @@ type lease struct {
 	epoch   int64
 	op      postroom.Operation
 	started time.Time
-	chunk   []byte // the recipients' JSON
+	chunk   []byte         // the recipients' JSON
+	rowed   map[int32]bool // recipients with a row (deferred) when the run began: see pending
 }
 
 // queryer is what a lease needs of a pgxpool.Pool.
@@ -88,6 +89,7 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 	defer rows.Close()
 	done := make([]bool, a.Count)
 	lastReason = map[int32]string{}
+	l.rowed = map[int32]bool{}
 	for rows.Next() {
 		var idx int32
 		var status, reason string
@@ -96,6 +98,7 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 		}
 		if status == rowDeferred {
 			lastReason[idx] = reason
+			l.rowed[idx] = true
 			continue
 		}
 		done[idx-lo] = true // final, or reserved by a newer run
@@ -114,9 +117,19 @@ func (l *lease) pending(ctx context.Context) (todo []int32, lastReason map[int32
 // reserve marks recipients idx (with their emails) reserved by this run,
 // in one write, and returns those it reserved: the ones with no row or
 // deferred, or none when a newer run of the job holds the lease. A
-// reserved recipient's message may be handed over from then on.
+// reserved recipient's message may be handed over from then on. It may
+// be tried again after an error (the answer lost to a restart): the
+// recipients it reserved the first time are returned again.
 func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]int32, error) {
-	rows, err := l.pool.Query(ctx, reserveSQL, l.reserveArgs(idx, emails)...)
+	got, err := l.reserveWith(ctx, l.reserveSQL(idx), idx, emails)
+	if uniqueViolation(err) {
+		got, err = l.reserveWith(ctx, reserveSQL, idx, emails)
+	}
+	return got, err
+}
+
+func (l *lease) reserveWith(ctx context.Context, sql string, idx []int32, emails []string) ([]int32, error) {
+	rows, err := l.pool.Query(ctx, sql, l.reserveArgs(idx, emails)...)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: reserve: %w", err)
 	}
@@ -127,6 +140,25 @@ func (l *lease) reserve(ctx context.Context, idx []int32, emails []string) ([]in
 	return got, nil
 }
 
+// reserveSQL is the statement that reserves idx: a plain insert when
+// none of them had a row when the run began, which costs a third less
+// than an upsert; a row that appeared since (Cancel's, or this run's own
+// when a write is tried again) makes it fail, and the upsert follows.
+func (l *lease) reserveSQL(idx []int32) string {
+	for _, i := range idx {
+		if l.rowed[i] {
+			return reserveSQL
+		}
+	}
+	return reserveNewSQL
+}
+
+// uniqueViolation reports whether err is PostgreSQL's unique_violation.
+func uniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
 const reserveSQL = `WITH lease AS (
 		SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
 	)
@@ -134,7 +166,16 @@ const reserveSQL = `WITH lease AS (
 	SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($4::integer[], $5::text[]) AS v(i, e)
 	WHERE EXISTS (SELECT 1 FROM lease)
 	ON CONFLICT (call_id, idx) DO UPDATE SET status = 'reserved', epoch = excluded.epoch
-	WHERE r.status = 'deferred'
+	WHERE r.status = 'deferred' OR (r.status = 'reserved' AND r.epoch = excluded.epoch)
+	RETURNING r.idx`
+
+// reserveNewSQL is reserveSQL for recipients without a row.
+const reserveNewSQL = `WITH lease AS (
+		SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+	)
+	INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, epoch)
+	SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($4::integer[], $5::text[]) AS v(i, e)
+	WHERE EXISTS (SELECT 1 FROM lease)
 	RETURNING r.idx`
 
 func (l *lease) reserveArgs(idx []int32, emails []string) []any {
@@ -199,8 +240,10 @@ func (l *lease) recordArgs(out outcomes) []any {
 }
 
 // save records out and reserves recipients idx (with their emails) in
-// one round trip, and returns the recipients reserved, as record and
-// reserve do. Either part may be empty.
+// one statement (one round trip, one lock of the lease), and returns the
+// recipients reserved, as record and reserve do. Either part may be
+// empty. The two parts never name the same recipient: a result is known
+// only for a recipient whose message is past its reservation.
 func (l *lease) save(ctx context.Context, out outcomes, idx []int32, emails []string) ([]int32, error) {
 	switch {
 	case len(idx) == 0:
@@ -208,26 +251,80 @@ func (l *lease) save(ctx context.Context, out outcomes, idx []int32, emails []st
 	case out.len() == 0:
 		return l.reserve(ctx, idx, emails)
 	}
-	var b pgx.Batch
-	b.Queue(recordSQL, l.recordArgs(out)...)
-	b.Queue(reserveSQL, l.reserveArgs(idx, emails)...)
-	br := l.pool.SendBatch(ctx, &b)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return nil, fmt.Errorf("outbox: record: %w", err)
+	sql := saveSQL
+	if l.reserveSQL(idx) == reserveNewSQL {
+		sql = saveNewSQL
 	}
-	rows, err := br.Query()
-	var got []int32
-	if err == nil {
-		got, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	got, err := l.saveWith(ctx, sql, out, idx, emails)
+	if uniqueViolation(err) {
+		got, err = l.saveWith(ctx, saveSQL, out, idx, emails)
 	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	return got, err
+}
+
+func (l *lease) saveWith(ctx context.Context, sql string, out outcomes, idx []int32, emails []string) ([]int32, error) {
+	rows, err := l.pool.Query(ctx, sql, append(l.recordArgs(out), idx, emails)...)
 	if err != nil {
-		return nil, fmt.Errorf("outbox: reserve: %w", err)
+		return nil, fmt.Errorf("outbox: save: %w", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("outbox: save: %w", err)
 	}
 	return got, nil
+}
+
+// saveRecord is recordSQL (its arguments $1 to $9) as the start of a
+// statement that reserves too.
+const saveRecord = `WITH lease AS (
+		SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+	), record AS (
+		INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason, send_id, epoch)
+		SELECT $1, v.i, v.e, v.s, v.c, v.reason, v.id, $3
+		FROM unnest($4::integer[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS v(i, e, s, c, reason, id)
+		WHERE EXISTS (SELECT 1 FROM lease)
+		ON CONFLICT (call_id, idx) DO UPDATE
+		SET status = excluded.status, code = excluded.code, reason = excluded.reason, send_id = excluded.send_id, epoch = excluded.epoch
+		WHERE (r.epoch = excluded.epoch AND r.status = 'reserved') OR r.status = 'deferred'
+	)
+	INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, epoch)
+	SELECT $1, v.i, v.e, 'reserved', $3 FROM unnest($10::integer[], $11::text[]) AS v(i, e)
+	WHERE EXISTS (SELECT 1 FROM lease)`
+
+// saveSQL and saveNewSQL are recordSQL with reserveSQL, and with
+// reserveNewSQL (the recipients $10, with their emails $11), in one
+// statement.
+const (
+	saveSQL = saveRecord + `
+	ON CONFLICT (call_id, idx) DO UPDATE SET status = 'reserved', epoch = excluded.epoch
+	WHERE r.status = 'deferred' OR (r.status = 'reserved' AND r.epoch = excluded.epoch)
+	RETURNING r.idx`
+	saveNewSQL = saveRecord + `
+	RETURNING r.idx`
+)
+
+// release undoes this run's reservation of recipients idx, whose
+// messages were never handed over (a reservation write failed, and may
+// have been made all the same): a recipient that was deferred is
+// deferred again, with its last reason; another loses its row, and the
+// next run sends it. Nothing changes when a newer run holds the lease.
+func (l *lease) release(ctx context.Context, idx []int32) error {
+	a := l.args
+	_, err := l.pool.Exec(ctx, `WITH lease AS (
+			SELECT 1 FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
+		), fresh AS (
+			DELETE FROM postroom_outbox_recipients
+			WHERE call_id = $1 AND idx = ANY($4) AND status = 'reserved' AND epoch = $3 AND code = ''
+			  AND EXISTS (SELECT 1 FROM lease)
+		)
+		UPDATE postroom_outbox_recipients SET status = 'deferred'
+		WHERE call_id = $1 AND idx = ANY($4) AND status = 'reserved' AND epoch = $3 AND code <> ''
+		  AND EXISTS (SELECT 1 FROM lease)`,
+		a.CallID, int32(a.First), l.epoch, idx)
+	if err != nil {
+		return fmt.Errorf("outbox: release: %w", err)
+	}
+	return nil
 }
 
 // settle gives recipients idx (not reserved: no row, or deferred) the

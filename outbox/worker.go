@@ -25,19 +25,21 @@ import (
 // result, BatchSize at a time: it hands a batch to the Mailer as one run
 // of the job's call, prepared by the run's first batch
 // (postroom.Prepared.RunSome, after checking the key again: see the
-// package documentation). Each recipient is reserved just before its message is
-// handed over, in groups of about as many as the job has in flight at
-// once (the rest of the batch for a transport that accepts a message in
-// under a millisecond), and the results are written as they come, at
-// least every 100 ms, each write carrying the next reservation: a write
-// every few recipients, not one per recipient. Every write is retried
+// package documentation). Each recipient is reserved just before its
+// message is handed over, and its result written soon after it is known:
+// one write at a time, each reserving the Mailer's workers' free slots
+// (the messages waiting for it, and the next recipients for the workers
+// still making theirs) and carrying the results known since the last,
+// the next starting as soon as it ends (group commit); results are
+// written at least every 100 ms. A transport that accepts a message in
+// under a millisecond gets the rest of a batch in one reservation. Every write is retried
 // while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
 // recipient that a run reserved and whose result it did not write (its
-// process died) is unknown (postroom.ReasonInterrupted) for the next run, never
-// sent again; one it had not reserved is sent by the next run. So a
-// killed process leaves unknown, per job it was running, at most the
-// messages in flight, fewer than as many again reserved ahead, and the
-// results of the last moments not yet written.
+// process died) is unknown (postroom.ReasonInterrupted) for the next run,
+// never sent again; one it had not reserved is sent by the next run. So
+// a killed process leaves unknown, per job it was running, at most its
+// messages in flight (handed over, or about to be) and the results known
+// since its last write (with a transport that fast, at most its batch).
 //
 // Deferred recipients stay in the job, which River runs again after
 // Options.Backoff (a snooze, which does not count as an attempt), until
@@ -62,7 +64,8 @@ import (
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
 	o     *Outbox
-	group atomic.Int64 // how many recipients a reservation takes (see handover)
+	slots atomic.Int64 // the Mailer's workers seen busy at once in a job (see handover)
+	fast  atomic.Bool  // the transport accepts a message in under fastTransport (see handover)
 }
 
 // Worker returns the outbox's River worker.
@@ -162,7 +165,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
-		h := newHandover(l, batch, emails(batch), &w.group)
+		h := newHandover(l, batch, emails(batch), &w.slots, &w.fast)
 		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {

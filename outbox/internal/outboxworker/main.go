@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -36,7 +37,8 @@ func run() error {
 	smtpAddr := flag.String("smtp", "", "SMTP server host:port; empty: a transport that discards every message")
 	batch := flag.Int("batch-size", 0, "outbox Options.BatchSize (0: default)")
 	backoff := flag.Duration("backoff", 0, "wait before each retry of deferred recipients (0: outbox.DefaultBackoff)")
-	rescue := flag.Duration("rescue-after", 0, "River RescueStuckJobsAfter, also its JobTimeout (0: River's defaults)")
+	rescue := flag.Duration("rescue-after", 0, "River RescueStuckJobsAfter, also its JobTimeout unless -job-timeout is given (0: River's defaults)")
+	jobTimeout := flag.Duration("job-timeout", 0, "River JobTimeout (0: -rescue-after)")
 	workers := flag.Int("max-workers", outbox.DefaultMaxWorkers, "jobs run at once")
 	concurrency := flag.Int("concurrency", 0, "postroom Options.Concurrency: messages a job hands over at once (0: default)")
 	maxConns := flag.Int("max-conns", 0, "SMTP connections at once (0: transport.DefaultMaxConns)")
@@ -81,7 +83,7 @@ func run() error {
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Queues:               map[string]river.QueueConfig{outbox.DefaultQueue: {MaxWorkers: *workers}},
 		RescueStuckJobsAfter: *rescue,
-		JobTimeout:           *rescue,
+		JobTimeout:           cmp.Or(*jobTimeout, *rescue),
 		FetchCooldown:        5 * time.Millisecond,
 		FetchPollInterval:    50 * time.Millisecond,
 	})
