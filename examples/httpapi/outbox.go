@@ -24,9 +24,25 @@ import (
 // since the outbox's jobs take seconds.
 const defaultRescueAfter = 5 * time.Minute
 
-// jobTimeout bounds one run of an outbox job (River's JobTimeout), or the
-// rescue time when that is shorter (River wants it no longer).
+// jobTimeout bounds one run of an outbox job (River's JobTimeout); see
+// jobTimeoutFor for a short rescue time.
 const jobTimeout = time.Minute
+
+// writeRetry is how long the outbox retries a result write while
+// PostgreSQL is out of reach, after a run's timeout too.
+const writeRetry = 10 * time.Second
+
+// jobTimeoutFor is River's JobTimeout for a rescue time: a run that times
+// out still writes what it knows (for up to writeRetry), and it must be
+// done before River may give its job to another worker, or its known
+// results end interrupted. So jobTimeout, or rescue less writeRetry, or
+// half the rescue time when that is shorter still.
+func jobTimeoutFor(rescue time.Duration) time.Duration {
+	if rescue > 2*writeRetry {
+		return min(jobTimeout, rescue-writeRetry)
+	}
+	return rescue / 2
+}
 
 // queueConfig is the outbox's settings from the command line; a zero
 // field means the outbox's (or River's) default.
@@ -94,7 +110,7 @@ func startOutbox(pool *pgxpool.Pool, m *postroom.Mailer, q queueConfig, log *eve
 	rescue := cmp.Or(q.RescueAfter, defaultRescueAfter)
 	cfg := &river.Config{
 		Logger:               logger,
-		JobTimeout:           min(jobTimeout, rescue),
+		JobTimeout:           jobTimeoutFor(rescue),
 		RescueStuckJobsAfter: rescue,
 	}
 	if q.MaxWorkers > 0 {
