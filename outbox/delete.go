@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // DeleteBefore deletes the calls that started before t, with their
@@ -27,17 +29,8 @@ func (o *Outbox) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
 	if len(ids) == 0 {
