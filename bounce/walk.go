@@ -68,7 +68,7 @@ type walker struct {
 // walk reads r (at most maxRead bytes of it) into a message.
 func walk(r io.Reader) *message {
 	w := &walker{
-		br:  bufio.NewReaderSize(io.LimitReader(r, maxRead), maxLine),
+		br:  bufio.NewReaderSize(&eolReader{r: io.LimitReader(r, maxRead)}, maxLine),
 		msg: &message{},
 		hit: -1,
 	}
@@ -293,6 +293,9 @@ func (w *walker) leaf(ctype string, params map[string]string, cte string, return
 	w.kept += len(raw)
 	p := &part{ctype: ctype, params: params, returned: returned}
 	p.body = decodeBody(cte, raw)
+	if cte == "base64" || cte == "quoted-printable" {
+		p.body = normalizeEOL(p.body) // line ends the encoding hid from the walk
+	}
 	if strings.HasPrefix(ctype, "text/") {
 		p.body = toUTF8(params["charset"], p.body)
 	}

@@ -1,0 +1,102 @@
+package bounce
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// lineEndVariants returns msg with its line ends written each way a
+// mailbox or a transfer may leave them: LF, CRLF, CR alone, CRLF and LF
+// alternating, and CR CR LF.
+func lineEndVariants(msg []byte) map[string][]byte {
+	lf := regexp.MustCompile("\r+\n").ReplaceAll(msg, []byte("\n"))
+	lf = bytes.ReplaceAll(lf, []byte("\r"), []byte("\n"))
+	var mixed []byte
+	for i, l := range bytes.SplitAfter(lf, []byte("\n")) {
+		if i%2 == 1 {
+			l = bytes.ReplaceAll(l, []byte("\n"), []byte("\r\n"))
+		}
+		mixed = append(mixed, l...)
+	}
+	return map[string][]byte{
+		"LF":     lf,
+		"CRLF":   bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n")),
+		"CR":     bytes.ReplaceAll(lf, []byte("\n"), []byte("\r")),
+		"mixed":  mixed,
+		"CRCRLF": bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\r\n")),
+	}
+}
+
+// TestLineEndsCorpus parses every corpus message with each kind of line
+// end and requires the same Report as with LF: line ends never change
+// what Parse tells.
+func TestLineEndsCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("no testdata/corpus/*.eml")
+	}
+	for _, eml := range files {
+		raw, err := os.ReadFile(eml)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := lineEndVariants(raw)
+		want := reportJSON(t, vs["LF"])
+		for name, v := range vs {
+			// One byte at a time too: a CR at the end of one read and
+			// its LF at the start of the next are one line end.
+			for _, r := range []io.Reader{bytes.NewReader(v), iotest.OneByteReader(bytes.NewReader(v))} {
+				rep, err := Parse(r)
+				if err != nil {
+					t.Fatalf("%s %s: %v", eml, name, err)
+				}
+				got, _ := json.Marshal(rep)
+				if string(got) != want {
+					t.Errorf("%s with %s line ends:\n got %s\nwant %s", filepath.Base(eml), name, got, want)
+				}
+			}
+		}
+	}
+}
+
+func reportJSON(t *testing.T, msg []byte) string {
+	t.Helper()
+	rep, err := Parse(bytes.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(rep)
+	return string(b)
+}
+
+// TestEOLReader checks the line ends eolReader gives, whatever the sizes
+// of the reads.
+func TestEOLReader(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\r\nb\r\n":         "a\nb\n",
+		"a\rb\r":             "a\nb\n",
+		"a\r\rb":             "a\n\nb",
+		"a\r\r\nb\r\r\n\r\n": "a\nb\n\n",
+		"a\nb":               "a\nb",
+		"\r":                 "\n",
+		"a\r\n\rb\n\r\n":     "a\n\nb\n\n",
+		"":                   "",
+	} {
+		for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in)), iotest.HalfReader(strings.NewReader(in))} {
+			got, err := io.ReadAll(&eolReader{r: r})
+			if err != nil || string(got) != want {
+				t.Errorf("eolReader(%q) = %q, %v; want %q", in, got, err, want)
+			}
+		}
+	}
+}
