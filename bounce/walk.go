@@ -41,6 +41,7 @@ type part struct {
 	params   map[string]string // its parameters
 	body     []byte            // decoded, at most maxPartBytes before decoding
 	returned bool              // inside a returned message
+	preamble bool              // a multipart's preamble, kept as text/plain
 }
 
 // message is what the walk keeps of a message.
@@ -48,7 +49,10 @@ type message struct {
 	hdr      header   // the top-level header
 	parts    []*part  // the leaves, in order
 	returned []header // the headers of the returned messages, in order
-	report   string   // report-type of the first multipart/report, lower case
+	// nested tells, for each of returned, whether it was inside
+	// another returned message (a message that the returned one quoted).
+	nested []bool
+	report string // report-type of the first multipart/report, lower case
 }
 
 // walker reads the message line by line.
@@ -186,10 +190,10 @@ func (w *walker) entity(depth int, returned, top bool) header {
 		w.multipart(params["boundary"], depth, returned)
 	case (ctype == "message/rfc822" || ctype == "message/global" || ctype == "message/partial") && !encoded && depth < maxDepth:
 		inner := w.entity(depth+1, true, false)
-		w.msg.returned = append(w.msg.returned, inner)
+		w.msg.addReturned(inner, returned)
 	case isHeadersType(ctype) && !encoded:
 		inner := w.readHeader(false)
-		w.msg.returned = append(w.msg.returned, inner)
+		w.msg.addReturned(inner, returned)
 		if w.hit < 0 {
 			w.leaf(ctype, params, cte, true)
 		}
@@ -197,6 +201,13 @@ func (w *walker) entity(depth int, returned, top bool) header {
 		w.leaf(ctype, params, cte, returned)
 	}
 	return h
+}
+
+// addReturned keeps the header of a returned message; nested tells it
+// was inside another returned message.
+func (m *message) addReturned(h header, nested bool) {
+	m.returned = append(m.returned, h)
+	m.nested = append(m.nested, nested)
 }
 
 // isHeadersType reports whether ctype is a headers-only returned message.
@@ -228,7 +239,7 @@ func (w *walker) multipart(boundary string, depth int, returned bool) {
 		}
 	}
 	if len(bytes.TrimSpace(pre)) > 0 {
-		w.addPart(&part{ctype: "text/plain", body: pre, returned: returned})
+		w.addPart(&part{ctype: "text/plain", body: pre, returned: returned, preamble: true})
 	}
 	for w.hit == me && !w.hitClose {
 		w.pending = false // our boundary line: consumed
@@ -303,7 +314,7 @@ func (w *walker) leaf(ctype string, params map[string]string, cte string, return
 		// An encoded returned message: its headers are read from the
 		// decoded body; the part is not kept as text.
 		if blocks := fieldBlocks(p.body, maxHeaderBytes); len(blocks) > 0 {
-			w.msg.returned = append(w.msg.returned, blocks[0])
+			w.msg.addReturned(blocks[0], returned)
 		}
 		return
 	}
