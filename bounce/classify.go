@@ -89,6 +89,8 @@ var specificRules = []rule{
 		"not found, try again", "name server reply", "servfail", "temporary failure in name resolution",
 		"dns timeout", "lookup timed out", "timeout while",
 		"remote protocol error", "connection reset",
+		"couldn't find any host by that name",         // qmail-remote's temporary DNS failure "(#4.1.2)", given up
+		"wasn't able to establish an smtp connection", // qmail-remote "(#4.4.1)"
 	}},
 	{ClassDomainUnknown, []string{
 		"host unknown", "unknown host", "domain not found", "no such domain",
