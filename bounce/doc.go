@@ -92,7 +92,8 @@
 // "in reply to RCPT TO command", Yahoo's "[RCPT_TO]"), or the words are
 // those a system uses only of missing mailboxes (qmail's "no mailbox
 // here by that name", Exchange's RecipNotFound, Domino's "not listed in
-// Domino Directory", La Poste's "Adresse destinataire invalide", ...), or
+// Domino Directory", La Poste's "Adresse destinataire invalide", Mail.ru's
+// "Local mailbox ... is unavailable: user not found", ...), or
 // the reporting MTA says so itself (PowerMTA's X-PowerMTA-BounceCategory
 // bad-mailbox, bad-domain, inactive-mailbox; Symantec Email
 // Security.cloud's "No such user" and "542 ... Rejected" for an
