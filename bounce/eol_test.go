@@ -34,14 +34,16 @@ func lineEndVariants(msg []byte) map[string][]byte {
 	}
 }
 
-// TestLineEndsCorpus parses every corpus message with each kind of line
-// end and requires the same Report as with LF: line ends never change
-// what Parse tells.
+// TestLineEndsCorpus parses every corpus (and unit test) message with
+// each kind of line end and requires the same Report as with LF: line
+// ends never change what Parse tells.
 func TestLineEndsCorpus(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.eml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	unit, _ := filepath.Glob(filepath.Join("testdata", "unit", "*.eml"))
+	files = append(files, unit...)
 	if len(files) == 0 {
 		t.Skip("no testdata/corpus/*.eml")
 	}

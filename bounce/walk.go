@@ -149,6 +149,12 @@ func (w *walker) readHeader(top bool) header {
 			continue // an mbox separator
 		}
 		first = false
+		if top && len(hb.h) == 0 && !hb.dropped && len(bytes.TrimSpace(w.line)) == 0 {
+			// Blank lines before the header: what a mailbox export
+			// leaves between messages, not an empty header.
+			first = true
+			continue
+		}
 		if len(w.line) == 0 {
 			break
 		}
