@@ -13,62 +13,83 @@ import (
 
 // eolReader reads r with every line end made one LF: a run of CRs
 // followed by an LF is one line end, and a CR followed by anything else
-// is a line end of its own.
+// is a line end of its own. It works in the caller's buffer: a line end
+// is never longer than what it replaces, and the CRs that end one read
+// are resolved by reading the next byte alone.
 type eolReader struct {
-	r   io.Reader
-	buf [4 << 10]byte
-	in  []byte // read from r, not yet given out
-	crs int    // CRs read and not yet given out
-	nls int    // LFs owed: CRs that turned out to be line ends
-	err error  // r's error, given out when in is empty
+	r    io.Reader
+	crs  int     // CRs read and not yet given out
+	nls  int     // LFs owed: CRs that turned out to be line ends
+	one  [1]byte // the byte after CRs that ended a read
+	held bool    // one[0] is to be given out after the owed LFs
+	err  error   // r's error, given out when nothing is owed
 }
 
 func (e *eolReader) Read(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		if e.nls > 0 {
+		switch {
+		case e.nls > 0:
 			k := min(e.nls, len(p)-n)
 			for i := 0; i < k; i++ {
 				p[n+i] = '\n'
 			}
 			n, e.nls = n+k, e.nls-k
 			continue
+		case e.held:
+			p[n], e.held = e.one[0], false
+			n++
+			continue
+		case e.crs > 0 && e.err != nil:
+			e.nls, e.crs = e.crs, 0 // CRs at the end of input end lines of their own
+			continue
+		case e.crs > 0:
+			m, err := e.r.Read(e.one[:])
+			e.err = err
+			if m == 0 {
+				continue
+			}
+			switch e.one[0] {
+			case '\r':
+				e.crs++
+			case '\n':
+				e.crs, e.nls = 0, 1 // CR...CR LF: one line end
+			default:
+				e.nls, e.crs, e.held = e.crs, 0, true
+			}
+			continue
+		case e.err != nil:
+			return n, e.err
+		case n > 0:
+			return n, nil // what is read is enough: do not block
 		}
-		if len(e.in) == 0 {
-			if e.err != nil {
-				if e.crs > 0 {
-					// CRs at the end of input end lines of their own.
-					e.nls, e.crs = e.crs, 0
+		m, err := e.r.Read(p[n:])
+		e.err = err
+		// In place: every CR read here moves the reading ahead of the
+		// writing by one, so the LFs it becomes fit behind.
+		w := n
+		for i := n; i < n+m; i++ {
+			c := p[i]
+			if c == '\r' {
+				e.crs++
+				continue
+			}
+			if e.crs > 0 {
+				if c == '\n' {
+					e.crs = 0
+					p[w] = '\n'
+					w++
 					continue
 				}
-				return n, e.err
+				for ; e.crs > 0; e.crs-- {
+					p[w] = '\n'
+					w++
+				}
 			}
-			if n > 0 {
-				return n, nil // what is read is enough: do not block
-			}
-			m, err := e.r.Read(e.buf[:])
-			e.in, e.err = e.buf[:m], err
-			continue
+			p[w] = c
+			w++
 		}
-		c := e.in[0]
-		switch {
-		case c == '\r':
-			e.crs++
-			e.in = e.in[1:]
-		case e.crs > 0 && c == '\n':
-			e.crs = 0 // CR...CR LF: one line end, given as the LF
-		case e.crs > 0:
-			e.nls, e.crs = e.crs, 0 // CRs alone: each a line end
-		default:
-			// A run without CR goes out in one copy.
-			k := bytes.IndexByte(e.in, '\r')
-			if k < 0 {
-				k = len(e.in)
-			}
-			k = copy(p[n:], e.in[:k])
-			n += k
-			e.in = e.in[k:]
-		}
+		n = w
 	}
 	return n, nil
 }

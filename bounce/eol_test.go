@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,6 +100,31 @@ func TestEOLReader(t *testing.T) {
 			if err != nil || string(got) != want {
 				t.Errorf("eolReader(%q) = %q, %v; want %q", in, got, err, want)
 			}
+		}
+	}
+}
+
+// TestEOLReaderReadSizes: on random mixes of CR, LF and text, eolReader
+// gives what the rule says (CRs then an LF: one LF; other CRs: one LF
+// each) whatever the sizes of the reads below and above it.
+func TestEOLReaderReadSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	crlf := regexp.MustCompile("\r+\n")
+	for range 500 {
+		b := make([]byte, rng.IntN(64))
+		for i := range b {
+			b[i] = "\r\r\na"[rng.IntN(4)]
+		}
+		want := strings.ReplaceAll(crlf.ReplaceAllString(string(b), "\n"), "\r", "\n")
+		for _, r := range []io.Reader{bytes.NewReader(b), iotest.OneByteReader(bytes.NewReader(b)), iotest.HalfReader(bytes.NewReader(b))} {
+			got, err := io.ReadAll(iotest.OneByteReader(&eolReader{r: r}))
+			if err != nil || string(got) != want {
+				t.Fatalf("eolReader(%q) = %q, %v; want %q", b, got, err, want)
+			}
+		}
+		got, _ := io.ReadAll(&eolReader{r: iotest.HalfReader(bytes.NewReader(b))})
+		if string(got) != want {
+			t.Fatalf("eolReader(%q) = %q; want %q", b, got, want)
 		}
 	}
 }
