@@ -23,6 +23,18 @@ type eolReader struct {
 	one  [1]byte // the byte after CRs that ended a read
 	held bool    // one[0] is to be given out after the owed LFs
 	err  error   // r's error, given out when nothing is owed
+	idle int     // reads of r in a row that gave nothing and no error
+}
+
+// got notes a read of r that gave m bytes and err: after 100 reads in a
+// row that give nothing, r is broken (io.ErrNoProgress, as bufio says).
+func (e *eolReader) got(m int, err error) {
+	e.err = err
+	if m > 0 || err != nil {
+		e.idle = 0
+	} else if e.idle++; e.idle >= 100 {
+		e.err = io.ErrNoProgress
+	}
 }
 
 func (e *eolReader) Read(p []byte) (int, error) {
@@ -45,7 +57,7 @@ func (e *eolReader) Read(p []byte) (int, error) {
 			continue
 		case e.crs > 0:
 			m, err := e.r.Read(e.one[:])
-			e.err = err
+			e.got(m, err)
 			if m == 0 {
 				continue
 			}
@@ -64,7 +76,7 @@ func (e *eolReader) Read(p []byte) (int, error) {
 			return n, nil // what is read is enough: do not block
 		}
 		m, err := e.r.Read(p[n:])
-		e.err = err
+		e.got(m, err)
 		// In place: every CR read here moves the reading ahead of the
 		// writing by one, so the LFs it becomes fit behind.
 		w := n

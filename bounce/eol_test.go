@@ -3,6 +3,7 @@ package bounce
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -125,6 +126,22 @@ func TestEOLReaderReadSizes(t *testing.T) {
 		got, _ := io.ReadAll(&eolReader{r: iotest.HalfReader(bytes.NewReader(b))})
 		if string(got) != want {
 			t.Fatalf("eolReader(%q) = %q; want %q", b, got, want)
+		}
+	}
+}
+
+// stuckReader gives nothing and no error, forever.
+type stuckReader struct{}
+
+func (stuckReader) Read([]byte) (int, error) { return 0, nil }
+
+// TestEOLReaderNoProgress: a reader that never gives anything ends the
+// read with io.ErrNoProgress instead of a hang, with or without CRs
+// waiting for their next byte.
+func TestEOLReaderNoProgress(t *testing.T) {
+	for _, r := range []io.Reader{stuckReader{}, io.MultiReader(strings.NewReader("a\r"), stuckReader{})} {
+		if _, err := io.ReadAll(&eolReader{r: r}); !errors.Is(err, io.ErrNoProgress) {
+			t.Errorf("got %v, want io.ErrNoProgress", err)
 		}
 	}
 }
