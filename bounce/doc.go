@@ -46,7 +46,7 @@
 //     and Postfix's "(expanded from <X>)" make X the address used.
 //
 // A message's lines may end in CRLF, LF, CR alone (old Mac OS mail
-// files), CRs before an LF, or a mix of these, in its raw form and in its
+// files), CR CR LF, or a mix of these, in its raw form and in its
 // decoded parts: every one is read as the same line end, so line ends
 // never change the Report.
 //

@@ -2,23 +2,23 @@ package bounce
 
 // Line ends: a message's lines may end in CRLF (the wire form), LF (a
 // Unix mailbox), CR alone (classic Mac OS mail files) or a mix of them,
-// and a line may end in several CRs before its LF (a CRLF message whose
-// lines were given CRLF ends again). Parse reads every one of them as the
-// same line end, so that they never change a Report.
+// and a line may end in CR CR LF (a CRLF message whose lines were given
+// CRLF ends again). Parse reads every one of them as the same line end,
+// so that they never change a Report.
 
 import (
 	"bytes"
 	"io"
 )
 
-// eolReader reads r with every line end made one LF: a run of CRs
-// followed by an LF is one line end, and a CR followed by anything else
-// is a line end of its own. It works in the caller's buffer: a line end
-// is never longer than what it replaces, and the CRs that end one read
-// are resolved by reading the next byte alone.
+// eolReader reads r with every line end made one LF: LF, CR LF and
+// CR CR LF are one line end each, and any other CR is a line end of its
+// own. It works in the caller's buffer: a line end is never longer than
+// what it replaces, and the (at most two) CRs that end one read are
+// resolved by reading the next byte alone.
 type eolReader struct {
 	r    io.Reader
-	crs  int     // CRs read and not yet given out
+	crs  int     // CRs read and not yet given out (0, 1 or 2)
 	nls  int     // LFs owed: CRs that turned out to be line ends
 	one  [1]byte // the byte after CRs that ended a read
 	held bool    // one[0] is to be given out after the owed LFs
@@ -63,7 +63,11 @@ func (e *eolReader) Read(p []byte) (int, error) {
 			}
 			switch e.one[0] {
 			case '\r':
-				e.crs++
+				if e.crs == 2 {
+					e.nls = 1 // the first of three CRs ends a line alone
+				} else {
+					e.crs++
+				}
 			case '\n':
 				e.crs, e.nls = 0, 1 // CR...CR LF: one line end
 			default:
@@ -83,7 +87,12 @@ func (e *eolReader) Read(p []byte) (int, error) {
 		for i := n; i < n+m; i++ {
 			c := p[i]
 			if c == '\r' {
-				e.crs++
+				if e.crs == 2 {
+					p[w] = '\n' // the first of three CRs ends a line alone
+					w++
+				} else {
+					e.crs++
+				}
 				continue
 			}
 			if e.crs > 0 {

@@ -18,7 +18,7 @@ import (
 // mailbox or a transfer may leave them: LF, CRLF, CR alone, CRLF and LF
 // alternating, and CR CR LF.
 func lineEndVariants(msg []byte) map[string][]byte {
-	lf := regexp.MustCompile("\r+\n").ReplaceAll(msg, []byte("\n"))
+	lf := regexp.MustCompile("\r\r?\n").ReplaceAll(msg, []byte("\n"))
 	lf = bytes.ReplaceAll(lf, []byte("\r"), []byte("\n"))
 	var mixed []byte
 	for i, l := range bytes.SplitAfter(lf, []byte("\n")) {
@@ -94,6 +94,8 @@ func TestEOLReader(t *testing.T) {
 		"a\nb":               "a\nb",
 		"\r":                 "\n",
 		"a\r\n\rb\n\r\n":     "a\n\nb\n\n",
+		"a\r\r\r\nb":         "a\n\nb",
+		"\r\r\r\r":           "\n\n\n\n",
 		"":                   "",
 	} {
 		for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in)), iotest.HalfReader(strings.NewReader(in))} {
@@ -106,11 +108,11 @@ func TestEOLReader(t *testing.T) {
 }
 
 // TestEOLReaderReadSizes: on random mixes of CR, LF and text, eolReader
-// gives what the rule says (CRs then an LF: one LF; other CRs: one LF
+// gives what the rule says (CR LF and CR CR LF: one LF; other CRs: one LF
 // each) whatever the sizes of the reads below and above it.
 func TestEOLReaderReadSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	crlf := regexp.MustCompile("\r+\n")
+	crlf := regexp.MustCompile("\r\r?\n")
 	for range 500 {
 		b := make([]byte, rng.IntN(64))
 		for i := range b {
