@@ -135,6 +135,11 @@ func addrAt(s string, at int) (addr string, start, end int, ok bool) {
 		end++
 	}
 	local := strings.TrimLeft(s[start:at], ".'`=")
+	if len(local) > 5 && strings.EqualFold(local[:5], "smtp=") {
+		// Exchange 5.5's X.400 form of an Internet address:
+		// "c=US;a= ;p=Org;o=Site;dda:SMTP=user@example.com;".
+		local = local[5:]
+	}
 	start = at - len(local)
 	domain := strings.TrimRight(s[at+1:end], ".-_")
 	end = at + 1 + len(domain)

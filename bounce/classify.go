@@ -89,6 +89,8 @@ var specificRules = []rule{
 		"not found, try again", "name server reply", "servfail", "temporary failure in name resolution",
 		"dns timeout", "lookup timed out", "timeout while",
 		"remote protocol error", "connection reset",
+		"couldn't find any host by that name",         // qmail-remote's temporary DNS failure "(#4.1.2)", given up
+		"wasn't able to establish an smtp connection", // qmail-remote "(#4.4.1)"
 	}},
 	{ClassDomainUnknown, []string{
 		"host unknown", "unknown host", "domain not found", "no such domain",
@@ -173,7 +175,7 @@ func matchRules(rules []rule, lower string) string {
 	for _, r := range rules {
 		for _, p := range r.phrases {
 			if strings.Contains(lower, p) {
-				if p == "not listed in" || !negatedListed(lower, p) {
+				if (p == "not listed in" || !negatedListed(lower, p)) && (p != "virus" || !benignVirus(lower)) {
 					return r.class
 				}
 			}
@@ -191,6 +193,28 @@ func negatedListed(lower, p string) bool {
 	}
 	i := strings.Index(lower, p)
 	return i >= 4 && strings.HasSuffix(lower[:i], "not ")
+}
+
+// benignVirus reports whether every "virus" in lower is a scanner's
+// footer or name ("scanned by NOD32 antivirus", "No virus found in this
+// message", "virus-free"), not a refusal of an infected message.
+func benignVirus(lower string) bool {
+	for i := 0; ; {
+		j := strings.Index(lower[i:], "virus")
+		if j < 0 {
+			return true
+		}
+		j += i
+		before, after := lower[max(0, j-12):j], lower[j+5:min(len(lower), j+12)]
+		if !(strings.HasSuffix(before, "anti") || strings.HasSuffix(before, "anti-") ||
+			strings.HasSuffix(before, "no ") || strings.HasSuffix(before, "scanned for ") ||
+			strings.HasSuffix(before, "checked for ") || strings.HasPrefix(after, " free") ||
+			strings.HasPrefix(after, "-free") || strings.HasPrefix(after, " scanned") ||
+			strings.HasPrefix(after, " status: no")) {
+			return false
+		}
+		i = j + 5
+	}
 }
 
 // statusClass returns the class an enhanced status code implies (RFC
@@ -380,6 +404,7 @@ var sureUnknown = []string{
 	"please check if address is correct", // Trend Micro InterScan MSS, after a refused RCPT TO
 	"as(201806281)",                      // Office 365's directory-based edge blocking
 	"(user not found)",                   // GroupWise's own lookup
+	"is unavailable: user not found",     // Mail.ru: "Local mailbox x@... is unavailable: user not found"
 }
 
 // contextBlocks are phrases that, in the text around a recipient's

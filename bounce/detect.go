@@ -6,11 +6,18 @@ package bounce
 import "strings"
 
 // humanText is the report's human-readable text: its text/plain parts
-// outside the returned message (else its text/html ones, tags removed),
-// joined.
+// outside the returned message (else its text/html ones, tags removed,
+// after the multipart's preamble: "This is a multi-part message in MIME
+// format." above a report written in HTML only), joined.
 func humanText(m *message) string {
 	var b strings.Builder
 	for _, html := range []bool{false, true} {
+		preambleOnly := true
+		for _, p := range m.parts {
+			if !p.returned && p.ctype == "text/plain" && !p.preamble {
+				preambleOnly = false
+			}
+		}
 		for _, p := range m.parts {
 			if p.returned || isDSNType(p.ctype) {
 				continue
@@ -28,7 +35,7 @@ func humanText(m *message) string {
 				b.Write(p.body)
 			}
 		}
-		if b.Len() > 0 {
+		if b.Len() > 0 && !(preambleOnly && !html) {
 			break
 		}
 	}
@@ -99,7 +106,9 @@ var bounceSubjects = []string{
 	"kan inte levereras", "não entregue", "nao entregue", "niedostarczalne",
 	"permanent error", "delivery status", "delivery failure notification",
 	"mail returned", "bounced mail", "message delivery", "rejected:",
-	"mail failure -", // Exim: "Mail failure - malformed recipient address"
+	"mail failure -",         // Exim: "Mail failure - malformed recipient address"
+	"not yet been delivered", // "Warning: message has not yet been delivered"
+	"delivery warning",       // "Mail Delivery Warning"
 }
 
 // bounceSubject reports whether subject is a bounce's (not a person's
@@ -117,5 +126,6 @@ func isReplySubject(subject string) bool {
 // delaySubject reports whether subject is a delay warning's.
 func delaySubject(subject string) bool {
 	s := strings.ToLower(subject)
-	return containsAny(s, []string{"(delay)", "delayed mail", "delivery delayed", "warning: could not send", "delivery status notification (delay)", "still undelivered", "delay notification", "delivery delay"})
+	return containsAny(s, []string{"(delay)", "delayed mail", "delivery delayed", "warning: could not send", "delivery status notification (delay)", "still undelivered", "delay notification", "delivery delay",
+		"not yet been delivered", "delivery warning"})
 }

@@ -45,6 +45,11 @@
 //     when present, names the recipients. Exim's "(generated from X)"
 //     and Postfix's "(expanded from <X>)" make X the address used.
 //
+// A message's lines may end in CRLF, LF, CR alone (old Mac OS mail
+// files), CR CR LF, or a mix of these, in its raw form and in its
+// decoded parts: every one is read as the same line end, so line ends
+// never change the Report.
+//
 // # Classes
 //
 // Each failed or delayed recipient has a class, from its diagnostic
@@ -87,7 +92,8 @@
 // "in reply to RCPT TO command", Yahoo's "[RCPT_TO]"), or the words are
 // those a system uses only of missing mailboxes (qmail's "no mailbox
 // here by that name", Exchange's RecipNotFound, Domino's "not listed in
-// Domino Directory", La Poste's "Adresse destinataire invalide", ...), or
+// Domino Directory", La Poste's "Adresse destinataire invalide", Mail.ru's
+// "Local mailbox ... is unavailable: user not found", ...), or
 // the reporting MTA says so itself (PowerMTA's X-PowerMTA-BounceCategory
 // bad-mailbox, bad-domain, inactive-mailbox; Symantec Email
 // Security.cloud's "No such user" and "542 ... Rejected" for an

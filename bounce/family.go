@@ -71,6 +71,8 @@ var commonDelay = []string{
 	"delivery has been delayed", "delivery is delayed", "delivery delayed",
 	"delayed mail", "no action is required", "you do not need to resend",
 	"transient non-fatal errors", "is still being retried", "temporary problem",
+	"delivery attempts will continue to be made", // Symantec AntiVirus for SMTP Gateways
+	"has been postponed",                         // "Delivery of email to this address ... has been postponed due to a full mailbox."
 }
 
 // lowerASCII lower-cases the ASCII letters of s, keeping its length (so

@@ -105,13 +105,35 @@ func analyze(m *message) *Report {
 		return rep // a person quoting a bounce
 	}
 	if m.report == "" && !bounceSubject(rep.Subject) && fam == nil &&
-		findFailStatus(text) == "" && findFailReplyCode(text) == "" && matchRules(specificRules, lower) == "" {
+		findFailStatus(text) == "" && findFailReplyCode(text) == "" && matchRules(specificRules, lower) == "" &&
+		!(len(m.returned) > 0 && listsRecipients(text)) {
 		// From a mail system, but nothing in it reads as a bounce.
 		return rep
 	}
 	readText(m, rep, text, lower, fam)
 	finishType(rep)
 	return rep
+}
+
+// listsRecipients reports whether text has a line that is an address in
+// angle brackets and a colon alone ("<user@example.com>:"): the list of
+// failed recipients of qmail and the servers that copy it (SinaMail),
+// which some send with no reason below.
+func listsRecipients(text string) bool {
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimSpace(line)
+		if len(line) > 5 && line[0] == '<' && strings.HasSuffix(line, ">:") && strings.IndexByte(line, '@') > 0 &&
+			strings.IndexAny(line[1:len(line)-2], "<> \t") < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // finishType sets rep.Type from its recipients' actions.

@@ -258,3 +258,29 @@ func TestParseLeadingTrace(t *testing.T) {
 		t.Fatalf("got %+v", rep)
 	}
 }
+
+// TestParseLeadingBlankLines: blank and white lines before the header
+// (what a mailbox export leaves between messages) are no empty header:
+// the report reads as without them.
+func TestParseLeadingBlankLines(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "unit", "postfix-dsn.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(strings.NewReader("\n   \n\t\n" + string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != want.Type || got.Subject != want.Subject || got.SendID != want.SendID || len(got.Recipients) != len(want.Recipients) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want.Recipients {
+		if got.Recipients[i] != want.Recipients[i] {
+			t.Errorf("recipient %d: got %+v, want %+v", i, got.Recipients[i], want.Recipients[i])
+		}
+	}
+}

@@ -104,7 +104,13 @@ func skipper(m *message) func(string) bool {
 	for _, name := range []string{"From", "To", "Delivered-To", "Envelope-To", "Return-Path", "Sender", "Reply-To"} {
 		own = append(own, listAddresses(m.hdr.get(name))...)
 	}
-	for _, h := range m.returned {
+	for i, h := range m.returned {
+		if m.nested[i] {
+			// A message the returned one quoted (a list server's reply
+			// quoting the command mail it answers): its sender is no
+			// sender of the returned mail.
+			continue
+		}
 		own = append(own, listAddresses(h.get("From"))...)
 		own = append(own, listAddresses(h.get("Return-Path"))...)
 		own = append(own, listAddresses(h.get("Sender"))...)

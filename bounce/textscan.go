@@ -61,9 +61,10 @@ func scanText(text string, skip func(string) bool) []cand {
 			continue
 		}
 		line := strings.ToLower(strings.TrimLeft(text[lineStart:start], " \t>|"))
-		if n := len(occs); n > 0 && hasAnySuffix(strings.TrimRight(line, " \t<\"'"), []string{"generated from", "expanded from"}) {
+		if n := len(occs); n > 0 && hasAnySuffix(strings.TrimRight(line, " \t<\"':"), []string{"generated from", "expanded from"}) {
 			// Exim's "(generated from alias)", Postfix's "(expanded
-			// from <alias>)": the address the sender used.
+			// from <alias>)", Sendmail 8's "(expanded from: alias)":
+			// the address the sender used.
 			if occs[n-1].orig == "" {
 				occs[n-1].orig = addr
 			}

@@ -70,5 +70,8 @@ var fullWords = []string{"not enough disk space", "insufficient disk space", "ma
 
 // retriesOver are an MTA's words for giving up after temporary failures
 // (Exim's "retry timeout exceeded", "all hosts have been failing for a
-// long time"): with no code shown, the status is a 4.x.x one.
-var retriesOver = []string{"retry timeout exceeded", "have been failing for a long time"}
+// long time"; qmail-remote's temporary DNS and connection failures,
+// which qmail-send returns only when the message's queue lifetime is
+// over): with no code shown, the status is a 4.x.x one.
+var retriesOver = []string{"retry timeout exceeded", "have been failing for a long time",
+	"couldn't find any host by that name", "wasn't able to establish an smtp connection"}

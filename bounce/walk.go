@@ -41,6 +41,7 @@ type part struct {
 	params   map[string]string // its parameters
 	body     []byte            // decoded, at most maxPartBytes before decoding
 	returned bool              // inside a returned message
+	preamble bool              // a multipart's preamble, kept as text/plain
 }
 
 // message is what the walk keeps of a message.
@@ -48,7 +49,10 @@ type message struct {
 	hdr      header   // the top-level header
 	parts    []*part  // the leaves, in order
 	returned []header // the headers of the returned messages, in order
-	report   string   // report-type of the first multipart/report, lower case
+	// nested tells, for each of returned, whether it was inside
+	// another returned message (a message that the returned one quoted).
+	nested []bool
+	report string // report-type of the first multipart/report, lower case
 }
 
 // walker reads the message line by line.
@@ -68,7 +72,7 @@ type walker struct {
 // walk reads r (at most maxRead bytes of it) into a message.
 func walk(r io.Reader) *message {
 	w := &walker{
-		br:  bufio.NewReaderSize(io.LimitReader(r, maxRead), maxLine),
+		br:  bufio.NewReaderSize(&eolReader{r: io.LimitReader(r, maxRead)}, maxLine),
 		msg: &message{},
 		hit: -1,
 	}
@@ -145,6 +149,12 @@ func (w *walker) readHeader(top bool) header {
 			continue // an mbox separator
 		}
 		first = false
+		if top && len(hb.h) == 0 && !hb.dropped && len(bytes.TrimSpace(w.line)) == 0 {
+			// Blank lines before the header: what a mailbox export
+			// leaves between messages, not an empty header.
+			first = true
+			continue
+		}
 		if len(w.line) == 0 {
 			break
 		}
@@ -186,10 +196,10 @@ func (w *walker) entity(depth int, returned, top bool) header {
 		w.multipart(params["boundary"], depth, returned)
 	case (ctype == "message/rfc822" || ctype == "message/global" || ctype == "message/partial") && !encoded && depth < maxDepth:
 		inner := w.entity(depth+1, true, false)
-		w.msg.returned = append(w.msg.returned, inner)
+		w.msg.addReturned(inner, returned)
 	case isHeadersType(ctype) && !encoded:
 		inner := w.readHeader(false)
-		w.msg.returned = append(w.msg.returned, inner)
+		w.msg.addReturned(inner, returned)
 		if w.hit < 0 {
 			w.leaf(ctype, params, cte, true)
 		}
@@ -197,6 +207,13 @@ func (w *walker) entity(depth int, returned, top bool) header {
 		w.leaf(ctype, params, cte, returned)
 	}
 	return h
+}
+
+// addReturned keeps the header of a returned message; nested tells it
+// was inside another returned message.
+func (m *message) addReturned(h header, nested bool) {
+	m.returned = append(m.returned, h)
+	m.nested = append(m.nested, nested)
 }
 
 // isHeadersType reports whether ctype is a headers-only returned message.
@@ -228,7 +245,7 @@ func (w *walker) multipart(boundary string, depth int, returned bool) {
 		}
 	}
 	if len(bytes.TrimSpace(pre)) > 0 {
-		w.addPart(&part{ctype: "text/plain", body: pre, returned: returned})
+		w.addPart(&part{ctype: "text/plain", body: pre, returned: returned, preamble: true})
 	}
 	for w.hit == me && !w.hitClose {
 		w.pending = false // our boundary line: consumed
@@ -293,6 +310,9 @@ func (w *walker) leaf(ctype string, params map[string]string, cte string, return
 	w.kept += len(raw)
 	p := &part{ctype: ctype, params: params, returned: returned}
 	p.body = decodeBody(cte, raw)
+	if cte == "base64" || cte == "quoted-printable" {
+		p.body = normalizeEOL(p.body) // line ends the encoding hid from the walk
+	}
 	if strings.HasPrefix(ctype, "text/") {
 		p.body = toUTF8(params["charset"], p.body)
 	}
@@ -300,7 +320,7 @@ func (w *walker) leaf(ctype string, params map[string]string, cte string, return
 		// An encoded returned message: its headers are read from the
 		// decoded body; the part is not kept as text.
 		if blocks := fieldBlocks(p.body, maxHeaderBytes); len(blocks) > 0 {
-			w.msg.returned = append(w.msg.returned, blocks[0])
+			w.msg.addReturned(blocks[0], returned)
 		}
 		return
 	}
