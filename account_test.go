@@ -76,3 +76,20 @@ func TestAccountIDWithOtherProblems(t *testing.T) {
 		t.Errorf("%v: want problems on account_id and message.from_email", err)
 	}
 }
+
+// BenchmarkValidateOneRecipient is Mailer.Validate of a one-recipient
+// call: the check half, where the account_id is checked, without the
+// sending that dwarfs it in a Send.
+func BenchmarkValidateOneRecipient(b *testing.B) {
+	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := accountCall("shop-eu-1234")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Validate(b.Context(), postroom.OpSend, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
