@@ -9,7 +9,9 @@ import "encoding/base64"
 type Call struct {
 	// Key is the API key, checked by Options.Auth together with AccountID.
 	Key string `json:"key"`
-	// AccountID names the account; stored templates are looked up in its scope.
+	// AccountID names the account; stored templates are looked up in its
+	// scope. At most 255 bytes of UTF-8 without a control character (a
+	// ValidationError on "account_id" otherwise); empty is taken.
 	AccountID string `json:"account_id"`
 	// Message is the message definition shared by all recipients.
 	Message Message `json:"message"`

@@ -234,11 +234,13 @@
 //	FileCacheBytes        32 MiB  images and attachments kept checked and encoded (negative: no cache)
 //
 // Addresses follow RFC 5321's lengths (local part 64, domain 255, path 254
-// octets); display names are at most 512 bytes, custom header names 76
-// octets (the name, colon and space fit a 78-octet line), content types
-// 256 octets. A custom header value that is the same for every recipient
-// must fold within 998-octet lines (a ValidationError otherwise); one that
-// varies and does not is a render-error for that recipient.
+// octets); an account_id is at most 255 bytes of UTF-8 without a control
+// character (as package suppression and httpapi take it); display names
+// are at most 512 bytes, custom header names 76 octets (the name, colon
+// and space fit a 78-octet line), content types 256 octets. A custom
+// header value that is the same for every recipient must fold within
+// 998-octet lines (a ValidationError otherwise); one that varies and does
+// not is a render-error for that recipient.
 //
 // Fields that could mislead a reader are refused or neutralised: an
 // address whose local part holds "=?" (an encoded-word look-alike) is

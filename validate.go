@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/postroom/postroom/internal/accountid"
 	"github.com/postroom/postroom/internal/mimemsg"
 	"golang.org/x/net/idna"
 )
@@ -357,8 +358,9 @@ type checked struct {
 // the recipient count, the message's structure, its files, custom headers
 // and bcc, and the recipients. It returns an error alone for a call that
 // cannot go further: no recipients or too many (ErrNoRecipients,
-// ErrTooManyRecipients), or a message whose structure is wrong (sender,
-// reply-to, subject, the bodies the operation takes, template engine).
+// ErrTooManyRecipients), or a call whose account or message structure is
+// wrong (account_id, sender, reply-to, subject, the bodies the operation
+// takes, template engine).
 //
 // It sets p.from, p.fromDomain, p.bcc, and the recipients' part of the
 // Prepared (p.checks, p.normalized, see checkRecipients).
@@ -388,13 +390,21 @@ func (p *Prepared) validate() (*checked, error) {
 	return c, nil
 }
 
-// checkStructure checks the message fields that need no template or file:
-// sender, reply-to, subject, which bodies are given, template engine.
+// checkStructure checks the account and the message fields that need no
+// template or file: sender, reply-to, subject, which bodies are given,
+// template engine.
+//
+// The account_id is checked as httpapi and package suppression check it
+// (internal/accountid): it reaches the stored templates' lookup at once,
+// and PostgreSQL's text columns (the outbox's, the events') after.
 func (p *Prepared) checkStructure(c *checked) error {
 	msg := &p.call.Message
 	var errs []error
 	bad := func(field, reason string, err error) {
 		errs = append(errs, &ValidationError{Field: field, Reason: reason, Err: err})
+	}
+	if r := accountid.Check(p.call.AccountID); r != "" {
+		bad("account_id", r, nil)
 	}
 	from, problem := parseAddress(trimAddress(msg.FromEmail))
 	if problem != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/postroom/postroom/internal/mimemsg"
+	"github.com/postroom/postroom/internal/sendid"
 )
 
 // VERP makes the envelope sender (MAIL FROM, which becomes the delivered
@@ -31,7 +32,7 @@ type VERP struct {
 
 // maxVERPLocal is the longest VERP.Local: with "+" and a 32-character send
 // id it makes a 64-octet local part (RFC 5321 §4.5.3.1.1).
-const maxVERPLocal = 64 - 1 - 32
+const maxVERPLocal = 64 - 1 - sendid.Len
 
 // checkVERP checks Options.VERP, its default filled in by setDefaults.
 func (o *Options) checkVERP() error {
@@ -76,16 +77,11 @@ func (v VERP) SendID(addr string) (string, bool) {
 		return "", false
 	}
 	prefix, id, ok := strings.Cut(addr[:at], "+")
-	if !ok || !strings.EqualFold(prefix, local) || len(id) != 32 {
+	if !ok || !strings.EqualFold(prefix, local) {
 		return "", false
 	}
-	id = strings.ToLower(id)
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return "", false
-		}
-	}
-	return id, true
+	id = sendid.Normalize(id)
+	return id, id != ""
 }
 
 // envelopeFrom is the envelope sender of the message whose send id is id.

@@ -305,7 +305,7 @@ func (h *Handler) endpoint(op postroom.Operation, send sendFunc) http.HandlerFun
 		// account is a 500 from any store in PostgreSQL (the outbox's,
 		// the templates', the idempotency records', the suppression
 		// list's), and NoAuth takes any account.
-		if ve := (*postroom.ValidationError)(nil); errors.As(checkText("account_id", call.AccountID, maxAccountID), &ve) {
+		if ve := checkAccount(call.AccountID); ve != nil {
 			writeValidationError(w, ve)
 			return
 		}

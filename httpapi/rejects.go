@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/accountid"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -172,7 +173,7 @@ func authEndpoint[Req any, PReq interface {
 		a := req.auth()
 		// Refused before the Authenticator or a store sees it: a NUL or
 		// invalid UTF-8 is a database error (a 500) in PostgreSQL's text.
-		if ve := (*postroom.ValidationError)(nil); errors.As(checkText("account_id", a.AccountID, maxAccountID), &ve) {
+		if ve := checkAccount(a.AccountID); ve != nil {
 			writeValidationError(w, ve)
 			return
 		}
@@ -209,9 +210,15 @@ func authEndpoint[Req any, PReq interface {
 
 func (a *rejectsAuth) auth() rejectsAuth { return *a }
 
-// maxAccountID is the longest account_id the account endpoints take, in
-// bytes, as package suppression keeps them.
-const maxAccountID = 255
+// checkAccount refuses an account_id over 255 bytes, not UTF-8 or
+// holding a control character (internal/accountid), as the Mailer and
+// package suppression do, or returns nil.
+func checkAccount(id string) *postroom.ValidationError {
+	if r := accountid.Check(id); r != "" {
+		return &postroom.ValidationError{Field: "account_id", Reason: r}
+	}
+	return nil
+}
 
 // writeValidationError answers ve: 400 validation_error naming its field.
 func writeValidationError(w http.ResponseWriter, ve *postroom.ValidationError) {

@@ -16,7 +16,10 @@
 // reserves a batch in one write, hands it over, and writes the batch's
 // results in one write. See Worker for what happens on a crash, a
 // deferral and a refusal. Status reads a call's progress and, once it is
-// done, its results.
+// done, its results; with Options.Events (an events.SQL, through the
+// one-method LaterEvents), also what came back after its messages left,
+// the latest bounce, complaint, unsubscribe or delay notice of each
+// (postroom.CallStatus.Later).
 //
 // # Prepared once per job run
 //

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/accountid"
 )
 
 // List is a suppression list: what a Mailer consults
@@ -168,11 +168,10 @@ const (
 	MaxLimit     = 1000
 )
 
-// Limits of an entry.
+// Limits of an entry (an account id's: internal/accountid.MaxBytes).
 const (
-	maxAccountID = 255
-	maxAddress   = 254 // RFC 5321 path, less the angle brackets
-	maxDetail    = 1024
+	maxAddress = 254 // RFC 5321 path, less the angle brackets
+	maxDetail  = 1024
 )
 
 // invalid is the error of a refused argument.
@@ -180,19 +179,16 @@ func invalid(field, reason string) error {
 	return &postroom.ValidationError{Field: field, Reason: reason}
 }
 
-// checkAccount checks an account id: not empty, at most maxAccountID
-// bytes of UTF-8 without a control character (PostgreSQL's text holds no
-// NUL, and no account id has a line break).
+// checkAccount checks an account id: not empty, and at most 255 bytes of
+// UTF-8 without a control character (internal/accountid, the check the
+// Mailer and httpapi make: PostgreSQL's text holds no NUL, and no account
+// id has a line break).
 func checkAccount(id string) error {
-	switch {
-	case id == "":
+	if id == "" {
 		return invalid("account_id", "empty")
-	case len(id) > maxAccountID:
-		return invalid("account_id", fmt.Sprintf("longer than %d bytes", maxAccountID))
-	case !utf8.ValidString(id):
-		return invalid("account_id", "not valid UTF-8")
-	case strings.ContainsFunc(id, unicode.IsControl):
-		return invalid("account_id", "holds a control character")
+	}
+	if r := accountid.Check(id); r != "" {
+		return invalid("account_id", r)
 	}
 	return nil
 }

@@ -117,6 +117,13 @@ var errDirSendID = errors.New("transport: send id is not 32 lowercase hex charac
 
 // wellFormedSendID reports whether s is 32 lowercase hexadecimal
 // characters, the form of a postroom send id.
+//
+// It is not internal/sendid's Normalize, which reads an id back in any
+// letter case and lower-cases it: Dir takes the id as the Mailer wrote it
+// and names a file with it as given, so an id in upper case is refused,
+// not lower-cased (it would be a second name for the same send, and the
+// same file on a case-insensitive file system; File gives the lower-case
+// name).
 func wellFormedSendID(s string) bool {
 	if len(s) != 32 {
 		return false

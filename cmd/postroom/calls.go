@@ -20,21 +20,25 @@ import (
 
 // openOutbox opens the database and an Outbox over it that steers calls
 // and never sends: its Mailer's transport is a Memory one, and no River
-// client works jobs here.
-func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *pgxpool.Pool, error) {
+// client works jobs here. A done call's Status shows what came back
+// later from the database's event log, the returned laterLog.
+func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *pgxpool.Pool, *laterLog, error) {
 	pool, err := c.open(ctx, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}})
+	later, err := newLaterLog(pool)
 	if err == nil {
-		var ob *outbox.Outbox
-		if ob, err = outbox.New(m, pool, outbox.Options{}); err == nil {
-			return ob, pool, nil
+		var m *postroom.Mailer
+		if m, err = postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}}); err == nil {
+			var ob *outbox.Outbox
+			if ob, err = outbox.New(m, pool, outbox.Options{Events: later}); err == nil {
+				return ob, pool, later, nil
+			}
 		}
 	}
 	pool.Close()
-	return nil, nil, err
+	return nil, nil, nil, err
 }
 
 func runCalls(ctx context.Context, e *env, args []string) error {
@@ -52,7 +56,7 @@ func runCalls(ctx context.Context, e *env, args []string) error {
 		return usagef("-account is required")
 	}
 	q.Before = outbox.Cursor(before)
-	ob, pool, err := openOutbox(ctx, e, &c)
+	ob, pool, _, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
@@ -108,6 +112,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&watch, "watch", false, "follow the call until it is done")
 	fs.DurationVar(&every, "interval", time.Second, "with -watch, how often the call is read")
 	show := fs.Int("waiting", 20, "the most waiting recipients printed as text (-json prints all)")
+	showLater := fs.Int("later", 20, "the most events that came back after the messages left printed as text (-json prints all)")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -115,7 +120,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if every <= 0 {
 		return usagef("-interval must be positive")
 	}
-	ob, pool, err := openOutbox(ctx, e, &c)
+	ob, pool, later, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
@@ -153,6 +158,9 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		return printJSON(e.stdout, callView{CallStatus: s, Waiting: waiting})
 	}
 	printCall(e.stdout, s, waiting, *show)
+	if s.State == postroom.CallDone {
+		printLater(e.stdout, s, later.missing.Load(), *showLater)
+	}
 	return nil
 }
 
@@ -230,7 +238,7 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ob, pool, err := openOutbox(ctx, e, &c)
+	ob, pool, _, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
@@ -298,7 +306,7 @@ func runRetry(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ob, pool, err := openOutbox(ctx, e, &c)
+	ob, pool, _, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}

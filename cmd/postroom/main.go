@@ -8,7 +8,7 @@
 //
 //	postroom migrate
 //	postroom calls -account ID [-limit N] [-before CURSOR]
-//	postroom call [-watch] ID
+//	postroom call [-watch] [-waiting N] [-later N] ID
 //	postroom cancel [-reason TEXT] ID
 //	postroom retry ID
 //	postroom rejects list -account ID [-reason CODE] [-prefix P] [-all]
@@ -81,7 +81,7 @@ var commands = map[string]struct {
 }{
 	"migrate": {"create or update the database tables of the outbox, River, templates, suppressions and events", runMigrate},
 	"calls":   {"list an account's calls, newest first, with their counts", runCalls},
-	"call":    {"show a call: status, counts and recipients still waiting (-watch follows it)", runCall},
+	"call":    {"show a call: status, counts, recipients still waiting (-watch follows it), what came back later", runCall},
 	"cancel":  {"cancel a call: recipients not yet handed over become rejected, call-canceled", runCancel},
 	"retry":   {"retry a call's deferred recipients now", runRetry},
 	"rejects": {"list, add or delete suppression list entries", runRejects},
