@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/accountid"
 )
 
 // HashCall returns the Hash of call as operation op: SHA-256 of the
@@ -91,6 +92,11 @@ func Run(ctx context.Context, s Store, m *postroom.Mailer, key string, op postro
 func RunWith(ctx context.Context, s Store, m *postroom.Mailer, key string, op postroom.Operation, call *postroom.Call, o postroom.RunOptions) (results []postroom.Result, err error) {
 	if call == nil {
 		return nil, &postroom.ValidationError{Field: "call", Reason: "nil"}
+	}
+	// The Mailer refuses such an account too, but only after the key is
+	// claimed: the store must not see it.
+	if reason := accountid.Check(call.AccountID); reason != "" {
+		return nil, &postroom.ValidationError{Field: "account_id", Reason: reason}
 	}
 	k := Key{AccountID: call.AccountID, Key: key}
 	if err := k.Check(); err != nil {
