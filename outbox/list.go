@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/accountid"
 )
 
 // DefaultCallsLimit is how many calls Calls returns when
@@ -66,6 +67,9 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 		limit = DefaultCallsLimit
 	case limit > MaxCallsLimit:
 		return nil, "", fmt.Errorf("outbox: Calls: CallsQuery.Limit is over %d (%d)", MaxCallsLimit, limit)
+	}
+	if reason := accountid.Check(q.AccountID); reason != "" {
+		return nil, "", &postroom.ValidationError{Field: "account_id", Reason: reason}
 	}
 	beforeAt, beforeID, err := q.Before.decode()
 	if err != nil {

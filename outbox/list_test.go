@@ -49,6 +49,13 @@ func TestCallsNewestFirstByPage(t *testing.T) {
 			}
 		}
 	})
+	t.Run("account", func(t *testing.T) {
+		_, _, err := e.ob.Calls(t.Context(), outbox.CallsQuery{AccountID: "acct\x00"})
+		var ve *postroom.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "account_id" {
+			t.Errorf("err %v, want a ValidationError on account_id", err)
+		}
+	})
 	t.Run("no calls", func(t *testing.T) {
 		page, next, err := e.ob.Calls(t.Context(), outbox.CallsQuery{AccountID: "none"})
 		if err != nil || len(page) != 0 || next != "" {
