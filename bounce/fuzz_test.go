@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/postroom/postroom/internal/sendid"
 )
 
 // FuzzParse parses any bytes and checks what every Report must be: a
@@ -47,7 +49,7 @@ func checkInvariants(t *testing.T, rep *Report) {
 	default:
 		t.Fatalf("Type %q", rep.Type)
 	}
-	if rep.SendID != "" && (len(rep.SendID) != 32 || strings.ToLower(rep.SendID) != rep.SendID || !isHexID(rep.SendID)) {
+	if rep.SendID != "" && sendid.Normalize(rep.SendID) != rep.SendID {
 		t.Fatalf("SendID %q", rep.SendID)
 	}
 	failed := false

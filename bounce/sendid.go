@@ -1,6 +1,10 @@
 package bounce
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/postroom/postroom/internal/sendid"
+)
 
 // envelopeHeaders are the headers of a report that show the address it
 // was delivered to: postroom's VERP address, when it returns a message
@@ -17,24 +21,10 @@ func SendIDFrom(addr string) string {
 	if at < 33 {
 		return ""
 	}
-	id := addr[at-32 : at]
-	if addr[at-33] != '+' || !isHexID(id) {
+	if addr[at-33] != '+' {
 		return ""
 	}
-	return strings.ToLower(id)
-}
-
-// isHexID reports whether s is 32 hex digits.
-func isHexID(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isHex(s[i]) {
-			return false
-		}
-	}
-	return true
+	return sendid.Normalize(addr[at-32 : at])
 }
 
 // sendIDIn returns the first send id of a VERP address in s, a header
@@ -59,10 +49,10 @@ func messageIDSendID(v string) string {
 	v = strings.TrimSpace(v)
 	v = strings.TrimPrefix(v, "<")
 	local, _, ok := strings.Cut(v, "@")
-	if !ok || !isHexID(local) {
+	if !ok {
 		return ""
 	}
-	return strings.ToLower(local)
+	return sendid.Normalize(local)
 }
 
 // findSendID looks for the send id in the order of trust: the address

@@ -2,7 +2,8 @@
 // digits that postroom gives each message (its Result's SendID), as
 // they come back in any letter case from a VERP address, a report's
 // headers or an application. It is the one such check of the packages
-// that prove sends (events) and act on reports (inbound).
+// that prove sends (events), act on reports (inbound), read reports
+// (bounce) and VERP addresses (the root).
 package sendid
 
 // Len is the length of a send id: 128 bits in hexadecimal.
