@@ -331,6 +331,12 @@ var structuralRules = []string{
 // corpus, unsigned and DKIM-signed, with SpamAssassin's local rules (no
 // network tests) and fails if any structural rule fires.
 func TestSpamAssassinStructural(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs SpamAssassin over the whole corpus")
+	}
+	// Its time goes to programs it runs: it waits beside the package's
+	// other tests that run programs.
+	t.Parallel()
 	testenv.Need(t, "spamassassin", "/usr/bin/spamassassin", "-V")
 	signers, _ := testSigners(t)
 	msgs := sendCorpus(t, postroom.Options{})

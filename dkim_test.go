@@ -190,6 +190,9 @@ func signedHeaders(t *testing.T, data []byte) [][]string {
 // ed25519 and an rsa-2048 key and has dkimpy, an implementation
 // independent of the signer's, verify both signatures of each.
 func TestDKIMVerifiedByDKIMPy(t *testing.T) {
+	// Its time goes to programs it runs: it waits beside the package's
+	// other tests that run programs.
+	t.Parallel()
 	signers, records := testSigners(t)
 	msgs := sendCorpus(t, postroom.Options{DKIM: signers})
 	data := map[string][]byte{}

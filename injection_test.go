@@ -195,6 +195,9 @@ func TestLookAlikes(t *testing.T) {
 // email package, a reader that decodes encoded words where RFC 2047 says
 // not to.
 func TestLookAlikesPython(t *testing.T) {
+	// Its time goes to programs it runs: it waits beside the package's
+	// other tests that run programs.
+	t.Parallel()
 	testenv.Need(t, "python3", "python3", "-V")
 	const script = `
 import base64, email, email.policy, json, sys

@@ -101,6 +101,9 @@ func TestReadmePostgreSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL and runs the SQL tests")
 	}
+	// Its time goes to programs it runs: it waits beside the package's
+	// other tests that run programs.
+	t.Parallel()
 	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(bins) == 0 {
 		testenv.Missing(t, "PostgreSQL is not installed", "apt-get update && apt-get install -y postgresql")
 	}
@@ -299,6 +302,9 @@ func TestReadmeDKIMRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cmd/dkimrecord")
 	}
+	// Its time goes to programs it runs: it waits beside the package's
+	// other tests that run programs.
+	t.Parallel()
 	if _, err := exec.LookPath("openssl"); err != nil {
 		testenv.Missing(t, "openssl is not installed", "apt-get update && apt-get install -y openssl")
 	}

@@ -225,6 +225,9 @@ func TestReadme(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the README's programs")
 	}
+	// Its time goes to programs it runs: it waits beside the package's
+	// other tests that run programs.
+	t.Parallel()
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build the README's programs")

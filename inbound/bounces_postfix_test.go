@@ -22,6 +22,9 @@ import (
 // then listed as hard-bounce, the full mailboxes are not, and the next
 // call rejects the dead ones without sending and sends to the others.
 func TestPostfixBounces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Postfix of its own")
+	}
 	needPostfix(t)
 	dead := []string{"gone@example.net", "nobody@example.net"}
 	full := []string{"full@example.net", "stuffed@example.net"}

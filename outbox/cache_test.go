@@ -21,6 +21,7 @@ func loader(n *atomic.Int64, size int) func(context.Context) (*storedCall, error
 }
 
 func TestCallCacheBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name               string
 		maxCalls, maxBytes int
@@ -71,6 +72,7 @@ func TestCallCacheBounds(t *testing.T) {
 
 // TestCallCacheLRU: a get makes a call the most recently used.
 func TestCallCacheLRU(t *testing.T) {
+	t.Parallel()
 	c := newCallCache(2, 1<<20)
 	var loads atomic.Int64
 	for _, id := range []string{"a", "b", "a", "c"} {
@@ -89,6 +91,7 @@ func TestCallCacheLRU(t *testing.T) {
 // TestCallCacheOneLoad: concurrent gets of a call wait for one load; a
 // failed load is not kept.
 func TestCallCacheOneLoad(t *testing.T) {
+	t.Parallel()
 	c := newCallCache(4, 1<<20)
 	var loads atomic.Int64
 	release := make(chan struct{})

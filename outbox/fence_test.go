@@ -14,6 +14,7 @@ import (
 // River), run B starts. B settles A's batch as unknown and never sends
 // it; A's late results and its next reservation change nothing.
 func TestFence(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
 	if err != nil {

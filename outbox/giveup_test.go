@@ -127,6 +127,7 @@ func wantGaveUp(t *testing.T, i int, r postroom.Result, why, last string) {
 // over is unknown, interrupted, and every other recipient, never handed
 // over, rejected, gave-up; and River's job ends completed, not discarded.
 func TestGiveUpAfterPanics(t *testing.T) {
+	t.Parallel()
 	for _, attempts := range []int{1, 2} {
 		t.Run(fmt.Sprintf("MaxAttempts=%d", attempts), func(t *testing.T) {
 			var handed atomic.Int64
@@ -166,6 +167,7 @@ func TestGiveUpAfterPanics(t *testing.T) {
 // refusal of the call). After MaxAttempts runs every recipient is
 // rejected, gave-up; those that a run tried give that try's reason.
 func TestGiveUpAfterErrors(t *testing.T) {
+	t.Parallel()
 	templates := templatestore.NewMemory()
 	if err := templates.Put("acct", "shipped", "Your order {{n}} has shipped."); err != nil {
 		t.Fatal(err)
@@ -197,6 +199,7 @@ func TestGiveUpAfterErrors(t *testing.T) {
 // TestGiveUpUnreadable: a job whose call's stored rows cannot be read is
 // cancelled, and gives its recipients up first.
 func TestGiveUpUnreadable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, sql, why string
 		emails         bool // the recipients' emails can still be read
@@ -246,6 +249,7 @@ func TestGiveUpUnreadable(t *testing.T) {
 // over (the transport saw the cancellation first: their last attempt was
 // cancelled) and the rest.
 func TestGiveUpCancelled(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{})
 	var once sync.Once
 	m, err := postroom.New(postroom.TransportFunc(func(ctx context.Context, _ *postroom.Envelope) error {
@@ -299,6 +303,7 @@ func TestGiveUpCancelled(t *testing.T) {
 // TestMaxAttemptsOption checks New's bounds of Options.MaxAttempts and
 // the River attempts Enqueue gives a job: one more, for giving up.
 func TestMaxAttemptsOption(t *testing.T) {
+	t.Parallel()
 	m, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)

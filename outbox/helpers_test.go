@@ -1,9 +1,7 @@
 package outbox_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -14,15 +12,33 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testenv"
 	"github.com/postroom/postroom/outbox"
-	"github.com/postroom/postroom/transport"
 )
 
-// TestMain runs the tests with pgtest's server, stops it, then checks
-// that no goroutine is left.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
+// TestMain runs the tests with pgtest's server, stops it, removes the
+// worker program the process tests built, then checks that no goroutine
+// is left. The tests wait on PostgreSQL, River's polling and worker
+// processes far more than they compute: 8 run at once unless -parallel
+// says otherwise.
+func TestMain(m *testing.M) {
+	testenv.Parallel(8)
+	goleak.VerifyTestMain(afterRun{pgtest.Main(m), removeWorker})
+}
+
+// afterRun is a goleak.TestingM that calls after once the tests ran.
+type afterRun struct {
+	m     goleak.TestingM
+	after func()
+}
+
+func (a afterRun) Run() int {
+	defer a.after()
+	return a.m.Run()
+}
 
 // env is one test's outbox: a migrated database, an SMTP test server, a
 // Mailer delivering to it and a started River client working the jobs.
@@ -43,23 +59,19 @@ type setup struct {
 // newPool opens a pool on a fresh migrated database.
 func newPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool, _ := newDB(t)
-	return pool
+	return outboxenv.NewPool(t)
 }
 
 // newDB opens a pool on a fresh migrated database, and returns its DSN
 // for other processes.
 func newDB(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
-	dsn := pgtest.DSN(t)
+	dsn := outboxenv.DSN(t)
 	pool, err := pgxpool.New(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
 	return pool, dsn
 }
 
@@ -67,19 +79,7 @@ func newDB(t testing.TB) (*pgxpool.Pool, string) {
 // retry of its own: a deferral comes back to the outbox.
 func smtpMailer(t testing.TB, addr string, auth postroom.Authenticator) *postroom.Mailer {
 	t.Helper()
-	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: addr, TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
-	if auth == nil {
-		auth = postroom.NoAuth{}
-	}
-	m, err := postroom.New(tr, postroom.Options{Auth: auth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return outboxenv.SMTPMailer(t, addr, auth)
 }
 
 func newEnv(t *testing.T, s setup) *env {
@@ -103,26 +103,7 @@ func newEnv(t *testing.T, s setup) *env {
 // no test waits for River's default retry policy.
 func startClient(t *testing.T, ob *outbox.Outbox) *river.Client[pgx.Tx] {
 	t.Helper()
-	client, err := ob.NewClient(&river.Config{
-		Logger:            slog.New(slog.DiscardHandler),
-		FetchCooldown:     5 * time.Millisecond,
-		FetchPollInterval: 20 * time.Millisecond,
-		RetryPolicy:       retryAtOnce(river.Job[outbox.SendArgs]{}.JobRow),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := client.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return client
+	return outboxenv.StartClient(t, ob, &river.Config{RetryPolicy: retryAtOnce(river.Job[outbox.SendArgs]{}.JobRow)})
 }
 
 // retryNow is a river.ClientRetryPolicy that retries a failed job at
@@ -138,38 +119,13 @@ func retryAtOnce[J any](J) retryNow[J] { return retryNow[J]{} }
 // completed, cancelled or discarded), or the test's deadline.
 func waitJobsEnded(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var left int
-		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
-			WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left); err != nil {
-			t.Fatal(err)
-		}
-		if left == 0 {
-			return
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("%d jobs left", left)
-		case <-tick.C:
-		}
-	}
+	outboxenv.WaitJobsEnded(t, pool)
 }
 
 // enqueue enqueues call in a transaction of its own and commits it.
 func (e *env) enqueue(t *testing.T, op postroom.Operation, call *postroom.Call, eo outbox.EnqueueOptions) string {
 	t.Helper()
-	var id string
-	err := pgx.BeginFunc(t.Context(), e.pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = e.ob.Enqueue(t.Context(), tx, op, call, eo)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return outboxenv.Enqueue(t, e.pool, e.ob, op, call, eo)
 }
 
 // wait polls the call's status until it is done, or the test's deadline.
@@ -180,22 +136,7 @@ func (e *env) wait(t testing.TB, id string) *postroom.CallStatus {
 
 func waitDone(t testing.TB, ob *outbox.Outbox, id string) *postroom.CallStatus {
 	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s, err := ob.Status(t.Context(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.State == postroom.CallDone {
-			return s
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("call %s not done: %v", id, s.Counts)
-		case <-tick.C:
-		}
-	}
+	return outboxenv.WaitDone(t, ob, id)
 }
 
 // newCall is a message.send call to the addresses prefix-0 … prefix-(n-1)

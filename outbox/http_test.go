@@ -164,6 +164,7 @@ type listReq struct {
 // call of another account is 404 and left as it was, and the refused
 // requests name their field.
 func TestHTTPSteerAccounts(t *testing.T) {
+	t.Parallel()
 	e := newHTTPEnv(t, setup{noWork: true})
 	var ids []string // acct's, oldest first
 	for i := range 3 {
@@ -271,6 +272,7 @@ func TestHTTPSteerAccounts(t *testing.T) {
 // attempt and a next attempt an hour away, counts still queued; calls.retry
 // has them tried now, and the call ends with every recipient sent.
 func TestHTTPWaitingThenRetry(t *testing.T) {
+	t.Parallel()
 	e := newHTTPEnv(t, setup{
 		faults: greylist(odd),
 		opts:   outbox.Options{JobSize: 4, Backoff: func(int) time.Duration { return time.Hour }},
@@ -317,6 +319,7 @@ func TestHTTPWaitingThenRetry(t *testing.T) {
 // settles the others, the ones being sent get their outcome from the run
 // (never call-canceled), and the relay's ledger agrees with every result.
 func TestHTTPCancelInFlight(t *testing.T) {
+	t.Parallel()
 	e := newHTTPEnv(t, setup{
 		faults: func(c smtptest.Command) smtptest.Fault {
 			if c.Stage == smtptest.EndOfData {

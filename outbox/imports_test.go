@@ -11,6 +11,7 @@ import (
 // links no HTTP handler: not httpapi, preview, html/template, nor net/http
 // (a worker binary needs none of them).
 func TestImports(t *testing.T) {
+	t.Parallel()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command to list the imports with: %v", err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCallsNewestFirstByPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true})
 	var ids []string
 	for i := range 3 {
@@ -65,6 +66,7 @@ func TestCallsNewestFirstByPage(t *testing.T) {
 }
 
 func TestCallsCountsOnceDone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{})
 	id := e.enqueue(t, postroom.OpSend, newCall("counts", 4), outbox.EnqueueOptions{})
 	want := e.wait(t, id)

@@ -44,6 +44,10 @@ func (h *holdAt) release() { h.once.Do(func() { close(h.open) }) }
 // third RCPT; a call enqueued in a transaction that rolled back sent
 // nothing; and every process did part of the work.
 func TestMultiProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three worker processes and waits for River's rescuer")
+	}
+	t.Parallel()
 	const (
 		n         = 2000
 		jobSize   = 100
@@ -165,6 +169,10 @@ func TestMultiProcess(t *testing.T) {
 // reserved, the recipients never tried rejected (gave-up), and none is
 // left queued.
 func TestGiveUpAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes and waits for River's rescuer")
+	}
+	t.Parallel()
 	const (
 		n     = 10
 		batch = 3

@@ -41,6 +41,7 @@ func checkResults(t *testing.T, e *env, s *postroom.CallStatus, call *postroom.C
 }
 
 func TestEnqueueDeliversOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{opts: outbox.Options{JobSize: 20, BatchSize: 7}})
 	call := newCall("once", 50)
 	// A duplicate in another job than its first occurrence, and a bad
@@ -67,6 +68,7 @@ func TestEnqueueDeliversOnce(t *testing.T) {
 }
 
 func TestRollbackSendsNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{})
 	tx, err := e.pool.Begin(t.Context())
 	if err != nil {
@@ -89,6 +91,7 @@ func TestRollbackSendsNothing(t *testing.T) {
 }
 
 func TestRefusedAtEnqueue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{auth: postroom.StaticKeys{"acct": {"k"}}, noWork: true})
 	m := smtpMailer(t, e.srv.Addr(), postroom.StaticKeys{"acct": {"k"}})
 	tests := []struct {
@@ -149,6 +152,7 @@ func sameError(t *testing.T, got, want error) {
 }
 
 func TestDeferredRetried(t *testing.T) {
+	t.Parallel()
 	deferred := func(a string) bool { return strings.HasSuffix(strings.TrimSuffix(a, "@example.org"), "3") }
 	e := newEnv(t, setup{
 		faults: deferFirst(deferred),
@@ -168,6 +172,7 @@ func TestDeferredRetried(t *testing.T) {
 }
 
 func TestExpired(t *testing.T) {
+	t.Parallel()
 	var clk clock
 	const never = "expire-1@example.org"
 	e := newEnv(t, setup{
@@ -198,6 +203,7 @@ func TestExpired(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{})
 	call := newCall("idem", 5)
 	eo := outbox.EnqueueOptions{IdempotencyKey: "order-42"}
@@ -218,6 +224,7 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestStatusWhileQueued(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true})
 	call := newCall("queued", 4)
 	call.Recipients[2].Email = "bad"
@@ -236,6 +243,7 @@ func TestStatusWhileQueued(t *testing.T) {
 // in between): every recipient ends invalid, not-sent, and nothing is
 // sent.
 func TestRefusedWhenSent(t *testing.T) {
+	t.Parallel()
 	enq := newEnv(t, setup{noWork: true, opts: outbox.Options{JobSize: 2, BatchSize: 1}})
 	call := newCall("revoked", 5)
 	id := enq.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
@@ -258,6 +266,7 @@ func TestRefusedWhenSent(t *testing.T) {
 // (River's scheduled state, at that time) and starts the call's MaxAge
 // from it.
 func TestSendLater(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true, opts: outbox.Options{JobSize: 2}})
 	at := time.Now().Add(time.Hour).Truncate(time.Microsecond)
 	id := e.enqueue(t, postroom.OpSend, newCall("later", 3), outbox.EnqueueOptions{At: at})

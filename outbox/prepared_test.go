@@ -26,6 +26,7 @@ func (s *countingStore) Template(ctx context.Context, accountID, id string) (str
 // batches (the stored template is looked up once per job), not once per
 // batch.
 func TestPreparedOncePerJob(t *testing.T) {
+	t.Parallel()
 	mem := templatestore.NewMemory()
 	if err := mem.Put("acct", "shipped", "Your order {{n}} has shipped."); err != nil {
 		t.Fatal(err)
@@ -75,6 +76,7 @@ func (a *revocable) Authenticate(_ context.Context, accountID, key string) error
 // handed over lets that batch finish and refuses every batch after it
 // (invalid, not-sent), as outbox's documentation says.
 func TestKeyRevokedMidCall(t *testing.T) {
+	t.Parallel()
 	enq, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)

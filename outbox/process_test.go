@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,19 +13,48 @@ import (
 	"testing"
 )
 
-// buildWorker builds internal/outboxworker into a temporary folder.
+// workerBuild is the outboxworker program, built once per test binary by
+// buildWorker into dir, which TestMain removes.
+var workerBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildWorker returns the path of internal/outboxworker, built on the
+// first call (the process tests share one build).
 func buildWorker(t testing.TB) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build the worker: %v", err)
+	b := &workerBuild
+	b.once.Do(func() {
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			b.err = fmt.Errorf("the go command is needed to build the worker: %w", err)
+			return
+		}
+		if b.dir, b.err = os.MkdirTemp("", "outboxworker-"); b.err != nil {
+			return
+		}
+		bin := filepath.Join(b.dir, "outboxworker")
+		build := exec.Command(gobin, "build", "-o", bin, "./internal/outboxworker")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		b.bin = bin
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	bin := filepath.Join(t.TempDir(), "outboxworker")
-	build := exec.CommandContext(t.Context(), gobin, "build", "-o", bin, "./internal/outboxworker")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return b.bin
+}
+
+// removeWorker removes buildWorker's folder, if it made one.
+func removeWorker() {
+	if workerBuild.dir != "" {
+		os.RemoveAll(workerBuild.dir)
 	}
-	return bin
 }
 
 // proc is one outboxworker process.

@@ -19,6 +19,7 @@ import (
 // same body, except what differs between any two sends (Date,
 // Message-ID, MIME boundaries, send ids).
 func TestSameMessagesAsSend(t *testing.T) {
+	t.Parallel()
 	call := newCall("same", 7)
 	call.Message.Subject = "Order {{n}} for {{name}}{{#if vip}} (VIP){{/if}}"
 	call.Message.HTML = `<p>Hello {{name}}, {{n}} items: {{#each items}}{{this}} {{/each}}</p>`

@@ -18,6 +18,7 @@ import (
 // PostgreSQL's bare "relation does not exist"); after Migrate, Check
 // passes and Enqueue works.
 func TestNotMigrated(t *testing.T) {
+	t.Parallel()
 	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestStatsEmpty(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true})
 	s, err := e.ob.Stats(t.Context())
 	if err != nil {
@@ -20,6 +21,7 @@ func TestStatsEmpty(t *testing.T) {
 }
 
 func TestStatsWaitingThenDone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true, opts: outbox.Options{JobSize: 2}})
 	before := time.Now().Add(-time.Second)
 	first := e.enqueue(t, postroom.OpSend, newCall("stats", 3), outbox.EnqueueOptions{})

@@ -55,6 +55,7 @@ func waitWaiting(t *testing.T, ob *outbox.Outbox, id string, n int) []outbox.Wai
 }
 
 func TestWaitingThenRetry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{
 		faults: greylist(odd),
 		opts:   outbox.Options{JobSize: 4, Backoff: func(int) time.Duration { return time.Hour }},
@@ -103,6 +104,7 @@ func TestWaitingThenRetry(t *testing.T) {
 }
 
 func TestRetryLeavesSendLater(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{})
 	id := e.enqueue(t, postroom.OpSend, newCall("later", 2), outbox.EnqueueOptions{At: time.Now().Add(time.Hour)})
 	if n, err := e.ob.Retry(t.Context(), id); err != nil || n != 0 {
@@ -119,6 +121,7 @@ func TestRetryLeavesSendLater(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true})
 	if _, err := e.ob.Waiting(t.Context(), "nope"); !errors.Is(err, outbox.ErrNotFound) {
 		t.Errorf("Waiting: %v", err)
@@ -132,6 +135,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestCancelQueued(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true, opts: outbox.Options{JobSize: 2}})
 	id := e.enqueue(t, postroom.OpSend, newCall("cancel", 5), outbox.EnqueueOptions{})
 	n, err := e.ob.Cancel(t.Context(), id, "wrong price")
@@ -160,6 +164,7 @@ func TestCancelQueued(t *testing.T) {
 }
 
 func TestCancelDeferred(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{
 		faults: greylist(odd),
 		opts:   outbox.Options{JobSize: 4, Backoff: func(int) time.Duration { return time.Hour }},
@@ -192,6 +197,7 @@ func TestCancelDeferred(t *testing.T) {
 // from the run, never call-canceled, the others are cancelled, and the
 // relay's ledger agrees with every result.
 func TestCancelInFlight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{
 		faults: func(c smtptest.Command) smtptest.Fault {
 			if c.Stage == smtptest.EndOfData {
@@ -257,6 +263,7 @@ func TestCancelInFlight(t *testing.T) {
 // character, which PostgreSQL's jsonb refuses: the stored recipients are
 // decoded in Go.
 func TestSteerNULParam(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, setup{noWork: true})
 	call := newCall("nul", 2)
 	call.Recipients[1].Params = map[string]any{"n": "a\x00b"}

@@ -62,6 +62,9 @@ func newBrowser(t *testing.T) context.Context {
 // message's html in its iframe with the logo image loaded, the missing
 // param flagged. It saves a screenshot in the test's temp dir.
 func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a headless Chromium")
+	}
 	ctx := newBrowser(t)
 	srv := newServer(t, postroom.Options{}, preview.Options{})
 	// A remote image in the html: the page's policy must keep the

@@ -168,8 +168,11 @@ func TestSMTPChunkingThroughMailer(t *testing.T) {
 			wantChunked: true,
 		},
 	}
+	// Each case has its own server and transport: they run in parallel,
+	// so that the cases that wait for a timeout wait together.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var dataFor sync.Map // address → *atomic.Int32: Data-stage commands seen
 			srv := smtptest.NewServer(t, smtptest.Options{Chunking: true, DiscardData: tt.discardData, Faults: func(c smtptest.Command) smtptest.Fault {
 				if c.Stage == smtptest.Data {

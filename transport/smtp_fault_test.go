@@ -281,8 +281,11 @@ func TestSMTPFaultsThroughMailer(t *testing.T) {
 			wants: []want{{postroom.StatusRejected, "hard-bounce: 552 5.3.4"}},
 		},
 	}
+	// Each case has its own server and transport: they run in parallel,
+	// so that the cases that wait for a timeout wait together.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			srv := smtptest.NewServer(t, tt.srv)
 			results, err := sendThroughMailer(t, newSMTP(t, srv, tt.tr), mailerSend{Concurrency: tt.concurrency, N: tt.n, BCC: tt.bcc, Attachment: tt.attachment})
 			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {

@@ -2,23 +2,19 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/outbox"
-	"github.com/postroom/postroom/transport"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
@@ -110,36 +106,13 @@ func worker(t *testing.T, pool *pgxpool.Pool, a app) (*outbox.Outbox, *smtptest.
 		}
 		return smtptest.Fault{}
 	}})
-	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: srv.Addr(), TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}})
+	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pool, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { tr.Close() })
-	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
-	if err != nil {
-		t.Fatal(err)
+	if a.work {
+		outboxenv.StartClient(t, ob, nil)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.work {
-		return ob, srv
-	}
-	client, err := ob.NewClient(&river.Config{Logger: slog.New(slog.DiscardHandler), FetchCooldown: 5 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := client.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
 	return ob, srv
 }
 
@@ -149,14 +122,5 @@ func enqueue(t *testing.T, pool *pgxpool.Pool, ob *outbox.Outbox, emails ...stri
 	for _, e := range emails {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: e})
 	}
-	var id string
-	err := pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = ob.Enqueue(t.Context(), tx, postroom.OpSend, call, outbox.EnqueueOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
 }

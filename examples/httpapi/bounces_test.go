@@ -20,7 +20,6 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 )
 
@@ -112,7 +111,7 @@ func TestBounceReceived(t *testing.T) {
 			relay := smtptest.NewServer(t, smtptest.Options{})
 			cfg := config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true}
 			if database {
-				db, err := openDatabase(t.Context(), pgtest.DSN(t))
+				db, err := openDatabase(t.Context(), migrated.DSN(t))
 				if err != nil {
 					t.Fatalf("openDatabase: %v", err)
 				}

@@ -54,7 +54,7 @@ func TestParseFlagsDatabase(t *testing.T) {
 // start, a template changed in the database is used by the next call, and
 // accounts stay apart.
 func TestSendTemplateSQL(t *testing.T) {
-	db, err := openDatabase(t.Context(), pgtest.DSN(t))
+	db, err := openDatabase(t.Context(), migrated.DSN(t))
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestOpenDatabase(t *testing.T) {
 // (pgxpool.Conn.Hijack) for good: a second pool, even one opened the same
 // way, would hold connections of its own.
 func TestOnePool(t *testing.T) {
-	db, err := openDatabase(t.Context(), pgtest.DSN(t))
+	db, err := openDatabase(t.Context(), migrated.DSN(t))
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
 	}

@@ -183,6 +183,9 @@ func idemCall(t *testing.T, prefix string, n int) (body []byte, addrs []string) 
 // nothing twice except to recipients reported unknown, with one final
 // result per recipient.
 func TestMultiInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the program and runs instances of it")
+	}
 	dsn := pgtest.DSN(t)
 	bin := buildHTTPAPI(t)
 	g := newGate()

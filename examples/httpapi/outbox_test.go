@@ -13,7 +13,6 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/internal/apitest"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/outbox"
 )
@@ -26,7 +25,7 @@ import (
 // nothing more; the same key with another call is 409; a synchronous call
 // still answers its results at once.
 func TestSendLater(t *testing.T) {
-	db, err := openDatabase(t.Context(), pgtest.DSN(t))
+	db, err := openDatabase(t.Context(), migrated.DSN(t))
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
 	}
@@ -179,7 +178,7 @@ func TestQueueBackoff(t *testing.T) {
 // keeps deferring (451) is rejected, expired, about a second after the
 // call, instead of five days; the other is sent.
 func TestSendLaterExpires(t *testing.T) {
-	dsn := pgtest.DSN(t)
+	dsn := migrated.DSN(t)
 	pool, err := openDatabase(t.Context(), dsn)
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)

@@ -11,7 +11,6 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/internal/apitest"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 )
 
@@ -23,7 +22,7 @@ import (
 // changes nothing; the account's own makes the recipient rejected,
 // call-canceled, and the call done.
 func TestSteerCalls(t *testing.T) {
-	pool, err := openDatabase(t.Context(), pgtest.DSN(t))
+	pool, err := openDatabase(t.Context(), migrated.DSN(t))
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
 	}

@@ -13,6 +13,14 @@
 //	db := pgtest.New(t)       // a *sql.DB over pgx's stdlib driver
 //	dsn := pgtest.DSN(t)      // or its DSN, for another process to open
 //
+// A package whose tests all start from the same schema declares a Template:
+// its Setup (the migrations) runs once per test binary, and each test's
+// database is a copy of the template's (CREATE DATABASE ... TEMPLATE),
+// which costs no more than an empty one:
+//
+//	var migrated = &pgtest.Template{Setup: outbox.Migrate}
+//	pool := migrated.NewPool(t)
+//
 // # Which server
 //
 // If POSTROOM_TEST_DATABASE_URL is set, it is the DSN of a server the tests

@@ -1,11 +1,15 @@
 package pgtest
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // currentDatabase returns the name of the database db is connected to.
@@ -143,5 +147,55 @@ func TestUnavailable(t *testing.T) {
 				t.Errorf("unavailable(CI=%q, %v): skipped %v, failed %v; want skipped %v", tt.ci, tt.err, r.skipped, r.failed, tt.wantSkip)
 			}
 		})
+	}
+}
+
+// TestTemplate: a Template's Setup runs once, however many tests ask for
+// a copy at once, and each copy starts with what Setup made and is a
+// database of its own.
+func TestTemplate(t *testing.T) {
+	var setups atomic.Int32
+	tp := &Template{Setup: func(ctx context.Context, pool *pgxpool.Pool) error {
+		setups.Add(1)
+		_, err := pool.Exec(ctx, "CREATE TABLE made_once (x int); INSERT INTO made_once VALUES (1)")
+		return err
+	}}
+	const copies = 4
+	names := make([]string, copies)
+	t.Run("copies", func(t *testing.T) {
+		for i := range copies {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				pool := tp.NewPool(t)
+				if err := pool.QueryRow(t.Context(), "SELECT current_database()").Scan(&names[i]); err != nil {
+					t.Fatal(err)
+				}
+				// Each copy has the template's row, and its own insert only.
+				if _, err := pool.Exec(t.Context(), "INSERT INTO made_once VALUES ($1)", 100+i); err != nil {
+					t.Fatal(err)
+				}
+				var n, sum int
+				if err := pool.QueryRow(t.Context(), "SELECT count(*), sum(x) FROM made_once").Scan(&n, &sum); err != nil {
+					t.Fatal(err)
+				}
+				if n != 2 || sum != 101+i {
+					t.Errorf("copy %d: %d rows summing to %d, want 2 summing to %d", i, n, sum, 101+i)
+				}
+			})
+		}
+	})
+	if n := setups.Load(); n != 1 {
+		t.Errorf("Setup ran %d times, want once", n)
+	}
+	for i, name := range names {
+		if name == "" || databaseExists(t, name) {
+			t.Errorf("copy %d: database %q still exists after its test ended", i, name)
+		}
+	}
+
+	failing := &Template{Setup: func(context.Context, *pgxpool.Pool) error { return errors.New("no migrations today") }}
+	r := &recorder{TB: t}
+	if dsn := failing.DSN(r); !r.failed || dsn != "" {
+		t.Error("a Template whose Setup fails gave a database")
 	}
 }

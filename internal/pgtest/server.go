@@ -272,12 +272,19 @@ func findBin(pattern string) (string, error) {
 	if len(dirs) == 0 {
 		return "", errNotInstalled
 	}
-	version := func(d string) int {
-		v, _ := strconv.Atoi(filepath.Base(filepath.Dir(d))) // "15"; 0 if odd
-		return v
-	}
-	return slices.MaxFunc(dirs, func(a, b string) int { return version(a) - version(b) }), nil
+	return slices.MaxFunc(dirs, func(a, b string) int { return binVersion(a) - binVersion(b) }), nil
 }
+
+// binVersion is the major version of the PostgreSQL whose programs are in
+// the Debian folder bin (/usr/lib/postgresql/15/bin: 15), 0 if the folder
+// does not say.
+func binVersion(bin string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(bin)))
+	return v
+}
+
+// version is s's major version, 0 if unknown.
+func (s *server) version() int { return binVersion(s.bin) }
 
 // serverCredential returns whom initdb and postgres run as: nil (this
 // process's user) unless it is root, which PostgreSQL refuses, and then the

@@ -15,4 +15,6 @@ func (*server) dsn(string) string { return "" }
 
 func (*server) stop() error { return nil }
 
+func (*server) version() int { return 0 }
+
 func (*server) restart(time.Duration) error { return errNotInstalled }

@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"flag"
+	"strconv"
 	"testing"
 )
 
@@ -44,5 +46,30 @@ func TestNeed(t *testing.T) {
 	Need(r, "go", "go", "version")
 	if r.skipped || r.failed {
 		t.Errorf("go is installed, yet skipped %v, failed %v: %s", r.skipped, r.failed, r.msg)
+	}
+}
+
+// TestParallel: Parallel sets -test.parallel when the command line does
+// not, and leaves the command line's value alone.
+func TestParallel(t *testing.T) {
+	f := flag.Lookup(parallelFlag)
+	if f == nil {
+		t.Fatalf("no flag %s", parallelFlag)
+	}
+	old := f.Value.String()
+	t.Cleanup(func() { flag.Set(parallelFlag, old) })
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == parallelFlag })
+	n, err := strconv.Atoi(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Parallel(n + 3)
+	want := strconv.Itoa(n + 3)
+	if given {
+		want = old
+	}
+	if got := f.Value.String(); got != want {
+		t.Errorf("-test.parallel %s after Parallel(%d), want %s (given on the command line: %v)", got, n+3, want, given)
 	}
 }

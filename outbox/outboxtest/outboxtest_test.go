@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/outbox/outboxtest"
@@ -21,14 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
 // messages to rec.
 func setup(t *testing.T, rec *postroomtest.Recorder) (*outbox.Outbox, *pgxpool.Pool) {
 	t.Helper()
-	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := outboxenv.NewPool(t)
 	m, err := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)
