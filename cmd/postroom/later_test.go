@@ -9,28 +9,10 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/outbox"
 )
-
-// waitDone polls the call's Status until it is done.
-func waitDone(t *testing.T, ob *outbox.Outbox, id string) *postroom.CallStatus {
-	t.Helper()
-	for {
-		s, err := ob.Status(t.Context(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.State == postroom.CallDone {
-			return s
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("call %s never done: %v", id, s.Counts)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
 
 // TestCallLater: a done call whose second message bounced after it left
 // (a soft bounce, then a hard one, written to the events' table of the
@@ -42,7 +24,7 @@ func TestCallLater(t *testing.T) {
 	c, pool := migrated(t)
 	ob, _ := worker(t, pool, app{work: true})
 	id := enqueue(t, pool, ob, "ann@example.org", "bob@example.org")
-	s := waitDone(t, ob, id)
+	s := outboxenv.WaitDone(t, ob, id)
 	if text := c.ok(t, "call", id); strings.Contains(text, "later") {
 		t.Errorf("call printed later events before any came back:\n%s", text)
 	}
@@ -93,7 +75,7 @@ func TestCallLaterNoEventLog(t *testing.T) {
 	}
 	ob, _ := worker(t, pool, app{work: true})
 	id := enqueue(t, pool, ob, "ann@example.org")
-	waitDone(t, ob, id)
+	outboxenv.WaitDone(t, ob, id)
 	if text := c.ok(t, "call", id); !strings.Contains(text, "done; sent 1") || !strings.Contains(text, "later: no event log") {
 		t.Errorf("call printed:\n%s", text)
 	}
