@@ -163,21 +163,7 @@ func TestOnePool(t *testing.T) {
 	if r := mustPostKeyed(t, api+"/api/1.0/message.send", marshal(t, smallCall(2)), "one-pool"); r.Status != http.StatusOK {
 		t.Fatalf("idempotent call: %d %s", r.Status, r.Body)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(marshal(t, smallCall(2))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Prefer", "respond-async")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("call sent later: %d", resp.StatusCode)
-	}
-	loc := resp.Header.Get("Location")
+	_, loc := postAsync(t, api+"/api/1.0/message.send", marshal(t, smallCall(2)))
 	for st := (postroom.CallStatus{}); st.State != postroom.CallDone; time.Sleep(20 * time.Millisecond) {
 		if code := getJSON(t, api+loc, &st); code != http.StatusOK {
 			t.Fatalf("GET %s: %d", loc, code)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"net"
 	"net/http"
 	"testing"
@@ -34,22 +32,7 @@ func TestSendLaterBounce(t *testing.T) {
 	cfg.Hearing = hearingConfig{BounceListen: ln.Addr().String(), BounceLn: ln, BounceDomain: "bounce.example.com"}
 	api, _ := startConfig(t, cfg)
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+httpapi.SendPath, bytes.NewReader(marshal(t, smallCall(2))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Prefer", "respond-async")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st postroom.CallStatus
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("enqueue: %d, %v", resp.StatusCode, err)
-	}
+	st, _ := postAsync(t, api+httpapi.SendPath, marshal(t, smallCall(2)))
 
 	// status polls the call's status until done holds, or a minute.
 	status := func(what string, done func(postroom.CallStatus) bool) postroom.CallStatus {

@@ -131,6 +131,32 @@ func TestSendLater(t *testing.T) {
 
 // getJSON GETs url and decodes a 200 answer's body into v; it returns the
 // status.
+// postAsync posts body to url with Prefer: respond-async, fails t unless
+// the answer is 202 Accepted, and returns the call's status as answered
+// and its Location.
+func postAsync(t *testing.T, url string, body []byte) (postroom.CallStatus, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st postroom.CallStatus
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST %s: %d, want 202", url, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st, resp.Header.Get("Location")
+}
+
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
@@ -191,21 +217,7 @@ func TestSendLaterExpires(t *testing.T) {
 	api, _ := startConfig(t, config{SMTP: srv.Addr(), SMTPTLS: "none", NoAuth: true, DB: pool,
 		Queue: queueConfig{Backoff: 50 * time.Millisecond, MaxAge: time.Second, RescueAfter: 10 * time.Second}})
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+"/api/1.0/message.send", bytes.NewReader(apitest.Marshal(t, call)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Prefer", "respond-async")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("got %d; want 202", resp.StatusCode)
-	}
-	loc := resp.Header.Get("Location")
+	_, loc := postAsync(t, api+"/api/1.0/message.send", apitest.Marshal(t, call))
 	var done postroom.CallStatus
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if code := getJSON(t, api+loc, &done); code != http.StatusOK {

@@ -69,22 +69,7 @@ func TestSteerCalls(t *testing.T) {
 		}
 		return a
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, api+httpapi.SendPath, bytes.NewReader(apitest.Marshal(t, call)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Prefer", "respond-async")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st postroom.CallStatus
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("enqueue: %d, %v", resp.StatusCode, err)
-	}
+	st, _ := postAsync(t, api+httpapi.SendPath, apitest.Marshal(t, call))
 
 	type view struct {
 		postroom.CallStatus
