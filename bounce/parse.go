@@ -129,7 +129,7 @@ func listsRecipients(text string) bool {
 		}
 		line = strings.TrimSpace(line)
 		if len(line) > 5 && line[0] == '<' && strings.HasSuffix(line, ">:") && strings.IndexByte(line, '@') > 0 &&
-			strings.IndexAny(line[1:len(line)-2], "<> \t") < 0 {
+			!strings.ContainsAny(line[1:len(line)-2], "<> \t") {
 			return true
 		}
 	}

@@ -39,7 +39,7 @@ func ExampleTelemetry_Run() {
 		for _, kv := range s.Attributes {
 			switch kv.Key {
 			case "messaging.operation.type", "messaging.batch.message_count", "postroom.recipients.sent", "postroom.recipients.invalid":
-				fmt.Printf(" %s=%s", kv.Key, kv.Value.Emit())
+				fmt.Printf(" %s=%s", kv.Key, kv.Value.String())
 			}
 		}
 		fmt.Println()
