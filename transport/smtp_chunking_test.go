@@ -45,6 +45,7 @@ func (r *recorder) wrap(tr postroom.Transport) postroom.Transport {
 // chunk (or with DATA when chunking is disabled), byte for byte the
 // envelope's data.
 func TestSMTPChunkingThroughMailer(t *testing.T) {
+	t.Parallel() // its cases mostly wait for timeouts: with the other such table
 	// short is a timeout that the scripted hang (until the client cuts)
 	// always meets, and ordinary replies on loopback never do.
 	const short = 2 * time.Second

@@ -55,6 +55,7 @@ func checkResults(t *testing.T, results []postroom.Result, wants []want) {
 }
 
 func TestSMTPFaultsThroughMailer(t *testing.T) {
+	t.Parallel() // its cases mostly wait for timeouts: with the other such table
 	// short is a timeout that the scripted hang (until the client cuts)
 	// always meets, and ordinary replies on loopback never do.
 	const short = 2 * time.Second

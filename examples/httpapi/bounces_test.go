@@ -102,6 +102,7 @@ func deliverDSN(t *testing.T, addr string, lmtp bool, rcpt, msg string) {
 // address lists the recipient as hard-bounce (rejects.list), and the next
 // call rejects that recipient and sends to the other.
 func TestBounceReceived(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name           string
 		database, lmtp bool

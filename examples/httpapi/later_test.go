@@ -18,6 +18,7 @@ import (
 // /api/1.0/calls/{id} shows the bounce in "later", by send id, while the
 // result stays sent.
 func TestSendLaterBounce(t *testing.T) {
+	t.Parallel()
 	relay := smtptest.NewServer(t, smtptest.Options{})
 	db, err := openDatabase(t.Context(), pgtest.DSN(t))
 	if err != nil {

@@ -204,6 +204,7 @@ func TestQueueBackoff(t *testing.T) {
 // keeps deferring (451) is rejected, expired, about a second after the
 // call, instead of five days; the other is sent.
 func TestSendLaterExpires(t *testing.T) {
+	t.Parallel()
 	dsn := migrated.DSN(t)
 	pool, err := openDatabase(t.Context(), dsn)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // changes nothing; the account's own makes the recipient rejected,
 // call-canceled, and the call done.
 func TestSteerCalls(t *testing.T) {
+	t.Parallel()
 	pool, err := openDatabase(t.Context(), migrated.DSN(t))
 	if err != nil {
 		t.Fatalf("openDatabase: %v", err)
