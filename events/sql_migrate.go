@@ -5,7 +5,6 @@ import (
 	"embed"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom/internal/sqlschema"
@@ -39,16 +38,7 @@ func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
-			return err
-		}
-		return sqlschema.Apply(ctx, tx, "postroom_events_schema", ms, SQLSchemaVersion)
-	})
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			err = ctxErr
-		}
+	if err := sqlschema.Migrate(ctx, pool, migrationLockKey, "postroom_events_schema", ms, SQLSchemaVersion); err != nil {
 		return fmt.Errorf("events: migrate: %w", err)
 	}
 	return nil

@@ -46,29 +46,8 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("suppression: %w", err)
 	}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return migrateError(ctx, err)
+	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_suppression_schema", migrations, SchemaVersion); err != nil {
+		return fmt.Errorf("suppression: migrate: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock); err != nil {
-		return migrateError(ctx, err)
-	}
-	if err := sqlschema.Apply(ctx, tx, "postroom_suppression_schema", migrations, SchemaVersion); err != nil {
-		return migrateError(ctx, err)
-	}
-	return migrateError(ctx, tx.Commit(ctx))
-}
-
-// migrateError wraps a migration's error; when ctx has ended, its error
-// is the one reported, whatever the driver made of the cancellation.
-func migrateError(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("suppression: migrate: %w", ctxErr)
-	}
-	return fmt.Errorf("suppression: migrate: %w", err)
+	return nil
 }

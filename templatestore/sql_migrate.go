@@ -47,31 +47,10 @@ func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return migrateError(ctx, err)
+	if err := sqlschema.Migrate(ctx, pool, migrationLockKey, "postroom_templatestore_schema", migrations, SQLSchemaVersion); err != nil {
+		return fmt.Errorf("templatestore: migrate: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
-		return migrateError(ctx, err)
-	}
-	if err := sqlschema.Apply(ctx, tx, "postroom_templatestore_schema", migrations, SQLSchemaVersion); err != nil {
-		return migrateError(ctx, err)
-	}
-	return migrateError(ctx, tx.Commit(ctx))
-}
-
-// migrateError wraps a migration's error; when ctx has ended, its error is
-// the one reported, whatever the driver made of the cancellation.
-func migrateError(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("templatestore: migrate: %w", ctxErr)
-	}
-	return fmt.Errorf("templatestore: migrate: %w", err)
+	return nil
 }
 
 // sqlMigrations returns the embedded migrations in version order, from 1 to
