@@ -22,9 +22,9 @@ func (o *Outbox) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
 	// The calls first, with their chunks (ON DELETE CASCADE): a chunk's
 	// delete waits for the job writes that hold it (FOR SHARE), and no
 	// write after it finds the chunk. Then, in a statement of its own (a
-	// snapshot that sees what those writes committed), the recipients'
-	// rows, which have no foreign key to cascade through (see
-	// sql/002_recipients_lighter.sql).
+	// snapshot that sees what those writes committed), the jobs' writes,
+	// which have no foreign key to cascade through (see
+	// sql/003_results_log.sql).
 	rows, err := tx.Query(ctx, `DELETE FROM postroom_outbox_calls WHERE started_at < $1 RETURNING id`, t)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
@@ -36,7 +36,7 @@ func (o *Outbox) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM postroom_outbox_recipients WHERE call_id = ANY($1)`, ids); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM postroom_outbox_results WHERE call_id = ANY($1)`, ids); err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {

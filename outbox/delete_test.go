@@ -33,7 +33,7 @@ func TestDeleteBefore(t *testing.T) {
 	}
 	rows := func(id string) (n int) {
 		t.Helper()
-		if err := e.pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM postroom_outbox_recipients WHERE call_id = $1)
+		if err := e.pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM postroom_outbox_results WHERE call_id = $1)
 			+ (SELECT count(*) FROM postroom_outbox_chunks WHERE call_id = $1)`, id).Scan(&n); err != nil {
 			t.Fatal(err)
 		}

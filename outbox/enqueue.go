@@ -118,17 +118,18 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 		[]string{"call_id", "first", "count", "recipients"}, pgx.CopyFromRows(rows)); err != nil {
 		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 	}
-	var invalid [][]any
+	invalid := map[int32]*entries{}
 	for i, r := range checked {
 		if r.Status != "" {
-			invalid = append(invalid, []any{id, int32(i), r.Email, string(r.Status), string(r.Code), r.Reason})
+			first := int32(i - i%o.opts.JobSize)
+			if invalid[first] == nil {
+				invalid[first] = &entries{}
+			}
+			invalid[first].addResult(int32(i), r)
 		}
 	}
-	if len(invalid) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_recipients"},
-			[]string{"call_id", "idx", "email", "status", "code", "reason"}, pgx.CopyFromRows(invalid)); err != nil {
-			return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
-		}
+	if err := copyWrites(ctx, tx, id, invalid); err != nil {
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
 	}
 	if _, err := o.river.InsertManyFastTx(ctx, tx, jobs); err != nil {
 		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))

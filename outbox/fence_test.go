@@ -5,7 +5,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 )
 
@@ -31,39 +30,37 @@ func TestFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := SendArgs{CallID: "c", First: 0, Count: 4}
-	emails := []string{"r0@example.org", "r1@example.org", "r2@example.org", "r3@example.org"}
-	sent := []postroom.Result{{Status: postroom.StatusSent}, {Status: postroom.StatusSent}}
 
 	a, err := takeLease(ctx, pool, args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := a.reserve(ctx, []int32{0, 1}, emails[:2]); err != nil || len(got) != 2 {
-		t.Fatalf("A's reserve: %v, %v", got, err)
+	if got := putT(t, a, reserving(0, 1)); got != putDone {
+		t.Fatalf("A's reserve: %v", got)
 	}
 
 	b, err := takeLease(ctx, pool, args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	todo, _, err := b.pending(ctx)
+	todo, err := b.pending(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(todo) != 2 || todo[0] != 2 || todo[1] != 3 {
 		t.Fatalf("B's pending: %v, want [2 3]: A's reserved batch is not B's to send", todo)
 	}
-	if err := a.record(ctx, outcomes{[]int32{0, 1}, emails[:2], sent}); err != nil {
-		t.Fatal(err)
+	if got := putT(t, a, sending(0, 1)); got != putSuperseded {
+		t.Fatalf("A's results after B's lease: %v, want superseded", got)
 	}
-	if got, err := a.reserve(ctx, []int32{2, 3}, emails[2:]); err != nil || len(got) != 0 {
-		t.Fatalf("A's reserve after B's lease: %v, %v; want nothing", got, err)
+	if got := putT(t, a, reserving(2, 3)); got != putSuperseded {
+		t.Fatalf("A's reserve after B's lease: %v, want superseded", got)
 	}
-	if got, err := b.reserve(ctx, []int32{2, 3}, emails[2:]); err != nil || len(got) != 2 {
-		t.Fatalf("B's reserve: %v, %v", got, err)
+	if got := putT(t, b, reserving(2, 3)); got != putDone {
+		t.Fatalf("B's reserve: %v", got)
 	}
-	if err := b.record(ctx, outcomes{[]int32{2, 3}, emails[2:], sent}); err != nil {
-		t.Fatal(err)
+	if got := putT(t, b, sending(2, 3)); got != putDone {
+		t.Fatalf("B's results: %v", got)
 	}
 	rows, err := pool.Query(ctx, `SELECT status, code FROM postroom_outbox_recipients WHERE call_id = 'c' ORDER BY idx`)
 	if err != nil {

@@ -8,7 +8,6 @@ package outbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,39 +94,19 @@ func (w *Worker) giveUp(ctx context.Context, args SendArgs, why string) (int, er
 	if err != nil {
 		return 0, err
 	}
-	todo, lastReason, err := l.pending(ctx)
+	todo, err := l.pending(ctx)
 	if err != nil || len(todo) == 0 {
 		return 0, err
 	}
-	emails := chunkEmails(l.chunk, args.Count)
-	todoEmails := make([]string, len(todo))
 	reasons := make([]string, len(todo))
 	for k, i := range todo {
-		todoEmails[k] = emails[int(i)-args.First]
 		reasons[k] = string(ReasonGaveUp) + ": " + why
-		if last := lastReason[i]; last != "" {
+		if last := l.last(i); last != "" {
 			reasons[k] += "; last attempt: " + last
 		}
 	}
-	if err := l.settle(ctx, todo, todoEmails, postroom.StatusRejected, ReasonGaveUp, reasons); err != nil {
+	if err := l.settle(ctx, todo, postroom.StatusRejected, ReasonGaveUp, reasons); err != nil {
 		return 0, err
 	}
 	return len(todo), nil
-}
-
-// chunkEmails returns the n addresses of a job's stored recipients, or n
-// empty ones when they cannot be read: a recipient given up without its
-// address still gets its result.
-func chunkEmails(chunk []byte, n int) []string {
-	var rs []struct {
-		Email string `json:"email"`
-	}
-	emails := make([]string, n)
-	if json.Unmarshal(chunk, &rs) != nil || len(rs) != n {
-		return emails
-	}
-	for k, r := range rs {
-		emails[k] = r.Email
-	}
-	return emails
 }

@@ -1,12 +1,12 @@
 package outbox
 
 // The record of one batch while the Mailer sends it. A recipient is
-// reserved (its row says its message may have been handed over) just
+// reserved (a write says its message may have been handed over) just
 // before its message is handed to the transport, and its result is
 // written soon after it is known, so that a run that dies leaves unknown
 // only the messages it was handing over and the few whose outcome it had
-// not written yet; the rest of its batch has no row, and the next run
-// sends it.
+// not written yet; the rest of its batch is not reserved, and the next
+// run sends it.
 //
 // A write per recipient would cost a database round trip each. So the
 // writes are grouped as a database groups its commits: one write at a
@@ -59,24 +59,24 @@ const flushInterval = 100 * time.Millisecond
 const fastTransport = time.Millisecond
 
 // errSuperseded keeps a message back: a newer run of its job holds the
-// lease, and the recipient is that run's to send.
-var errSuperseded = errors.New("outbox: a newer run of the job holds it")
+// lease, and the recipient is that run's to send, or the call was
+// cancelled.
+var errSuperseded = errors.New("outbox: a newer run of the job holds it, or its call was cancelled")
 
 // handover is one batch's record while the Mailer sends it: recipient
 // idx[p] is at position p of the Mailer's call. Its methods are safe for
 // concurrent use.
 type handover struct {
-	l      *lease
-	idx    []int32
-	emails []string
-	slots  *atomic.Int64 // the Worker's count of slots: the most active at once, in any batch
-	fast   *atomic.Bool  // the Worker's last verdict: its transport accepts in under fastTransport
+	l     *lease
+	idx   []int32
+	slots *atomic.Int64 // the Worker's count of slots: the most active at once, in any batch
+	fast  *atomic.Bool  // the Worker's last verdict: its transport accepts in under fastTransport
 
 	mu         sync.Mutex
 	waiting    []int         // positions whose message waits for a reservation not yet asked for
 	writing    chan struct{} // not nil while a write is under way; closed when it ends
 	err        error         // a reservation failed: nothing more is handed over
-	superseded bool          // a newer run of the job holds the lease
+	superseded bool          // a newer run of the job holds the lease, or the call was cancelled
 	asked      []bool        // position p's reservation was asked for
 	next       int           // no position before it is left to ask for
 	answered   []bool        // position p's reservation was asked for, and the write ended
@@ -95,10 +95,10 @@ type handover struct {
 	lastWrite  time.Time // the end of the last write (or the batch's start)
 }
 
-func newHandover(l *lease, idx []int32, emails []string, slots *atomic.Int64, fast *atomic.Bool) *handover {
+func newHandover(l *lease, idx []int32, slots *atomic.Int64, fast *atomic.Bool) *handover {
 	n := len(idx)
 	return &handover{
-		l: l, idx: idx, emails: emails, slots: slots, fast: fast, handedAt: make([]time.Time, n),
+		l: l, idx: idx, slots: slots, fast: fast, handedAt: make([]time.Time, n),
 		asked: make([]bool, n), answered: make([]bool, n), mine: make([]bool, n),
 		called: make([]bool, n), done: make([]bool, n), written: make([]bool, n),
 		results: make([]postroom.Result, n), lastWrite: time.Now(),
@@ -202,11 +202,9 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 func (h *handover) write(ctx context.Context) {
 	pos := h.unwritten
 	h.unwritten = nil
-	var out outcomes
+	w := h.l.newWrite()
 	for _, p := range pos {
-		if h.keep(p) {
-			out.add(h.idx[p], h.emails[p], h.results[p])
-		}
+		h.addResult(w, p)
 	}
 	ask := h.waiting
 	h.waiting = nil
@@ -235,24 +233,22 @@ func (h *handover) write(ctx context.Context) {
 		}
 		h.held += len(ask)
 	}
-	if out.len() == 0 && len(ask) == 0 {
+	if w.mine.len() == 0 && w.open.len() == 0 && len(ask) == 0 {
 		return
 	}
 	slices.Sort(ask) // positions, so recipients, in ascending order
-	idx := make([]int32, len(ask))
-	emails := make([]string, len(ask))
-	for k, p := range ask {
-		idx[k], emails[k] = h.idx[p], h.emails[p]
+	for _, p := range ask {
+		w.open.add(h.idx[p], rowReserved, "", "", "")
 	}
 	ch := make(chan struct{})
 	h.writing = ch
 	h.mu.Unlock()
 
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	var got []int32
+	var got putOutcome
 	err := retry(wctx, func(ctx context.Context) error {
 		var err error
-		got, err = h.l.save(ctx, out, idx, emails)
+		got, err = h.l.put(ctx, w)
 		return err
 	})
 	cancel()
@@ -277,53 +273,53 @@ func (h *handover) write(ctx context.Context) {
 	for _, p := range pos {
 		h.written[p] = true
 	}
-	for _, i := range got {
-		p, _ := slices.BinarySearch(h.idx, i)
-		h.mine[p] = true
-	}
-	if len(got) < len(ask) {
-		// A newer run took the lease (it reserves what it finds
-		// without a row), or Cancel settled a recipient: nothing more
-		// is this run's.
+	if got != putDone {
+		// A newer run took the lease, or Cancel marked the call: nothing
+		// more is this run's.
 		h.superseded = true
 		h.err = errSuperseded
+		return
+	}
+	for _, p := range ask {
+		h.mine[p] = true
 	}
 }
 
-// keep reports whether position p's result is to be written: every
-// result of a recipient this run reserved; of another, only a final one
-// (the Mailer found it invalid without handing it over). A deferred
-// recipient never reserved keeps its row as it is, or none: the next run
-// sends it.
-func (h *handover) keep(p int) bool {
-	return h.mine[p] || h.results[p].Status != postroom.StatusDeferred
+// addResult adds position p's result to w: every result of a recipient
+// this run reserved (mine); of another, only a final one (open: the
+// Mailer found it invalid without handing it over). A deferred recipient
+// never reserved keeps its state as it is: the next run sends it.
+func (h *handover) addResult(w *write, p int) {
+	switch {
+	case h.mine[p]:
+		w.mine.addResult(h.idx[p], h.results[p])
+	case h.results[p].Status != postroom.StatusDeferred:
+		w.open.addResult(h.idx[p], h.results[p])
+	}
 }
 
 // finish writes the results of the batch (Run's) not yet written, and
 // releases the recipients whose reservation write failed (their messages
-// were never handed over), retried while the database is out of reach,
-// within ctx. Every hook has returned by then.
+// were never handed over), in one write, retried while the database is
+// out of reach, within ctx. Every hook has returned by then.
 func (h *handover) finish(ctx context.Context, results []postroom.Result) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out outcomes
+	w := h.l.newWrite()
 	for p, r := range results {
 		h.results[p] = r
-		if !h.written[p] && h.keep(p) {
-			out.add(h.idx[p], h.emails[p], r)
+		if !h.written[p] {
+			h.addResult(w, p)
 		}
 	}
-	if len(h.unsure) > 0 {
-		idx := make([]int32, len(h.unsure))
-		for k, p := range h.unsure {
-			idx[k] = h.idx[p]
-		}
-		if err := retry(ctx, func(ctx context.Context) error { return h.l.release(ctx, idx) }); err != nil {
-			return err
-		}
+	for _, p := range h.unsure {
+		h.l.release(w, h.idx[p])
 	}
-	if out.len() == 0 {
+	if w.mine.len() == 0 && w.open.len() == 0 {
 		return nil
 	}
-	return retry(ctx, func(ctx context.Context) error { return h.l.record(ctx, out) })
+	return retry(ctx, func(ctx context.Context) error {
+		_, err := h.l.put(ctx, w)
+		return err
+	})
 }

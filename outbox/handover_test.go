@@ -18,18 +18,22 @@ import (
 	"github.com/postroom/postroom/internal/pgtest"
 )
 
-// countingPool counts the reservations a lease makes through a real
-// pool: statements on their own, and in batches.
+// countingPool counts the writes a lease makes through a real pool:
+// statements on their own, and in batches.
 type countingPool struct {
 	*pgxpool.Pool
 	reserves atomic.Int64
 }
 
 func (c *countingPool) count(sql string) {
-	switch sql {
-	case reserveSQL, reserveNewSQL, saveSQL, saveNewSQL:
+	if sql == putSQL {
 		c.reserves.Add(1)
 	}
+}
+
+func (c *countingPool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.count(sql)
+	return c.Pool.QueryRow(ctx, sql, args...)
 }
 
 func (c *countingPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
@@ -92,7 +96,7 @@ func TestHandoverSlowTransport(t *testing.T) {
 		mu.Lock()
 		reached[env.To[0]] = true
 		mu.Unlock()
-		rows, err := pool.Query(ctx, `SELECT email, status FROM postroom_outbox_recipients`)
+		rows, err := pool.Query(ctx, `SELECT idx, status FROM postroom_outbox_recipients`)
 		if err != nil {
 			return err
 		}
@@ -100,10 +104,12 @@ func TestHandoverSlowTransport(t *testing.T) {
 		defer mu.Unlock()
 		n := 0
 		for rows.Next() {
-			var email, status string
-			if err := rows.Scan(&email, &status); err != nil {
+			var i int
+			var status string
+			if err := rows.Scan(&i, &status); err != nil {
 				return err
 			}
+			email := fmt.Sprintf("r%d@example.org", i)
 			if email == env.To[0] && status != rowReserved {
 				unreserved.Add(1)
 			}
@@ -120,15 +126,13 @@ func TestHandoverSlowTransport(t *testing.T) {
 	}
 	call := postroom.Call{Key: "k", AccountID: "a", Message: postroom.Message{FromEmail: "shop@example.com", Subject: "Hi", Text: "Hello"}}
 	idx := make([]int32, n)
-	emails := make([]string, n)
 	for i := range n {
 		idx[i] = int32(i)
-		emails[i] = fmt.Sprintf("r%d@example.org", i)
-		call.Recipients = append(call.Recipients, postroom.Recipient{Email: emails[i]})
+		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("r%d@example.org", i)})
 	}
 	var slots atomic.Int64
 	var fast atomic.Bool
-	h := newHandover(l, idx, emails, &slots, &fast)
+	h := newHandover(l, idx, &slots, &fast)
 	results, err := m.Run(ctx, postroom.OpSend, &call, h.hooks(ctx))
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +144,7 @@ func TestHandoverSlowTransport(t *testing.T) {
 		t.Errorf("%d messages reached the transport unreserved", u)
 	}
 	if r := cp.reserves.Load(); r > n {
-		t.Errorf("%d reservations for %d recipients", r, n)
+		t.Errorf("%d writes for %d recipients", r, n)
 	}
 	// The other workers' messages, reserved and on their way.
 	if ahead > concurrency-1 {
@@ -156,7 +160,7 @@ func TestHandoverSlowTransport(t *testing.T) {
 	if s := slots.Load(); s < 1 || s > concurrency {
 		t.Errorf("%d slots, want at most the %d workers", s, concurrency)
 	}
-	t.Logf("%d reservations for %d recipients; at most %d reserved ahead of the transport", cp.reserves.Load(), n, ahead)
+	t.Logf("%d writes for %d recipients; at most %d reserved ahead of the transport", cp.reserves.Load(), n, ahead)
 }
 
 // TestTransient: a write is retried for what a restart or a lost
@@ -217,10 +221,9 @@ func TestRetry(t *testing.T) {
 
 // TestRelease: a reservation that a run undoes (its write failed, and
 // may have been made all the same) leaves a recipient new to the run as
-// it was before (no row), and a deferred one deferred with its last
-// reason; a reservation tried again after a lost answer returns its
-// recipients again; the next run sends them all, and calls none of them
-// interrupted.
+// it was before (not tried), and a deferred one deferred with its last
+// reason; a reservation tried again after a lost answer is made once;
+// the next run sends them all, and calls none of them interrupted.
 func TestRelease(t *testing.T) {
 	ctx := t.Context()
 	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
@@ -234,28 +237,39 @@ func TestRelease(t *testing.T) {
 	for _, q := range []string{
 		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 3, now())`,
 		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 3, '[]')`,
-		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, code, reason) VALUES ('c', 1, 'r1@example.org', 'deferred', 'deferred', 'deferred: 451 try later')`,
+		`INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+			VALUES ('c', 0, 0, 0, '{1}', '{deferred}', '{deferred}', '{"deferred: 451 try later"}', '{""}')`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	args := SendArgs{CallID: "c", First: 0, Count: 3}
-	emails := []string{"r0@example.org", "r1@example.org", "r2@example.org"}
 	a, err := takeLease(ctx, pool, args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.pending(ctx); err != nil {
+	if _, err := a.pending(ctx); err != nil {
 		t.Fatal(err)
 	}
+	w := reserving(0, 1, 2)
 	for range 2 { // the second time, as after an answer lost
-		if got, err := a.reserve(ctx, []int32{0, 1, 2}, emails); err != nil || len(got) != 3 {
-			t.Fatalf("reserve: %v, %v; want all 3", got, err)
+		if got := putT(t, a, w); got != putDone {
+			t.Fatalf("reserve: %v, want done", got)
 		}
 	}
-	if err := a.release(ctx, []int32{0, 1}); err != nil {
+	var writes int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM postroom_outbox_results WHERE wseq = $1`, w.seq).Scan(&writes); err != nil {
 		t.Fatal(err)
+	}
+	if writes != 1 {
+		t.Errorf("a write tried again made %d rows, want 1", writes)
+	}
+	rw := a.newWrite()
+	a.release(rw, 0)
+	a.release(rw, 1)
+	if got := putT(t, a, rw); got != putDone {
+		t.Fatalf("release: %v, want done", got)
 	}
 	rows := map[int32]string{}
 	r, err := pool.Query(ctx, `SELECT idx, status || ' ' || reason FROM postroom_outbox_recipients WHERE call_id = 'c'`)
@@ -275,17 +289,17 @@ func TestRelease(t *testing.T) {
 	}
 	want := map[int32]string{1: "deferred deferred: 451 try later", 2: "reserved "}
 	if len(rows) != len(want) || rows[1] != want[1] || rows[2] != want[2] {
-		t.Errorf("rows after release: %q, want %q", rows, want)
+		t.Errorf("states after release: %q, want %q", rows, want)
 	}
 	b, err := takeLease(ctx, pool, args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	todo, last, err := b.pending(ctx)
+	todo, err := b.pending(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(todo) != 2 || todo[0] != 0 || todo[1] != 1 || last[1] != "deferred: 451 try later" {
-		t.Errorf("next run: to send %v (last reasons %v), want 0 and 1 (1 deferred)", todo, last)
+	if len(todo) != 2 || todo[0] != 0 || todo[1] != 1 || b.last(1) != "deferred: 451 try later" {
+		t.Errorf("next run: to send %v (last reason of 1 %q), want 0 and 1 (1 deferred)", todo, b.last(1))
 	}
 }

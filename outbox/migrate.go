@@ -14,7 +14,7 @@ import (
 
 // SchemaVersion is the version of the outbox's own tables that this
 // package reads and writes and Migrate brings a database to.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // schema holds the migrations of the outbox's tables, one file per
 // version, named <version>_<what>.sql and applied in version order. They

@@ -10,11 +10,13 @@ import (
 	"github.com/postroom/postroom/internal/sqlschema"
 )
 
-// TestMigrateFromVersion1 upgrades a database at schema version 1 that
-// holds a call's rows: Migrate brings it to SchemaVersion, keeps the
-// rows, and the recipients' rows no longer have a foreign key to their
-// call (sql/002_recipients_lighter.sql).
-func TestMigrateFromVersion1(t *testing.T) {
+// TestMigrateFromVersion2 upgrades a database at schema version 2 that
+// holds a call's rows (one per recipient: sent, deferred, and reserved by
+// a run that died): Migrate brings it to SchemaVersion, the rows become
+// writes (sql/003_results_log.sql) that read as they did, and the next
+// run of the job sends the deferred recipient and settles the reserved
+// one as interrupted.
+func TestMigrateFromVersion2(t *testing.T) {
 	ctx := t.Context()
 	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
 	if err != nil {
@@ -26,25 +28,16 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return sqlschema.Apply(ctx, tx, "postroom_outbox_schema", ms[:1], 1)
+		return sqlschema.Apply(ctx, tx, "postroom_outbox_schema", ms[:2], 2)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	fks := func() (n int) {
-		t.Helper()
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint
-			WHERE conrelid = 'postroom_outbox_recipients'::regclass AND contype = 'f'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if fks() != 1 {
-		t.Fatal("version 1 has no foreign key on the recipients' rows")
-	}
 	for _, q := range []string{
-		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 2, now())`,
-		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 2, '[]')`,
-		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status) VALUES ('c', 0, 'a@example.org', 'sent')`,
+		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 4, now())`,
+		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients, epoch) VALUES ('c', 0, 4, '[]', 1)`,
+		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, send_id, epoch) VALUES ('c', 0, 'a@example.org', 'sent', 'id0', 1)`,
+		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, code, reason, epoch) VALUES ('c', 1, 'b@example.org', 'deferred', 'deferred', 'deferred: 451 later', 1)`,
+		`INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, epoch) VALUES ('c', 2, 'c@example.org', 'reserved', 1)`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatal(err)
@@ -53,15 +46,38 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err := Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	var version, rows int
+	var version int
 	if err := pool.QueryRow(ctx, `SELECT max(version) FROM postroom_outbox_schema`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM postroom_outbox_recipients WHERE call_id = 'c' AND status = 'sent'`).Scan(&rows); err != nil {
+	if version != SchemaVersion {
+		t.Errorf("after Migrate: version %d, want %d", version, SchemaVersion)
+	}
+	states := func() string {
+		t.Helper()
+		var s string
+		if err := pool.QueryRow(ctx, `SELECT string_agg(idx || ' ' || status || ' ' || send_id || reason, ', ' ORDER BY idx)
+			FROM postroom_outbox_recipients WHERE call_id = 'c'`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got, want := states(), "0 sent id0, 1 deferred deferred: 451 later, 2 reserved "; got != want {
+		t.Errorf("after Migrate: %q, want %q", got, want)
+	}
+	l, err := takeLease(ctx, pool, SendArgs{CallID: "c", First: 0, Count: 4})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if version != SchemaVersion || rows != 1 || fks() != 0 {
-		t.Errorf("after Migrate: version %d, %d rows, %d foreign keys; want %d, 1, 0", version, rows, fks(), SchemaVersion)
+	todo, err := l.pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(todo) != 2 || todo[0] != 1 || todo[1] != 3 || l.last(1) != "deferred: 451 later" {
+		t.Errorf("the next run sends %v (1's last attempt %q), want [1 3]", todo, l.last(1))
+	}
+	if got, want := states(), "0 sent id0, 1 deferred deferred: 451 later, 2 unknown "+interruptedReason; got != want {
+		t.Errorf("after the next run's start: %q, want %q", got, want)
 	}
 	if err := Migrate(ctx, pool); err != nil { // again: nothing to do
 		t.Fatal(err)

@@ -1,7 +1,8 @@
 package outbox
 
-// The chunks of a call that still have recipients without a final
-// result, read for Waiting and Cancel.
+// The chunks of a call: those that still have recipients without a final
+// result, read for Waiting and Cancel, and the addresses of all its
+// recipients, for Status.
 
 import (
 	"context"
@@ -17,7 +18,7 @@ type openChunk struct {
 }
 
 // openChunks returns the chunks of call callID with at least one
-// recipient without a final row, in index order, with their recipients'
+// recipient without a final result, in index order, with their recipients'
 // addresses decoded here (not in SQL: a recipient's params may hold what
 // PostgreSQL's jsonb refuses, such as \u0000). A chunk whose stored
 // recipients cannot be decoded gives empty addresses, as the worker's
@@ -26,7 +27,7 @@ func openChunks(ctx context.Context, q queryer, callID string) ([]openChunk, err
 	rows, err := q.Query(ctx, `SELECT ch.first, ch.count, ch.recipients FROM postroom_outbox_chunks ch
 		WHERE ch.call_id = $1
 		  AND (SELECT count(*) FROM postroom_outbox_recipients f
-		       WHERE f.call_id = ch.call_id AND f.idx >= ch.first AND f.idx < ch.first + ch.count
+		       WHERE f.call_id = ch.call_id AND f.first = ch.first
 		         AND f.status NOT IN ('reserved', 'deferred')) < ch.count
 		ORDER BY ch.first`, callID)
 	if err != nil {
@@ -64,12 +65,24 @@ func decodeEmails(raw []byte, n int) []string {
 	return emails
 }
 
-// ranges returns the first indices and counts of chunks, as query
-// arguments.
-func ranges(chunks []openChunk) (firsts, counts []int32) {
-	for _, c := range chunks {
-		firsts = append(firsts, c.first)
-		counts = append(counts, int32(len(c.emails)))
+// callEmails returns the addresses of the n recipients of call callID,
+// from its chunks (an unreadable chunk gives empty ones).
+func callEmails(ctx context.Context, q queryer, callID string, n int) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT first, count, recipients FROM postroom_outbox_chunks WHERE call_id = $1`, callID)
+	if err != nil {
+		return nil, err
 	}
-	return firsts, counts
+	defer rows.Close()
+	emails := make([]string, n)
+	for rows.Next() {
+		var first, count int32
+		var raw []byte
+		if err := rows.Scan(&first, &count, &raw); err != nil {
+			return nil, err
+		}
+		if first >= 0 && int(first)+int(count) <= n {
+			copy(emails[first:], decodeEmails(raw, int(count)))
+		}
+	}
+	return emails, rows.Err()
 }

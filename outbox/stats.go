@@ -24,7 +24,7 @@ type QueueStats struct {
 // them was enqueued, for a queue-depth and an age gauge. It reads, in
 // one query, the outbox's River jobs that are not finished (available,
 // scheduled, retryable, running or pending: River's index on state finds
-// them), their chunks and the final rows of those chunks, so its cost
+// them), their chunks and the final results of those chunks, so its cost
 // follows the work waiting, not the calls kept. A recipient whose job
 // ended without giving it a result (a job cancelled through River
 // directly) is not counted: no run will come for it; Waiting lists it.
@@ -33,7 +33,7 @@ func (o *Outbox) Stats(ctx context.Context) (QueueStats, error) {
 	var oldest *time.Time
 	err := o.pool.QueryRow(ctx, `SELECT coalesce(sum(w.n), 0), min(c.started_at)
 		FROM (SELECT ch.call_id, ch.count - (SELECT count(*) FROM postroom_outbox_recipients f
-		        WHERE f.call_id = ch.call_id AND f.idx >= ch.first AND f.idx < ch.first + ch.count
+		        WHERE f.call_id = ch.call_id AND f.first = ch.first
 		          AND f.status NOT IN ('reserved', 'deferred')) AS n
 		      FROM river_job j
 		      JOIN postroom_outbox_chunks ch

@@ -61,7 +61,11 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 		return s, nil
 	}
 	s.State = postroom.CallDone
-	rows, err = o.pool.Query(ctx, `SELECT email, status, code, reason, send_id FROM postroom_outbox_recipients
+	emails, err := callEmails(ctx, o.pool, callID, total)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: status: %w", err)
+	}
+	rows, err = o.pool.Query(ctx, `SELECT idx, status, code, reason, send_id FROM postroom_outbox_recipients
 		WHERE call_id = $1 ORDER BY idx`, callID)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
@@ -70,9 +74,13 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 	s.Results = make([]postroom.Result, 0, total)
 	for rows.Next() {
 		var r postroom.Result
+		var i int32
 		var status, code string
-		if err := rows.Scan(&r.Email, &status, &code, &r.Reason, &r.SendID); err != nil {
+		if err := rows.Scan(&i, &status, &code, &r.Reason, &r.SendID); err != nil {
 			return nil, fmt.Errorf("outbox: status: %w", err)
+		}
+		if i >= 0 && int(i) < len(emails) {
+			r.Email = emails[i]
 		}
 		r.Status, r.Code = postroom.Status(status), postroom.ReasonCode(code)
 		s.Results = append(s.Results, r)

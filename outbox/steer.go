@@ -32,10 +32,10 @@ const ReasonCallCanceled postroom.ReasonCode = "call-canceled"
 //
 // A recipient that a running job has reserved (its message may be on its
 // way) is left to that run, which writes its outcome: Cancel never makes
-// up a result for a message that may have been delivered. The rows
-// Cancel writes are final, and a job's writes only take recipients
-// without a row or deferred, so a run still going does not send or
-// overwrite a cancelled recipient. River cancels the running job's
+// up a result for a message that may have been delivered. Cancel marks
+// the call's chunks before it reads them, and a run reserves no
+// recipient of a marked chunk, so a run still going does not send a
+// cancelled recipient; a final result is never replaced. River cancels the running job's
 // context (see river.Client.JobCancel), which ends its current sends; a
 // recipient of it that ends deferred is given up by the job (ReasonGaveUp)
 // or, if the job was finishing as Cancel ran, left deferred without a
@@ -60,29 +60,60 @@ func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
 	if why != "" {
 		reason += ": " + why
 	}
-	// Every recipient of every chunk without a row, or deferred, gets its
-	// final row. ON CONFLICT takes the row as it is when committed, so a
-	// recipient that a run reserved in the meantime is left to the run.
+	// The call's chunks marked first: the marking waits for the job
+	// writes under way, and from then on no run reserves a recipient of
+	// them, nor settles one it did not reserve (see lease.put). Then
+	// every recipient not tried, or deferred, gets its final result; one
+	// that a run reserved is left to the run.
+	if _, err := tx.Exec(ctx, `UPDATE postroom_outbox_chunks SET canceled = true WHERE call_id = $1`, callID); err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
 	chunks, err := openChunks(ctx, tx, callID)
 	if err != nil {
 		return 0, err
 	}
-	var idx []int32
-	var emails []string
-	for _, c := range chunks {
-		for k, e := range c.emails {
-			idx = append(idx, c.first+int32(k))
-			emails = append(emails, e)
-		}
+	firsts := make([]int32, len(chunks))
+	for k, c := range chunks {
+		firsts[k] = c.first
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO postroom_outbox_recipients AS r (call_id, idx, email, status, code, reason)
-		SELECT $1, v.i, v.e, $2, $3, $4 FROM unnest($5::integer[], $6::text[]) AS v(i, e)
-		ON CONFLICT (call_id, idx) DO UPDATE
-		SET status = excluded.status, code = excluded.code,
-		    reason = excluded.reason || '; last attempt: ' || r.reason
-		WHERE r.status = 'deferred'`,
-		callID, string(postroom.StatusRejected), string(ReasonCallCanceled), reason, idx, emails)
+	rows, err := tx.Query(ctx, `SELECT idx, status, reason FROM postroom_outbox_recipients
+		WHERE call_id = $1 AND first = ANY($2)`, callID, firsts)
 	if err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
+	type found struct{ status, reason string }
+	states := map[int32]found{}
+	for rows.Next() {
+		var i int32
+		var f found
+		if err := rows.Scan(&i, &f.status, &f.reason); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("outbox: Cancel: %w", err)
+		}
+		states[i] = f
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("outbox: Cancel: %w", err)
+	}
+	writes := make(map[int32]*entries, len(chunks))
+	n := 0
+	for _, c := range chunks {
+		e := &entries{}
+		for k := range c.emails {
+			i := c.first + int32(k)
+			f, ok := states[i]
+			switch {
+			case !ok:
+				e.add(i, string(postroom.StatusRejected), string(ReasonCallCanceled), reason, "")
+			case f.status == rowDeferred:
+				e.add(i, string(postroom.StatusRejected), string(ReasonCallCanceled), reason+"; last attempt: "+f.reason, "")
+			}
+		}
+		writes[c.first] = e
+		n += e.len()
+	}
+	if err := copyWrites(ctx, tx, callID, writes); err != nil {
 		return 0, fmt.Errorf("outbox: Cancel: %w", err)
 	}
 	jobs, err := o.callJobs(ctx, tx, callID)
@@ -101,7 +132,7 @@ func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("outbox: Cancel: %w", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // Retry makes the jobs of call callID that wait to retry deferred
@@ -127,7 +158,7 @@ func (o *Outbox) Retry(ctx context.Context, callID string) (int, error) {
 	}
 	// The deferred recipients by job (by its range's first index).
 	rows, err := tx.Query(ctx, `SELECT ch.first, count(*) FROM postroom_outbox_chunks ch
-		JOIN postroom_outbox_recipients r ON r.call_id = ch.call_id AND r.idx >= ch.first AND r.idx < ch.first + ch.count
+		JOIN postroom_outbox_recipients r ON r.call_id = ch.call_id AND r.first = ch.first
 		WHERE ch.call_id = $1 AND r.status = 'deferred'
 		GROUP BY ch.first`, callID)
 	if err != nil {

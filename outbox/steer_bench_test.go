@@ -31,9 +31,10 @@ func BenchmarkWaiting(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_recipients (call_id, idx, email, status, code, reason)
-		SELECT $1, i, 'x', CASE WHEN i < $2 - 100 THEN 'sent' ELSE 'deferred' END, 'soft-bounce', '451 4.7.1 greylisted'
-		FROM generate_series(0, $2 - 1) AS i`, id, benchRecipients); err != nil {
+	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+		SELECT $1, i / $3 * $3, 0, 0, array_agg(i), array_agg(CASE WHEN i < $2 - 100 THEN 'sent' ELSE 'deferred' END),
+			array_agg('soft-bounce'), array_agg('451 4.7.1 greylisted'), array_agg('')
+		FROM generate_series(0, $2 - 1) AS i GROUP BY i / $3`, id, benchRecipients, outbox.DefaultJobSize); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -46,15 +47,16 @@ func BenchmarkWaiting(b *testing.B) {
 }
 
 // BenchmarkCalls lists the newest 50 of an account's 2,000 calls of 10
-// recipients each, half of them with final rows.
+// recipients each, half of them with final results.
 func BenchmarkCalls(b *testing.B) {
 	pool := newPool(b)
 	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_calls (id, account_id, request_hash, operation, body, recipients, started_at)
 		SELECT 'c' || i, 'acct', '\x00', 0, '{}', 10, now() - i * interval '1 second' FROM generate_series(1, 2000) AS i`); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_recipients (call_id, idx, email, status)
-		SELECT 'c' || i, k, 'x', 'sent' FROM generate_series(1, 2000, 2) AS i, generate_series(0, 9) AS k`); err != nil {
+	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+		SELECT 'c' || i, 0, 0, 0, array_agg(k), array_agg('sent'), array_agg(''), array_agg(''), array_agg('')
+		FROM generate_series(1, 2000, 2) AS i, generate_series(0, 9) AS k GROUP BY i`); err != nil {
 		b.Fatal(err)
 	}
 	m, err := postroom.New(discard, postroom.Options{Auth: postroom.NoAuth{}})

@@ -41,7 +41,7 @@ type WaitingRecipient = postroom.WaitingRecipient
 // result yet, in input order, with their last attempt and next one. A
 // done call gives an empty list; an unknown id is ErrNotFound. It reads
 // the chunks of the call's stored recipients that have some without a
-// final result, their rows, and River's jobs of the call (River's
+// final result, their recipients' states, and River's jobs of the call (River's
 // JobList).
 func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient, error) {
 	var exists bool
@@ -58,12 +58,14 @@ func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient
 	if len(chunks) == 0 {
 		return []WaitingRecipient{}, nil
 	}
-	// The rows of the open chunks' recipients: a recipient without one
+	// The states of the open chunks' recipients: a recipient without one
 	// has not been tried.
-	firsts, counts := ranges(chunks)
+	firsts := make([]int32, len(chunks))
+	for k, c := range chunks {
+		firsts[k] = c.first
+	}
 	rows, err := o.pool.Query(ctx, `SELECT r.idx, r.status, r.code, r.reason FROM postroom_outbox_recipients r
-		JOIN unnest($2::integer[], $3::integer[]) AS ch(first, count) ON r.idx >= ch.first AND r.idx < ch.first + ch.count
-		WHERE r.call_id = $1`, callID, firsts, counts)
+		WHERE r.call_id = $1 AND r.first = ANY($2)`, callID, firsts)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: Waiting: %w", err)
 	}

@@ -118,7 +118,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if err != nil {
 		return err
 	}
-	todo, lastReason, err := l.pending(ctx)
+	todo, err := l.pending(ctx)
 	if err != nil || len(todo) == 0 {
 		return err
 	}
@@ -129,26 +129,17 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 		}
 		return river.JobCancel(&unreadableError{what: "recipients", callID: args.CallID, err: err})
 	}
-	at := func(i int32) *postroom.Recipient { return &recipients[int(i)-args.First] }
-	emails := func(idx []int32) []string {
-		e := make([]string, len(idx))
-		for k, i := range idx {
-			e[k] = at(i).Email
-		}
-		return e
-	}
-
 	now := o.opts.Now()
 	deadline := l.started.Add(o.opts.MaxAge)
 	if !now.Before(deadline) {
 		reasons := make([]string, len(todo))
 		for k, i := range todo {
 			reasons[k] = fmt.Sprintf("%s: not delivered within %v", ReasonExpired, o.opts.MaxAge)
-			if last := lastReason[i]; last != "" {
+			if last := l.last(i); last != "" {
 				reasons[k] += "; last attempt: " + last
 			}
 		}
-		return l.settle(ctx, todo, emails(todo), postroom.StatusRejected, ReasonExpired, reasons)
+		return l.settle(ctx, todo, postroom.StatusRejected, ReasonExpired, reasons)
 	}
 	sc, err := o.load(ctx, args.CallID, l.op)
 	if err != nil {
@@ -165,12 +156,12 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
-		h := newHandover(l, batch, emails(batch), &w.slots, &w.fast)
+		h := newHandover(l, batch, &w.slots, &w.fast)
 		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
-			err := w.refused(wctx, l, batch, todo, emails, runErr)
+			err := w.refused(wctx, l, batch, todo, runErr)
 			cancel()
 			return err
 		}
@@ -229,7 +220,7 @@ func snoozes(job *river.Job[SendArgs]) int {
 // invalid, not-sent, for batch and rest. Any other error (a template
 // store unreachable) leaves batch deferred (not-sent) and is returned,
 // for River to retry the job.
-func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, emails func([]int32) []string, err error) error {
+func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, err error) error {
 	var ve *postroom.ValidationError
 	final := errors.Is(err, postroom.ErrUnauthorized) || errors.Is(err, postroom.ErrNoRecipients) ||
 		errors.Is(err, postroom.ErrTooManyRecipients) || errors.As(err, &ve)
@@ -241,7 +232,7 @@ func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, ema
 		for k := range reasons {
 			reasons[k] = reason
 		}
-		if serr := l.settle(ctx, batch, emails(batch), postroom.StatusDeferred, postroom.ReasonNotSent, reasons); serr != nil {
+		if serr := l.settle(ctx, batch, postroom.StatusDeferred, postroom.ReasonNotSent, reasons); serr != nil {
 			return serr
 		}
 		return fmt.Errorf("outbox: job %s/%d: %w", l.args.CallID, l.args.First, err)
@@ -259,5 +250,5 @@ func (w *Worker) refused(ctx context.Context, l *lease, batch, rest []int32, ema
 	for k := range reasons {
 		reasons[k] = reason
 	}
-	return l.settle(ctx, all, emails(all), postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
+	return l.settle(ctx, all, postroom.StatusInvalid, postroom.ReasonNotSent, reasons)
 }

@@ -1,0 +1,120 @@
+package outbox
+
+// A recipient's state, folded from the writes of its chunk.
+//
+// A job's run does not write a row per recipient: each of its writes is
+// one row of postroom_outbox_results holding arrays (the recipients'
+// indices, and for each a status, reason code, reason and send id), and
+// the writes of a chunk are read in the order they were made (seq). A
+// recipient's state is its first final result if it has one (a final
+// result is never replaced: a later write naming the recipient, such as
+// a reservation tried again after its answer was lost, changes nothing),
+// else what the latest write naming it said: reserved (by the run of
+// that write's epoch), deferred, or not tried ('', a reservation
+// released). The view postroom_outbox_recipients folds the same way in
+// SQL; TestFoldMatchesView holds the two together.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postroom/postroom"
+)
+
+// Statuses of a write's entry, beside the final ones.
+const (
+	rowUntried  = ""         // not tried: a reservation released (see handover.finish)
+	rowReserved = "reserved" // may have been handed over, outcome not written
+	rowDeferred = "deferred" // to be retried
+)
+
+// isFinal reports whether status is a final result's.
+func isFinal(status string) bool {
+	return status != rowUntried && status != rowReserved && status != rowDeferred
+}
+
+// state is one recipient's state: status rowUntried (no write names it,
+// or its reservation was released), rowReserved by the run of epoch,
+// rowDeferred with the last attempt's code and reason, or a final result.
+type state struct {
+	status, code, reason, sendID string
+	epoch                        int64
+}
+
+// entries are the recipients a write names, each with its status, code,
+// reason and send id: the arrays of a postroom_outbox_results row.
+type entries struct {
+	idx                          []int32
+	status, code, reason, sendID []string
+}
+
+func (e *entries) add(i int32, status, code, reason, sendID string) {
+	e.idx = append(e.idx, i)
+	e.status = append(e.status, status)
+	e.code = append(e.code, code)
+	e.reason = append(e.reason, reason)
+	e.sendID = append(e.sendID, sendID)
+}
+
+// addResult adds recipient i with result r.
+func (e *entries) addResult(i int32, r postroom.Result) {
+	e.add(i, string(r.Status), string(r.Code), r.Reason, r.SendID)
+}
+
+func (e *entries) len() int { return len(e.idx) }
+
+// apply folds a write of epoch, naming e, into st, the states of the
+// chunk's recipients from index first.
+func (e *entries) apply(st []state, first int32, epoch int64) {
+	for k, i := range e.idx {
+		p := int(i - first)
+		if p < 0 || p >= len(st) || isFinal(st[p].status) {
+			continue
+		}
+		st[p] = state{status: e.status[k], code: e.code[k], reason: e.reason[k], sendID: e.sendID[k], epoch: epoch}
+	}
+}
+
+// chunkStates reads the writes of the chunk of call callID from index
+// first (count recipients), in the order they were made, and folds them.
+func chunkStates(ctx context.Context, q queryer, callID string, first int32, count int) ([]state, error) {
+	rows, err := q.Query(ctx, `SELECT epoch, idx, status, code, reason, send_id FROM postroom_outbox_results
+		WHERE call_id = $1 AND first = $2 ORDER BY seq`, callID, first)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	st := make([]state, count)
+	for rows.Next() {
+		var epoch int64
+		var e entries
+		if err := rows.Scan(&epoch, &e.idx, &e.status, &e.code, &e.reason, &e.sendID); err != nil {
+			return nil, err
+		}
+		if n := len(e.idx); len(e.status) != n || len(e.code) != n || len(e.reason) != n || len(e.sendID) != n {
+			return nil, fmt.Errorf("a write of chunk %d has arrays of different lengths", first)
+		}
+		e.apply(st, first, epoch)
+	}
+	return st, rows.Err()
+}
+
+// copyWrites writes, through tx, one write outside a run (epoch and
+// write number 0) per chunk of call callID (by its first index) that
+// names a recipient: Enqueue's refusals, Cancel's results.
+func copyWrites(ctx context.Context, tx pgx.Tx, callID string, writes map[int32]*entries) error {
+	var rows [][]any
+	for first, e := range writes {
+		if e.len() > 0 {
+			rows = append(rows, []any{callID, first, int64(0), int32(0), e.idx, e.status, e.code, e.reason, e.sendID})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_results"},
+		[]string{"call_id", "first", "epoch", "wseq", "idx", "status", "code", "reason", "send_id"}, pgx.CopyFromRows(rows))
+	return err
+}

@@ -1,0 +1,115 @@
+package outbox
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/pgtest"
+)
+
+// reserving is a write that reserves recipients idx.
+func reserving(idx ...int32) *write {
+	w := &write{}
+	for _, i := range idx {
+		w.open.add(i, rowReserved, "", "", "")
+	}
+	return w
+}
+
+// sending is a write of recipients idx's results: sent, as this run's
+// reservations.
+func sending(idx ...int32) *write {
+	w := &write{}
+	for _, i := range idx {
+		w.mine.addResult(i, postroom.Result{Status: postroom.StatusSent, SendID: fmt.Sprintf("id%d", i)})
+	}
+	return w
+}
+
+// putT makes w the next write of l (its number unless it has one, as a
+// write tried again keeps its number), and returns its outcome.
+func putT(t *testing.T, l *lease, w *write) putOutcome {
+	t.Helper()
+	if w.seq == 0 {
+		w.seq = l.newWrite().seq
+	}
+	got, err := l.put(t.Context(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestFoldMatchesView writes random sequences of writes to a chunk and
+// checks that the Go fold (chunkStates, which a run reads) and the view
+// postroom_outbox_recipients (which Status, Calls, Stats, Waiting and
+// Cancel read) give every recipient the same state.
+func TestFoldMatchesView(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	statuses := []string{rowUntried, rowReserved, rowDeferred, "sent", "unknown", "rejected"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for c := range 60 {
+		id := fmt.Sprintf("c%d", c)
+		if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls VALUES ($1, 'a', NULL, '\x00', 0, '{}', $2, now())`, id, n); err != nil {
+			t.Fatal(err)
+		}
+		for range 1 + rng.IntN(6) {
+			var e entries
+			for i := range int32(n) {
+				if rng.IntN(2) == 0 {
+					s := statuses[rng.IntN(len(statuses))]
+					e.add(i, s, "code-"+s, fmt.Sprintf("reason %d", rng.IntN(100)), fmt.Sprintf("id%d", rng.IntN(100)))
+				}
+			}
+			if e.len() == 0 {
+				continue
+			}
+			if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+				VALUES ($1, 0, $2, 0, $3, $4, $5, $6, $7)`, id, int64(rng.IntN(3)), e.idx, e.status, e.code, e.reason, e.sendID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := chunkStates(ctx, pool, id, 0, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		view := make([]state, n)
+		rows, err := pool.Query(ctx, `SELECT idx, status, code, reason, send_id, epoch FROM postroom_outbox_recipients WHERE call_id = $1`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var i int32
+			var s state
+			if err := rows.Scan(&i, &s.status, &s.code, &s.reason, &s.sendID, &s.epoch); err != nil {
+				t.Fatal(err)
+			}
+			view[i] = s
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if st[i].status == rowUntried {
+				st[i] = state{} // the view has no row for a recipient not tried
+			}
+			if st[i] != view[i] {
+				t.Errorf("call %s, recipient %d: fold %+v, view %+v", id, i, st[i], view[i])
+			}
+		}
+	}
+}
