@@ -50,10 +50,10 @@ func TestFence(t *testing.T) {
 	if len(todo) != 2 || todo[0] != 2 || todo[1] != 3 {
 		t.Fatalf("B's pending: %v, want [2 3]: A's reserved batch is not B's to send", todo)
 	}
-	if got := putT(t, a, sending(0, 1)); got != putSuperseded {
+	if got := putT(t, a, sending(0, 1)); got != putStopped {
 		t.Fatalf("A's results after B's lease: %v, want superseded", got)
 	}
-	if got := putT(t, a, reserving(2, 3)); got != putSuperseded {
+	if got := putT(t, a, reserving(2, 3)); got != putStopped {
 		t.Fatalf("A's reserve after B's lease: %v, want superseded", got)
 	}
 	if got := putT(t, b, reserving(2, 3)); got != putDone {

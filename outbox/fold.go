@@ -80,11 +80,21 @@ func (e *entries) apply(st []state, first int32, epoch int64) {
 // chunkStates reads the writes of the chunk of call callID from index
 // first (count recipients), in the order they were made, and folds them.
 func chunkStates(ctx context.Context, q queryer, callID string, first int32, count int) ([]state, error) {
-	rows, err := q.Query(ctx, `SELECT epoch, idx, status, code, reason, send_id FROM postroom_outbox_results
-		WHERE call_id = $1 AND first = $2 ORDER BY seq`, callID, first)
+	rows, err := q.Query(ctx, chunkWritesSQL, callID, first)
 	if err != nil {
 		return nil, err
 	}
+	return foldRows(rows, first, count)
+}
+
+// chunkWritesSQL reads the writes of a chunk ($1, $2) for foldRows.
+const chunkWritesSQL = `SELECT epoch, idx, status, code, reason, send_id FROM postroom_outbox_results
+	WHERE call_id = $1 AND first = $2 ORDER BY seq`
+
+// foldRows folds the writes rows gives (chunkWritesSQL's) into the
+// states of the chunk's count recipients from index first, and closes
+// rows.
+func foldRows(rows pgx.Rows, first int32, count int) ([]state, error) {
 	defer rows.Close()
 	st := make([]state, count)
 	for rows.Next() {
@@ -101,20 +111,20 @@ func chunkStates(ctx context.Context, q queryer, callID string, first int32, cou
 	return st, rows.Err()
 }
 
-// copyWrites writes, through tx, one write outside a run (epoch and
-// write number 0) per chunk of call callID (by its first index) that
+// copyWrites writes, through tx, one write outside a run (epoch 0, and
+// a write number of the table's sequence) per chunk of call callID (by its first index) that
 // names a recipient: Enqueue's refusals, Cancel's results.
 func copyWrites(ctx context.Context, tx pgx.Tx, callID string, writes map[int32]*entries) error {
 	var rows [][]any
 	for first, e := range writes {
 		if e.len() > 0 {
-			rows = append(rows, []any{callID, first, int64(0), int32(0), e.idx, e.status, e.code, e.reason, e.sendID})
+			rows = append(rows, []any{callID, first, int64(0), e.idx, e.status, e.code, e.reason, e.sendID})
 		}
 	}
 	if len(rows) == 0 {
 		return nil
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_results"},
-		[]string{"call_id", "first", "epoch", "wseq", "idx", "status", "code", "reason", "send_id"}, pgx.CopyFromRows(rows))
+		[]string{"call_id", "first", "epoch", "idx", "status", "code", "reason", "send_id"}, pgx.CopyFromRows(rows))
 	return err
 }

@@ -31,10 +31,11 @@ package outbox
 // A transport that accepts a message in under fastTransport (one that
 // keeps the messages itself, not a relay over a network) would still get
 // a write per few messages, which costs more than its sending: it gets
-// the rest of the batch in one reservation instead, two writes per batch.
+// the rest of the batch in one reservation instead, and the next batch is
+// reserved by the write of this one's last results, one write per batch.
 // Its messages leave within moments of that write, and a process killed
-// in those moments leaves up to the batch's rest reserved and not handed
-// over: the bound above holds for relays, not for such transports.
+// in those moments leaves up to a batch reserved and not handed over:
+// the bound above holds for relays, not for such transports.
 //
 // Every write is made by a goroutine of the Mailer's call (in
 // RunOptions.BeforeSend and OnResult), one at a time: none outlives Run.
@@ -161,6 +162,18 @@ func (h *handover) beforeSend(ctx context.Context, p int) error {
 		return h.err
 	}
 	return errSuperseded
+}
+
+// reservedAhead marks every position reserved: the last batch's last
+// write reserved them (see finish).
+func (h *handover) reservedAhead() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p := range h.idx {
+		h.asked[p], h.answered[p], h.mine[p] = true, true, true
+	}
+	h.next = len(h.idx)
+	h.held = len(h.idx)
 }
 
 // drop takes position p out of the positions waiting for a write.
@@ -298,11 +311,13 @@ func (h *handover) addResult(w *write, p int) {
 	}
 }
 
-// finish writes the results of the batch (Run's) not yet written, and
+// finish writes the results of the batch (Run's) not yet written,
 // releases the recipients whose reservation write failed (their messages
-// were never handed over), in one write, retried while the database is
-// out of reach, within ctx. Every hook has returned by then.
-func (h *handover) finish(ctx context.Context, results []postroom.Result) error {
+// were never handed over), and reserves recipients next (the next batch,
+// for a fast transport), in one write, retried while the database is out
+// of reach, within ctx, and reports whether next is reserved. Every hook
+// has returned by then.
+func (h *handover) finish(ctx context.Context, results []postroom.Result, next []int32) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := h.l.newWrite()
@@ -315,11 +330,27 @@ func (h *handover) finish(ctx context.Context, results []postroom.Result) error 
 	for _, p := range h.unsure {
 		h.l.release(w, h.idx[p])
 	}
-	if w.mine.len() == 0 && w.open.len() == 0 {
-		return nil
+	if h.err != nil {
+		next = nil // no reservation after a failed one, nor for a superseded run
 	}
-	return retry(ctx, func(ctx context.Context) error {
-		_, err := h.l.put(ctx, w)
+	for _, i := range next {
+		w.open.add(i, rowReserved, "", "", "")
+	}
+	if w.mine.len() == 0 && w.open.len() == 0 {
+		return false, nil
+	}
+	var got putOutcome
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		got, err = h.l.put(ctx, w)
 		return err
 	})
+	switch {
+	case err != nil:
+		return false, err
+	case got != putDone:
+		h.superseded = true
+		return false, nil
+	}
+	return len(next) > 0, nil
 }

@@ -137,7 +137,7 @@ func TestHandoverSlowTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.finish(ctx, results); err != nil {
+	if _, err := h.finish(ctx, results, nil); err != nil {
 		t.Fatal(err)
 	}
 	if u := unreserved.Load(); u != 0 {
@@ -237,8 +237,8 @@ func TestRelease(t *testing.T) {
 	for _, q := range []string{
 		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 3, now())`,
 		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 3, '[]')`,
-		`INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-			VALUES ('c', 0, 0, 0, '{1}', '{deferred}', '{deferred}', '{"deferred: 451 try later"}', '{""}')`,
+		`INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+			VALUES ('c', 0, 0, '{1}', '{deferred}', '{deferred}', '{"deferred: 451 try later"}', '{""}')`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatal(err)

@@ -78,8 +78,8 @@ func TestFoldMatchesView(t *testing.T) {
 			if e.len() == 0 {
 				continue
 			}
-			if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-				VALUES ($1, 0, $2, 0, $3, $4, $5, $6, $7)`, id, int64(rng.IntN(3)), e.idx, e.status, e.code, e.reason, e.sendID); err != nil {
+			if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+				VALUES ($1, 0, $2, $3, $4, $5, $6, $7)`, id, int64(rng.IntN(3)), e.idx, e.status, e.code, e.reason, e.sendID); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -31,8 +31,8 @@ func BenchmarkWaiting(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-		SELECT $1, i / $3 * $3, 0, 0, array_agg(i), array_agg(CASE WHEN i < $2 - 100 THEN 'sent' ELSE 'deferred' END),
+	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+		SELECT $1, i / $3 * $3, 0, array_agg(i), array_agg(CASE WHEN i < $2 - 100 THEN 'sent' ELSE 'deferred' END),
 			array_agg('soft-bounce'), array_agg('451 4.7.1 greylisted'), array_agg('')
 		FROM generate_series(0, $2 - 1) AS i GROUP BY i / $3`, id, benchRecipients, outbox.DefaultJobSize); err != nil {
 		b.Fatal(err)
@@ -54,8 +54,8 @@ func BenchmarkCalls(b *testing.B) {
 		SELECT 'c' || i, 'acct', '\x00', 0, '{}', 10, now() - i * interval '1 second' FROM generate_series(1, 2000) AS i`); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-		SELECT 'c' || i, 0, 0, 0, array_agg(k), array_agg('sent'), array_agg(''), array_agg(''), array_agg('')
+	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+		SELECT 'c' || i, 0, 0, array_agg(k), array_agg('sent'), array_agg(''), array_agg(''), array_agg('')
 		FROM generate_series(1, 2000, 2) AS i, generate_series(0, 9) AS k GROUP BY i`); err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,7 @@ type lease struct {
 	op      postroom.Operation
 	started time.Time
 	chunk   []byte          // the recipients' JSON
+	states  []state         // the recipients' states when the run began
 	prior   map[int32]state // the deferred recipients when the run began: see pending
 	wseq    atomic.Int32    // the number of the run's last write (see put)
 }
@@ -43,19 +45,34 @@ type queryer interface {
 var errGone = errors.New("outbox: the job's call is gone")
 
 // takeLease bumps the job's epoch: from now on, the writes of any earlier
-// run of the job change nothing.
+// run of the job change nothing. In the same round trip, it reads the
+// chunk's writes, for pending.
 func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
 	l := &lease{pool: q, args: args}
 	var op int16
-	err := q.QueryRow(ctx, `UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
 		FROM postroom_outbox_calls c
 		WHERE ch.call_id = $1 AND ch.first = $2 AND c.id = ch.call_id
-		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`,
-		args.CallID, int32(args.First)).Scan(&l.epoch, &l.chunk, &op, &l.started)
+		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`, args.CallID, int32(args.First))
+	b.Queue(chunkWritesSQL, args.CallID, int32(args.First))
+	br := q.SendBatch(ctx, b)
+	defer br.Close()
+	err := br.QueryRow().Scan(&l.epoch, &l.chunk, &op, &l.started)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errGone
 	}
 	if err != nil {
+		return nil, fmt.Errorf("outbox: lease: %w", err)
+	}
+	rows, err := br.Query()
+	if err == nil {
+		l.states, err = foldRows(rows, int32(args.First), args.Count)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("outbox: lease: %w", err)
+	}
+	if err := br.Close(); err != nil {
 		return nil, fmt.Errorf("outbox: lease: %w", err)
 	}
 	l.op = postroom.Operation(op)
@@ -75,13 +92,9 @@ const interruptedReason = string(postroom.ReasonInterrupted) + ": the message ma
 // (last).
 func (l *lease) pending(ctx context.Context) (todo []int32, err error) {
 	a := l.args
-	st, err := chunkStates(ctx, l.pool, a.CallID, int32(a.First), a.Count)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: pending: %w", err)
-	}
 	var stale []int32
 	l.prior = map[int32]state{}
-	for k, s := range st {
+	for k, s := range l.states {
 		i := int32(a.First + k)
 		switch {
 		case s.status == rowUntried:
@@ -117,9 +130,10 @@ func (l *lease) last(i int32) string { return l.prior[i].reason }
 // recipients it did not reserve (the Mailer found them invalid before
 // handing them over).
 type write struct {
-	seq  int32
-	mine entries
-	open entries
+	seq   int32
+	mine  entries
+	open  entries
+	tries int // the times put sent it
 }
 
 // newWrite returns the run's next write.
@@ -129,9 +143,9 @@ func (l *lease) newWrite() *write { return &write{seq: l.wseq.Add(1)} }
 type putOutcome int
 
 const (
-	putDone       putOutcome = iota // all of it is written
-	putMineOnly                     // the call was cancelled: open was not written, mine was
-	putSuperseded                   // a newer run holds the lease: nothing was written
+	putDone     putOutcome = iota // all of it is written
+	putMineOnly                   // the call was cancelled: open was not written, mine was
+	putStopped                    // nothing was written: a newer run holds the lease, or the call was cancelled and w has no mine
 )
 
 // put writes w in one statement, one row, unless a newer run holds the
@@ -141,50 +155,70 @@ const (
 // reported as it was.
 func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 	a := l.args
-	m, o := &w.mine, &w.open
-	var canceled bool
-	var prior *int32
-	err := l.pool.QueryRow(ctx, putSQL, a.CallID, int32(a.First), l.epoch, w.seq,
-		m.idx, m.status, m.code, m.reason, m.sendID,
-		o.idx, o.status, o.code, o.reason, o.sendID).Scan(&canceled, &prior)
+	w.tries++
+	all := entries{
+		idx:    slices.Concat(w.mine.idx, w.open.idx),
+		status: slices.Concat(w.mine.status, w.open.status),
+		code:   slices.Concat(w.mine.code, w.open.code),
+		reason: slices.Concat(w.mine.reason, w.open.reason),
+		sendID: slices.Concat(w.mine.sendID, w.open.sendID),
+	}
+	args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
+	sql := putSQL
+	if w.tries > 1 {
+		sql = putAgainSQL
+	}
+	var n int
+	err := l.pool.QueryRow(ctx, sql, args...).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) && w.tries > 1 {
+		// Made by an earlier try, or not at all.
+		err = l.pool.QueryRow(ctx, `SELECT cardinality(idx) FROM postroom_outbox_results
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`, a.CallID, int32(a.First), l.epoch, w.seq).Scan(&n)
+	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return putSuperseded, nil
+		return putStopped, nil
 	case err != nil:
 		return 0, fmt.Errorf("outbox: write: %w", err)
-	case prior != nil && int(*prior) == m.len()+o.len(), prior == nil && !canceled, o.len() == 0:
+	case n == all.len():
 		return putDone, nil
 	}
 	return putMineOnly, nil
 }
 
 // putSQL is put's statement: $1 to $4 the chunk, the run's epoch and the
-// write's number; $5 to $9 mine's arrays, $10 to $14 open's. It returns
-// a row when the lease is the run's: whether the chunk is cancelled, and
-// the size of the write when it was made before.
-const putSQL = `WITH lease AS (
-		SELECT canceled FROM postroom_outbox_chunks WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE
-	), prior AS (
-		SELECT cardinality(idx) AS n FROM postroom_outbox_results
-		WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4
-	), ins AS (
-		INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-		SELECT $1, $2, $3, $4,
-			CASE WHEN canceled THEN $5::integer[] ELSE $5::integer[] || $10::integer[] END,
-			CASE WHEN canceled THEN $6::text[] ELSE $6::text[] || $11::text[] END,
-			CASE WHEN canceled THEN $7::text[] ELSE $7::text[] || $12::text[] END,
-			CASE WHEN canceled THEN $8::text[] ELSE $8::text[] || $13::text[] END,
-			CASE WHEN canceled THEN $9::text[] ELSE $9::text[] || $14::text[] END
-		FROM lease WHERE cardinality($5::integer[]) > 0 OR NOT canceled
-		ON CONFLICT (call_id, first, epoch, wseq) WHERE wseq > 0 DO NOTHING
-	)
-	SELECT canceled, (SELECT n FROM prior) FROM lease`
+// write's number; $5 to $9 the arrays, mine's $10 entries first, then
+// open's. It returns the size of the write made, or no row.
+const putSQL = putInsert + `
+	RETURNING cardinality(idx)`
 
-// settle gives recipients idx the final or deferred status with reason
-// code and reasons[k], without sending them: those still not tried or
-// deferred when it writes (see settleWhere).
+// putInsert is the insert of putSQL and putAgainSQL.
+const putInsert = `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+	SELECT $1, $2, $3, $4,
+		CASE WHEN ch.canceled THEN ($5::integer[])[1:$10] ELSE $5::integer[] END,
+		CASE WHEN ch.canceled THEN ($6::text[])[1:$10] ELSE $6::text[] END,
+		CASE WHEN ch.canceled THEN ($7::text[])[1:$10] ELSE $7::text[] END,
+		CASE WHEN ch.canceled THEN ($8::text[])[1:$10] ELSE $8::text[] END,
+		CASE WHEN ch.canceled THEN ($9::text[])[1:$10] ELSE $9::text[] END
+	FROM postroom_outbox_chunks ch
+	WHERE ch.call_id = $1 AND ch.first = $2 AND ch.epoch = $3 AND ($10 > 0 OR NOT ch.canceled)
+	FOR SHARE OF ch`
+
+// putAgainSQL is putSQL for a write tried again: one made by an earlier
+// try is left as it is, and the statement returns no row.
+const putAgainSQL = putInsert + `
+	ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING
+	RETURNING cardinality(idx)`
+
+// settle gives recipients idx, whose messages this run did not hand
+// over, the final or deferred status with reason code and reasons[k],
+// without sending them: those still not tried, deferred, or reserved by
+// this run (a batch reserved ahead, see handover) when it writes (see
+// settleWhere).
 func (l *lease) settle(ctx context.Context, idx []int32, status postroom.Status, code postroom.ReasonCode, reasons []string) error {
-	open := func(s state) bool { return s.status == rowUntried || s.status == rowDeferred }
+	open := func(s state) bool {
+		return s.status == rowUntried || s.status == rowDeferred || (s.status == rowReserved && s.epoch == l.epoch)
+	}
 	return l.settleWhere(ctx, idx, open, status, code, reasons)
 }
 
@@ -220,8 +254,8 @@ func (l *lease) settleWhere(ctx context.Context, idx []int32, which func(state) 
 			return nil
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-			VALUES ($1, $2, $3, 0, $4, $5, $6, $7, $8)`,
-			a.CallID, int32(a.First), l.epoch, e.idx, e.status, e.code, e.reason, e.sendID)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			a.CallID, int32(a.First), l.epoch, l.newWrite().seq, e.idx, e.status, e.code, e.reason, e.sendID)
 		return err
 	})
 	if err != nil {

@@ -148,6 +148,7 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	jc := sc.jobCall(args.First, recipients) // prepared by the first batch (cache.go)
 
 	var sent, deferred int
+	ahead := false // the batch was reserved by the last batch's last write
 	for len(todo) > 0 {
 		batch := todo[:min(o.opts.BatchSize, len(todo))]
 		todo = todo[len(batch):]
@@ -157,6 +158,9 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
 		h := newHandover(l, batch, &w.slots, &w.fast)
+		if ahead {
+			h.reservedAhead()
+		}
 		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
@@ -165,7 +169,13 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 			cancel()
 			return err
 		}
-		err = h.finish(wctx, results)
+		// A transport that fast gets the next batch reserved in this
+		// batch's last write (see handover).
+		var next []int32
+		if runErr == nil && ctx.Err() == nil && w.fast.Load() {
+			next = todo[:min(o.opts.BatchSize, len(todo))]
+		}
+		ahead, err = h.finish(wctx, results, next)
 		cancel()
 		if err != nil {
 			return err

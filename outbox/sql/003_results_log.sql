@@ -11,33 +11,40 @@
 -- Stop every instance of the older version before migrating: it writes
 -- the table this migration drops.
 
+-- The writes outside a run (Enqueue's, Cancel's, a migration's) are
+-- numbered by this sequence, negative.
+CREATE SEQUENCE postroom_outbox_results_outside;
+
 CREATE TABLE postroom_outbox_results (
     call_id text      NOT NULL,
     first   integer   NOT NULL, -- the job's chunk
-    seq     bigint    GENERATED ALWAYS AS IDENTITY,
     epoch   bigint    NOT NULL, -- the chunk epoch of the run that wrote it
-    wseq    integer   NOT NULL, -- the run's write number from 1; 0 for a write outside a run
+    wseq    bigint    NOT NULL DEFAULT -nextval('postroom_outbox_results_outside'),
+                                -- the run's write number from 1: a write tried again after its answer was lost is not made twice
+    seq     bigint    GENERATED ALWAYS AS IDENTITY, -- the order of the chunk's writes
     idx     integer[] NOT NULL, -- the recipients' indices in the call
     status  text[]    NOT NULL, -- '' (not tried), reserved, deferred, or a final status
     code    text[]    NOT NULL,
     reason  text[]    NOT NULL,
     send_id text[]    NOT NULL,
-    PRIMARY KEY (call_id, first, seq)
+    PRIMARY KEY (call_id, first, epoch, wseq)
 );
--- A run's write tried again after its answer was lost writes nothing
--- twice.
-CREATE UNIQUE INDEX postroom_outbox_results_write ON postroom_outbox_results (call_id, first, epoch, wseq) WHERE wseq > 0;
 -- A write of a hundred results is about 5 kB: kept in its row, not
 -- compressed and moved out to TOAST (PostgreSQL's default above 2 kB).
 ALTER TABLE postroom_outbox_results SET (toast_tuple_target = 8160);
+
+-- A chunk's recipients are stored as they are, not compressed: a job's
+-- run reads them whole, once, and compressing them cost more CPU than
+-- the rest of its writes.
+ALTER TABLE postroom_outbox_chunks ALTER COLUMN recipients SET STORAGE EXTERNAL;
 
 -- Cancel marks a call's chunks: no run reserves a recipient of a marked
 -- chunk any more, nor settles one that is not its own.
 ALTER TABLE postroom_outbox_chunks ADD COLUMN canceled boolean NOT NULL DEFAULT false;
 
 -- The rows of version 2, one write per chunk and epoch.
-INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-SELECT r.call_id, ch.first, r.epoch, 0,
+INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+SELECT r.call_id, ch.first, r.epoch,
        array_agg(r.idx ORDER BY r.idx), array_agg(r.status ORDER BY r.idx), array_agg(r.code ORDER BY r.idx),
        array_agg(r.reason ORDER BY r.idx), array_agg(r.send_id ORDER BY r.idx)
 FROM postroom_outbox_recipients r
