@@ -44,7 +44,8 @@ type state struct {
 }
 
 // entries are the recipients a write names, each with its status, code,
-// reason and send id: the arrays of a postroom_outbox_results row.
+// reason and send id: the arrays of a postroom_outbox_results row (where
+// code, reason and send_id are NULL when all their values are empty).
 type entries struct {
 	idx                          []int32
 	status, code, reason, sendID []string
@@ -73,8 +74,17 @@ func (e *entries) apply(st []state, first int32, epoch int64) {
 		if p < 0 || p >= len(st) || isFinal(st[p].status) {
 			continue
 		}
-		st[p] = state{status: e.status[k], code: e.code[k], reason: e.reason[k], sendID: e.sendID[k], epoch: epoch}
+		st[p] = state{status: e.status[k], code: at(e.code, k), reason: at(e.reason, k), sendID: at(e.sendID, k), epoch: epoch}
 	}
+}
+
+// at returns v[k], or "" when v is empty: a column written as NULL
+// because all its values were empty (see orNone).
+func at(v []string, k int) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[k]
 }
 
 // chunkStates reads the writes of the chunk of call callID from index
@@ -103,13 +113,17 @@ func foldRows(rows pgx.Rows, first int32, count int) ([]state, error) {
 		if err := rows.Scan(&epoch, &e.idx, &e.status, &e.code, &e.reason, &e.sendID); err != nil {
 			return nil, err
 		}
-		if n := len(e.idx); len(e.status) != n || len(e.code) != n || len(e.reason) != n || len(e.sendID) != n {
+		if n := len(e.idx); len(e.status) != n || !fits(e.code, n) || !fits(e.reason, n) || !fits(e.sendID, n) {
 			return nil, fmt.Errorf("a write of chunk %d has arrays of different lengths", first)
 		}
 		e.apply(st, first, epoch)
 	}
 	return st, rows.Err()
 }
+
+// fits reports whether a column's array v goes with n indices: n values,
+// or none (all empty).
+func fits(v []string, n int) bool { return len(v) == n || len(v) == 0 }
 
 // copyWrites writes, through tx, one write outside a run (epoch 0, and
 // a write number of the table's sequence) per chunk of call callID (by its first index) that

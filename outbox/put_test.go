@@ -69,17 +69,22 @@ func TestFoldMatchesView(t *testing.T) {
 		}
 		for range 1 + rng.IntN(6) {
 			var e entries
+			bare := rng.IntN(2) == 0 // a write without codes, reasons or send ids: NULL arrays
 			for i := range int32(n) {
 				if rng.IntN(2) == 0 {
 					s := statuses[rng.IntN(len(statuses))]
-					e.add(i, s, "code-"+s, fmt.Sprintf("reason %d", rng.IntN(100)), fmt.Sprintf("id%d", rng.IntN(100)))
+					if bare {
+						e.add(i, s, "", "", "")
+					} else {
+						e.add(i, s, "code-"+s, fmt.Sprintf("reason %d", rng.IntN(100)), fmt.Sprintf("id%d", rng.IntN(100)))
+					}
 				}
 			}
 			if e.len() == 0 {
 				continue
 			}
 			if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
-				VALUES ($1, 0, $2, $3, $4, $5, $6, $7)`, id, int64(rng.IntN(3)), e.idx, e.status, e.code, e.reason, e.sendID); err != nil {
+				VALUES ($1, 0, $2, $3, $4, $5, $6, $7)`, id, int64(rng.IntN(3)), e.idx, e.status, orNone(e.code), orNone(e.reason), orNone(e.sendID)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -111,5 +116,55 @@ func TestFoldMatchesView(t *testing.T) {
 				t.Errorf("call %s, recipient %d: fold %+v, view %+v", id, i, st[i], view[i])
 			}
 		}
+	}
+}
+
+// TestPutCancelled: once Cancel has marked the call's chunks, a run's
+// write keeps its results of recipients it reserved (mine) and drops its
+// new reservations (open); a write with only open writes nothing. Both
+// report that the run is to stop.
+func TestPutCancelled(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 4, now())`,
+		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 4, '[]')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := takeLease(ctx, pool, SendArgs{CallID: "c", First: 0, Count: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := putT(t, l, reserving(0, 1)); got != putDone {
+		t.Fatalf("reserve before the cancel: %v", got)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE postroom_outbox_chunks SET canceled = true`); err != nil {
+		t.Fatal(err)
+	}
+	w := sending(0, 1)
+	w.open = reserving(2, 3).open
+	if got := putT(t, l, w); got != putMineOnly {
+		t.Errorf("results and reservations after the cancel: %v, want mine only", got)
+	}
+	if got := putT(t, l, reserving(2, 3)); got != putStopped {
+		t.Errorf("reservations after the cancel: %v, want stopped", got)
+	}
+	var states string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(idx || ' ' || status, ', ' ORDER BY idx) FROM postroom_outbox_recipients`).Scan(&states); err != nil {
+		t.Fatal(err)
+	}
+	if want := "0 sent, 1 sent"; states != want {
+		t.Errorf("states %q, want %q", states, want)
 	}
 }

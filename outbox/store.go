@@ -159,9 +159,9 @@ func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 	all := entries{
 		idx:    slices.Concat(w.mine.idx, w.open.idx),
 		status: slices.Concat(w.mine.status, w.open.status),
-		code:   slices.Concat(w.mine.code, w.open.code),
-		reason: slices.Concat(w.mine.reason, w.open.reason),
-		sendID: slices.Concat(w.mine.sendID, w.open.sendID),
+		code:   orNone(slices.Concat(w.mine.code, w.open.code)),
+		reason: orNone(slices.Concat(w.mine.reason, w.open.reason)),
+		sendID: orNone(slices.Concat(w.mine.sendID, w.open.sendID)),
 	}
 	args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
 	sql := putSQL
@@ -184,6 +184,19 @@ func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 		return putDone, nil
 	}
 	return putMineOnly, nil
+}
+
+// orNone returns nil (SQL's NULL) for a column whose values are all
+// empty, as a reservation's code, reason and send id are: a NULL array
+// reads as empty strings (see entries.apply), and costs PostgreSQL
+// nothing to receive and keep.
+func orNone(v []string) []string {
+	for _, s := range v {
+		if s != "" {
+			return v
+		}
+	}
+	return nil
 }
 
 // putSQL is put's statement: $1 to $4 the chunk, the run's epoch and the

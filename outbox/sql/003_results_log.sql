@@ -24,9 +24,9 @@ CREATE TABLE postroom_outbox_results (
     seq     bigint    GENERATED ALWAYS AS IDENTITY, -- the order of the chunk's writes
     idx     integer[] NOT NULL, -- the recipients' indices in the call
     status  text[]    NOT NULL, -- '' (not tried), reserved, deferred, or a final status
-    code    text[]    NOT NULL,
-    reason  text[]    NOT NULL,
-    send_id text[]    NOT NULL,
+    code    text[],             -- NULL: all empty (as a reservation's are)
+    reason  text[],             -- likewise
+    send_id text[],             -- likewise
     PRIMARY KEY (call_id, first, epoch, wseq)
 );
 -- A write of a hundred results is about 5 kB: kept in its row, not
@@ -63,7 +63,8 @@ CREATE VIEW postroom_outbox_recipients AS
 SELECT call_id, first, idx, status, code, reason, send_id, epoch
 FROM (
     SELECT DISTINCT ON (l.call_id, l.first, u.idx)
-           l.call_id, l.first, u.idx, u.status, u.code, u.reason, u.send_id, l.epoch
+           l.call_id, l.first, u.idx, u.status,
+           coalesce(u.code, '') AS code, coalesce(u.reason, '') AS reason, coalesce(u.send_id, '') AS send_id, l.epoch
     FROM postroom_outbox_results l,
          unnest(l.idx, l.status, l.code, l.reason, l.send_id) AS u(idx, status, code, reason, send_id)
     ORDER BY l.call_id, l.first, u.idx,
