@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -166,5 +167,31 @@ func TestPutCancelled(t *testing.T) {
 	}
 	if want := "0 sent, 1 sent"; states != want {
 		t.Errorf("states %q, want %q", states, want)
+	}
+}
+
+// TestEncodeRecipients: a chunk's recipients are stored as json.Marshal
+// writes them, params in their decoded order and HTML characters
+// escaped.
+func TestEncodeRecipients(t *testing.T) {
+	var call postroom.Call
+	if err := json.Unmarshal([]byte(`{"recipients":[
+		{"email":"a@example.org","name":"A <&>","params":{"z":1,"a":[true,null],"m":{"y":"<b>","x":2.5}}},
+		{"email":"b@example.org"},
+		{"email":"c@example.org","params":{}}]}`), &call); err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range [][]postroom.Recipient{call.Recipients, call.Recipients[:1], {}} {
+		want, err := json.Marshal(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeRecipients(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("encodeRecipients:\n%s\nwant json.Marshal's\n%s", got, want)
+		}
 	}
 }
