@@ -13,9 +13,11 @@
 //
 // The Worker, registered on each instance's River client, sends a job's
 // recipients through the Mailer in batches of Options.BatchSize: it
-// reserves a batch in one write, hands it over, and writes the batch's
-// results in one write. See Worker for what happens on a crash, a
-// deferral and a refusal. Status reads a call's progress and, once it is
+// reserves each recipient just before handing its message over, and
+// writes the results while the batch runs, a few writes per batch, each
+// one row of arrays (postroom_outbox_results), not a row per recipient;
+// the view postroom_outbox_recipients shows each recipient's state. See
+// Worker for what happens on a crash, a deferral and a refusal. Status reads a call's progress and, once it is
 // done, its results; with Options.Events (an events.SQL, through the
 // one-method LaterEvents), also what came back after its messages left,
 // the latest bounce, complaint, unsubscribe or delay notice of each

@@ -31,8 +31,10 @@ const migrateLock int64 = 0x706f_7374_6f75_7462 // "postoutb"
 // Migrate creates or updates River's tables (River's own migrations,
 // through rivermigrate, up to the version this build of River needs),
 // then, in one transaction, the outbox's: postroom_outbox_calls,
-// postroom_outbox_chunks, postroom_outbox_recipients and
-// postroom_outbox_schema, which records the versions applied.
+// postroom_outbox_chunks, postroom_outbox_results (with the view
+// postroom_outbox_recipients) and postroom_outbox_schema, which records
+// the versions applied. Stop the instances of an older version before
+// migrating to version 3: they write the table it replaces.
 //
 // It does nothing when the database is up to date, so it is safe to call
 // at every start, from every instance at once: they wait for each other

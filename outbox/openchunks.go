@@ -7,7 +7,11 @@ package outbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/calljson"
 )
 
 // openChunk is a job's range of recipients, some without a final result:
@@ -85,4 +89,31 @@ func callEmails(ctx context.Context, q queryer, callID string, n int) ([]string,
 		}
 	}
 	return emails, rows.Err()
+}
+
+// decodeRecipients decodes a chunk's stored recipients as
+// json.Unmarshal into a []postroom.Recipient does, through
+// postroom.Call's decoder: its one pass reads the shape Enqueue writes,
+// where json.Unmarshal would check the whole chunk before decoding it
+// (and a chunk of another shape is read by encoding/json all the same).
+func decodeRecipients(raw []byte) ([]postroom.Recipient, error) {
+	// One array and nothing after it: the call's decoder must not read
+	// more of raw than the recipients.
+	i := calljson.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	if end, ok := calljson.SkipValue(raw, i); !ok || calljson.SkipSpace(raw, end) != len(raw) {
+		return nil, errors.New("not one JSON array")
+	}
+	b := make([]byte, 0, len(raw)+len(`{"recipients":}`))
+	b = append(append(append(b, `{"recipients":`...), raw...), '}')
+	var c postroom.Call
+	if err := c.UnmarshalJSON(b); err != nil {
+		return nil, err
+	}
+	if c.Recipients == nil {
+		return nil, errors.New("no recipients array")
+	}
+	return c.Recipients, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -192,6 +193,34 @@ func TestEncodeRecipients(t *testing.T) {
 		}
 		if string(got) != string(want) {
 			t.Errorf("encodeRecipients:\n%s\nwant json.Marshal's\n%s", got, want)
+		}
+	}
+}
+
+// TestDecodeRecipients: a chunk decodes as json.Unmarshal decodes it
+// (params and their key order included), and a chunk that is not a JSON
+// array of recipients is an error.
+func TestDecodeRecipients(t *testing.T) {
+	for _, raw := range []string{
+		`[{"email":"a@example.org","name":"A \u003c\u0026\u003e","params":{"z":1,"a":[true,null],"m":{"y":"\u003cb\u003e","x":2.5}}},{"email":"b@example.org","name":"","params":null}]`,
+		` [ {"params": {"b": "x\ny", "a": 1}, "email": "c@example.org", "extra": 1} ] `,
+		`[]`,
+	} {
+		var want []postroom.Recipient
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeRecipients([]byte(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %#v\nwant %#v", raw, got, want)
+		}
+	}
+	for _, raw := range []string{`not json`, `null`, `{"email":"a@example.org"}`, `[{"email":1}]`, `[], "key": "k"`, ``} {
+		if got, err := decodeRecipients([]byte(raw)); err == nil {
+			t.Errorf("%q: %v, want an error", raw, got)
 		}
 	}
 }

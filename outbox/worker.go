@@ -32,7 +32,9 @@ import (
 // still making theirs) and carrying the results known since the last,
 // the next starting as soon as it ends (group commit); results are
 // written at least every 100 ms. A transport that accepts a message in
-// under a millisecond gets the rest of a batch in one reservation. Every write is retried
+// under a millisecond gets the rest of a batch in one reservation, and
+// the next batch reserved by the write of this one's last results, one
+// write per batch. Each write is one row (see fold.go). Every write is retried
 // while PostgreSQL is out of reach (a restart), for up to 10 seconds. A
 // recipient that a run reserved and whose result it did not write (its
 // process died) is unknown (postroom.ReasonInterrupted) for the next run,
@@ -122,8 +124,8 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	if err != nil || len(todo) == 0 {
 		return err
 	}
-	var recipients []postroom.Recipient
-	if err := json.Unmarshal(l.chunk, &recipients); err != nil || len(recipients) != args.Count {
+	recipients, err := decodeRecipients(l.chunk)
+	if err != nil || len(recipients) != args.Count {
 		if err == nil {
 			err = fmt.Errorf("%d recipients for a job of %d", len(recipients), args.Count)
 		}
