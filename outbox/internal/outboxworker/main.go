@@ -3,7 +3,8 @@
 // queue on the database named by the environment variable
 // POSTROOM_OUTBOX_DSN, until SIGTERM or SIGINT. It prints "ready" on
 // standard error once the client works, and the outbox's debug records
-// (one per batch and per job run) after.
+// (one per batch and per job run) after, unless -log-level is above
+// DEBUG.
 package main
 
 import (
@@ -43,11 +44,13 @@ func run() error {
 	concurrency := flag.Int("concurrency", 0, "postroom Options.Concurrency: messages a job hands over at once (0: default)")
 	maxConns := flag.Int("max-conns", 0, "SMTP connections at once (0: transport.DefaultMaxConns)")
 	jobSize := flag.Int("job-size", 0, "outbox Options.JobSize (0: default)")
+	level := slog.LevelDebug
+	flag.TextVar(&level, "log-level", slog.LevelDebug, "the least level logged (DEBUG: the outbox's record of each batch and job run)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	var tr postroom.Transport = postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
 	if *smtpAddr != "" {
