@@ -17,6 +17,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,6 +50,15 @@ type state struct {
 type entries struct {
 	idx                          []int32
 	status, code, reason, sendID []string
+}
+
+// grow makes room for n more recipients.
+func (e *entries) grow(n int) {
+	e.idx = slices.Grow(e.idx, n)
+	e.status = slices.Grow(e.status, n)
+	e.code = slices.Grow(e.code, n)
+	e.reason = slices.Grow(e.reason, n)
+	e.sendID = slices.Grow(e.sendID, n)
 }
 
 func (e *entries) add(i int32, status, code, reason, sendID string) {

@@ -216,6 +216,7 @@ func (h *handover) write(ctx context.Context) {
 	pos := h.unwritten
 	h.unwritten = nil
 	w := h.l.newWrite()
+	w.mine.grow(len(pos))
 	for _, p := range pos {
 		h.addResult(w, p)
 	}
@@ -250,6 +251,7 @@ func (h *handover) write(ctx context.Context) {
 		return
 	}
 	slices.Sort(ask) // positions, so recipients, in ascending order
+	w.open.grow(len(ask))
 	for _, p := range ask {
 		w.open.add(h.idx[p], rowReserved, "", "", "")
 	}
@@ -321,6 +323,8 @@ func (h *handover) finish(ctx context.Context, results []postroom.Result, next [
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := h.l.newWrite()
+	w.mine.grow(len(results))
+	w.open.grow(len(next))
 	for p, r := range results {
 		h.results[p] = r
 		if !h.written[p] {

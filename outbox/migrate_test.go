@@ -79,6 +79,11 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if got, want := states(), "0 sent id0, 1 deferred deferred: 451 later, 2 unknown "+interruptedReason; got != want {
 		t.Errorf("after the next run's start: %q, want %q", got, want)
 	}
+	var compression string
+	if err := pool.QueryRow(ctx, `SELECT attcompression::text FROM pg_attribute
+		WHERE attrelid = 'postroom_outbox_chunks'::regclass AND attname = 'recipients'`).Scan(&compression); err == nil {
+		t.Logf("chunks' recipients compression: %q (l: lz4)", compression)
+	}
 	if err := Migrate(ctx, pool); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
