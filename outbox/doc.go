@@ -73,7 +73,7 @@
 // was being handed over when its process died, or whose result it had
 // not written yet, is reported unknown: per job, at most the messages in
 // flight and the results known since the last write (with a transport
-// that accepts a message in under a millisecond, at most its batch). It
+// that accepts a message in under a millisecond, at most a batch). It
 // does not start River: the application runs a
 // River client (its own, or one from NewClient). It does not freeze a
 // stored template: Enqueue reads it, to check the call, and each process
