@@ -2,10 +2,6 @@ package outbox
 
 import (
 	"testing"
-
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/postroom/postroom/internal/pgtest"
 )
 
 // TestFence plays two runs of one job against the database: run A
@@ -15,20 +11,7 @@ import (
 func TestFence(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 4, now())`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 4, '[]')`); err != nil {
-		t.Fatal(err)
-	}
+	pool := storeDB(t, 4)
 	args := SendArgs{CallID: "c", First: 0, Count: 4}
 
 	a, err := takeLease(ctx, pool, args)

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
 )
 
 // countingPool counts the writes a lease makes through a real pool:
@@ -65,20 +64,7 @@ func TestHandoverSlowTransport(t *testing.T) {
 		concurrency = 4
 	)
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', $1, now())`, n); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, $1, '[]')`, n); err != nil {
-		t.Fatal(err)
-	}
+	pool := storeDB(t, n)
 	cp := &countingPool{Pool: pool}
 	l, err := takeLease(ctx, cp, SendArgs{CallID: "c", First: 0, Count: n})
 	if err != nil {
@@ -226,24 +212,8 @@ func TestRetry(t *testing.T) {
 // the next run sends them all, and calls none of them interrupted.
 func TestRelease(t *testing.T) {
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 3, now())`,
-		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 3, '[]')`,
-		`INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
-			VALUES ('c', 0, 0, '{1}', '{deferred}', '{deferred}', '{"deferred: 451 try later"}', '{""}')`,
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool := storeDB(t, 3, `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+		VALUES ('c', 0, 0, '{1}', '{deferred}', '{deferred}', '{"deferred: 451 try later"}', '{""}')`)
 	args := SendArgs{CallID: "c", First: 0, Count: 3}
 	a, err := takeLease(ctx, pool, args)
 	if err != nil {

@@ -46,6 +46,34 @@ func putT(t *testing.T, l *lease, w *write) putOutcome {
 	return got
 }
 
+// storeDB returns a pool on a migrated database of its own, holding one
+// call "c" of n recipients in one chunk (stored as '[]': the store's
+// tests never decode it), and runs stmts on it.
+func storeDB(t *testing.T, n int, stmts ...string) *pgxpool.Pool {
+	t.Helper()
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if n > 0 {
+		stmts = append([]string{
+			fmt.Sprintf(`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', %d, now())`, n),
+			fmt.Sprintf(`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, %d, '[]')`, n),
+		}, stmts...)
+	}
+	for _, q := range stmts {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pool
+}
+
 // TestFoldMatchesView writes random sequences of writes to a chunk and
 // checks that the Go fold (chunkStates, which a run reads) and the view
 // postroom_outbox_recipients (which Status, Calls, Stats, Waiting and
@@ -53,14 +81,7 @@ func putT(t *testing.T, l *lease, w *write) putOutcome {
 func TestFoldMatchesView(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := storeDB(t, 0)
 	const n = 6
 	statuses := []string{rowUntried, rowReserved, rowDeferred, "sent", "unknown", "rejected"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -128,22 +149,7 @@ func TestFoldMatchesView(t *testing.T) {
 func TestPutCancelled(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', 4, now())`,
-		`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, 4, '[]')`,
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool := storeDB(t, 4)
 	l, err := takeLease(ctx, pool, SendArgs{CallID: "c", First: 0, Count: 4})
 	if err != nil {
 		t.Fatal(err)
