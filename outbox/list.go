@@ -75,8 +75,8 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 	if err != nil {
 		return nil, "", err
 	}
-	// The counts of final rows by status, per call, in the same query:
-	// reserved and deferred rows are not final, as in Status.
+	// The counts of final results by status, per call, in the same
+	// query: reserved and deferred recipients are not final, as in Status.
 	rows, err := o.pool.Query(ctx, `SELECT c.id, c.operation, c.started_at, c.recipients,
 			coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM (
 				SELECT r.status, count(*) AS n FROM postroom_outbox_recipients r
