@@ -13,10 +13,17 @@ package outbox
 // that write's epoch), deferred, or not tried ('', a reservation
 // released). The view postroom_outbox_recipients folds the same way in
 // SQL; TestFoldMatchesView holds the two together.
+//
+// A recipient's final result is written once: a run writes one for its
+// own reservation or for a recipient it found without one, and the other
+// writers (settling, Cancel) read the states under the chunk's lock and
+// write only for recipients without one; a write tried again is not made
+// twice. So the counts of final results (Status, Calls, Stats, the open
+// chunks) count the final entries of the writes, without the fold.
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -124,7 +131,7 @@ func foldRows(rows pgx.Rows, first int32, count int) ([]state, error) {
 			return nil, err
 		}
 		if n := len(e.idx); len(e.status) != n || !fits(e.code, n) || !fits(e.reason, n) || !fits(e.sendID, n) {
-			return nil, fmt.Errorf("a write of chunk %d has arrays of different lengths", first)
+			return nil, errors.New("a write's arrays have different lengths")
 		}
 		e.apply(st, first, epoch)
 	}

@@ -79,9 +79,9 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 	// query: reserved and deferred recipients are not final, as in Status.
 	rows, err := o.pool.Query(ctx, `SELECT c.id, c.operation, c.started_at, c.recipients,
 			coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM (
-				SELECT r.status, count(*) AS n FROM postroom_outbox_recipients r
-				WHERE r.call_id = c.id AND r.status NOT IN ('reserved', 'deferred')
-				GROUP BY r.status) s), '{}'::jsonb)
+				SELECT u.status, count(*) AS n FROM postroom_outbox_results r, unnest(r.status) AS u(status)
+				WHERE r.call_id = c.id AND u.status NOT IN ('', 'reserved', 'deferred')
+				GROUP BY u.status) s), '{}'::jsonb)
 		FROM postroom_outbox_calls c
 		WHERE c.account_id = $1 AND ($2::timestamptz IS NULL OR (c.started_at, c.id) < ($2, $3))
 		ORDER BY c.started_at DESC, c.id DESC

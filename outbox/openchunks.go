@@ -30,9 +30,9 @@ type openChunk struct {
 func openChunks(ctx context.Context, q queryer, callID string) ([]openChunk, error) {
 	rows, err := q.Query(ctx, `SELECT ch.first, ch.count, ch.recipients FROM postroom_outbox_chunks ch
 		WHERE ch.call_id = $1
-		  AND (SELECT count(*) FROM postroom_outbox_recipients f
+		  AND (SELECT count(*) FROM postroom_outbox_results f, unnest(f.status) AS u(status)
 		       WHERE f.call_id = ch.call_id AND f.first = ch.first
-		         AND f.status NOT IN ('reserved', 'deferred')) < ch.count
+		         AND u.status NOT IN ('', 'reserved', 'deferred')) < ch.count
 		ORDER BY ch.first`, callID)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: chunks of call %s: %w", callID, err)
@@ -69,9 +69,11 @@ func decodeEmails(raw []byte, n int) []string {
 	return emails
 }
 
-// callEmails returns the addresses of the n recipients of call callID,
-// from its chunks (an unreadable chunk gives empty ones).
-func callEmails(ctx context.Context, q queryer, callID string, n int) ([]string, error) {
+// callResults returns the results of the n recipients of done call
+// callID, in input order: each one's state folded from the call's writes
+// in one pass (see fold.go), and its address from its chunk (an
+// unreadable chunk gives empty ones).
+func callResults(ctx context.Context, q queryer, callID string, n int) ([]postroom.Result, error) {
 	rows, err := q.Query(ctx, `SELECT first, count, recipients FROM postroom_outbox_chunks WHERE call_id = $1`, callID)
 	if err != nil {
 		return nil, err
@@ -88,7 +90,27 @@ func callEmails(ctx context.Context, q queryer, callID string, n int) ([]string,
 			copy(emails[first:], decodeEmails(raw, int(count)))
 		}
 	}
-	return emails, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	// The writes of every chunk at once: a recipient's writes are all in
+	// its chunk's, and indices are the call's.
+	rows, err = q.Query(ctx, `SELECT epoch, idx, status, code, reason, send_id FROM postroom_outbox_results
+		WHERE call_id = $1 ORDER BY seq`, callID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := foldRows(rows, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]postroom.Result, n)
+	for i, s := range st {
+		results[i] = postroom.Result{Email: emails[i], Status: postroom.Status(s.status),
+			Code: postroom.ReasonCode(s.code), Reason: s.reason, SendID: s.sendID}
+	}
+	return results, nil
 }
 
 // decodeRecipients decodes a chunk's stored recipients as

@@ -32,9 +32,9 @@ func (o *Outbox) Stats(ctx context.Context) (QueueStats, error) {
 	var s QueueStats
 	var oldest *time.Time
 	err := o.pool.QueryRow(ctx, `SELECT coalesce(sum(w.n), 0), min(c.started_at)
-		FROM (SELECT ch.call_id, ch.count - (SELECT count(*) FROM postroom_outbox_recipients f
+		FROM (SELECT ch.call_id, ch.count - (SELECT count(*) FROM postroom_outbox_results f, unnest(f.status) AS u(status)
 		        WHERE f.call_id = ch.call_id AND f.first = ch.first
-		          AND f.status NOT IN ('reserved', 'deferred')) AS n
+		          AND u.status NOT IN ('', 'reserved', 'deferred')) AS n
 		      FROM river_job j
 		      JOIN postroom_outbox_chunks ch
 		        ON ch.call_id = j.args->>'call_id' AND ch.first = (j.args->>'first')::integer

@@ -32,8 +32,8 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
-	rows, err := o.pool.Query(ctx, `SELECT status, count(*) FROM postroom_outbox_recipients
-		WHERE call_id = $1 AND status NOT IN ('reserved', 'deferred') GROUP BY status`, callID)
+	rows, err := o.pool.Query(ctx, `SELECT u.status, count(*) FROM postroom_outbox_results r, unnest(r.status) AS u(status)
+		WHERE r.call_id = $1 AND u.status NOT IN ('', 'reserved', 'deferred') GROUP BY u.status`, callID)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
@@ -61,34 +61,9 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 		return s, nil
 	}
 	s.State = postroom.CallDone
-	emails, err := callEmails(ctx, o.pool, callID, total)
-	if err != nil {
+	if s.Results, err = callResults(ctx, o.pool, callID, total); err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
-	rows, err = o.pool.Query(ctx, `SELECT idx, status, code, reason, send_id FROM postroom_outbox_recipients
-		WHERE call_id = $1 ORDER BY idx`, callID)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: status: %w", err)
-	}
-	defer rows.Close()
-	s.Results = make([]postroom.Result, 0, total)
-	for rows.Next() {
-		var r postroom.Result
-		var i int32
-		var status, code string
-		if err := rows.Scan(&i, &status, &code, &r.Reason, &r.SendID); err != nil {
-			return nil, fmt.Errorf("outbox: status: %w", err)
-		}
-		if i >= 0 && int(i) < len(emails) {
-			r.Email = emails[i]
-		}
-		r.Status, r.Code = postroom.Status(status), postroom.ReasonCode(code)
-		s.Results = append(s.Results, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("outbox: status: %w", err)
-	}
-	rows.Close()
 	if err := o.later(ctx, s); err != nil {
 		return nil, err
 	}

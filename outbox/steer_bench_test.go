@@ -33,7 +33,7 @@ func BenchmarkWaiting(b *testing.B) {
 	}
 	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
 		SELECT $1, i / $3 * $3, 0, array_agg(i), array_agg(CASE WHEN i < $2 - 100 THEN 'sent' ELSE 'deferred' END),
-			array_agg('soft-bounce'), array_agg('451 4.7.1 greylisted'), array_agg('')
+			array_agg('soft-bounce'::text), array_agg('451 4.7.1 greylisted'::text), array_agg(''::text)
 		FROM generate_series(0, $2 - 1) AS i GROUP BY i / $3`, id, benchRecipients, outbox.DefaultJobSize); err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func BenchmarkCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
-		SELECT 'c' || i, 0, 0, array_agg(k), array_agg('sent'), array_agg(''), array_agg(''), array_agg('')
+		SELECT 'c' || i, 0, 0, array_agg(k), array_agg('sent'::text), array_agg(''::text), array_agg(''::text), array_agg(''::text)
 		FROM generate_series(1, 2000, 2) AS i, generate_series(0, 9) AS k GROUP BY i`); err != nil {
 		b.Fatal(err)
 	}
@@ -72,6 +72,44 @@ func BenchmarkCalls(b *testing.B) {
 		calls, _, err := ob.Calls(b.Context(), outbox.CallsQuery{AccountID: "acct"})
 		if err != nil || len(calls) != outbox.DefaultCallsLimit {
 			b.Fatalf("%d calls, %v", len(calls), err)
+		}
+	}
+}
+
+// BenchmarkStatus reads the status of the benchmarks' call (25,000
+// recipients, 50 jobs of 500) once it is done: every recipient sent, its
+// results written as a job writes them, a reservation and a result per
+// batch of 100, and Status's answer holds all 25,000 results.
+func BenchmarkStatus(b *testing.B) {
+	pool := newPool(b)
+	m, err := postroom.New(discard, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ob, err := outbox.New(m, pool, outbox.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var id string
+	if err := pgx.BeginFunc(b.Context(), pool, func(tx pgx.Tx) error {
+		id, err = ob.Enqueue(b.Context(), tx, postroom.OpSend, newCall("bench", benchRecipients), outbox.EnqueueOptions{})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
+		SELECT $1, w.i / 100 * 100 / $3 * $3, 1, array_agg(w.i ORDER BY w.i),
+			array_agg(CASE WHEN w.done THEN 'sent' ELSE 'reserved' END ORDER BY w.i),
+			NULL, NULL, CASE WHEN w.done THEN array_agg('0123456789abcdef0123456789-' || w.i ORDER BY w.i) END
+		FROM (SELECT i, done FROM generate_series(0, $2 - 1) AS i, (VALUES (false), (true)) AS d(done)) w
+		GROUP BY w.i / 100, w.done ORDER BY w.i / 100, w.done`, id, benchRecipients, outbox.DefaultJobSize); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := ob.Status(b.Context(), id)
+		if err != nil || s.State != postroom.CallDone || len(s.Results) != benchRecipients {
+			b.Fatalf("%v, %v", s, err)
 		}
 	}
 }
