@@ -4,17 +4,16 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/outbox"
 )
 
-// BenchmarkWaiting reads the waiting recipients of the benchmarks' call
-// (25,000 recipients, 50 jobs of 500) when all but 100 of its
-// recipients are final and those 100, in the last job, are deferred: the
-// worst case for Waiting is a call mostly done, whose waiting chunk it
-// decodes, the others skipped.
-func BenchmarkWaiting(b *testing.B) {
+// benchCall enqueues the benchmarks' call (25,000 recipients, 50 jobs of
+// 500) in a database of its own, with no worker: the benchmark writes its
+// results.
+func benchCall(b *testing.B) (*pgxpool.Pool, *outbox.Outbox, string) {
 	pool := newPool(b)
 	m, err := postroom.New(discard, postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
@@ -31,6 +30,16 @@ func BenchmarkWaiting(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
+	return pool, ob, id
+}
+
+// BenchmarkWaiting reads the waiting recipients of the benchmarks' call
+// (25,000 recipients, 50 jobs of 500) when all but 100 of its
+// recipients are final and those 100, in the last job, are deferred: the
+// worst case for Waiting is a call mostly done, whose waiting chunk it
+// decodes, the others skipped.
+func BenchmarkWaiting(b *testing.B) {
+	pool, ob, id := benchCall(b)
 	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
 		SELECT $1, i / $3 * $3, 0, array_agg(i), array_agg(CASE WHEN i < $2 - 100 THEN 'sent' ELSE 'deferred' END),
 			array_agg('soft-bounce'::text), array_agg('451 4.7.1 greylisted'::text), array_agg(''::text)
@@ -81,22 +90,7 @@ func BenchmarkCalls(b *testing.B) {
 // results written as a job writes them, a reservation and a result per
 // batch of 100, and Status's answer holds all 25,000 results.
 func BenchmarkStatus(b *testing.B) {
-	pool := newPool(b)
-	m, err := postroom.New(discard, postroom.Options{Auth: postroom.NoAuth{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ob, err := outbox.New(m, pool, outbox.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var id string
-	if err := pgx.BeginFunc(b.Context(), pool, func(tx pgx.Tx) error {
-		id, err = ob.Enqueue(b.Context(), tx, postroom.OpSend, newCall("bench", benchRecipients), outbox.EnqueueOptions{})
-		return err
-	}); err != nil {
-		b.Fatal(err)
-	}
+	pool, ob, id := benchCall(b)
 	if _, err := pool.Exec(b.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
 		SELECT $1, w.i / 100 * 100 / $3 * $3, 1, array_agg(w.i ORDER BY w.i),
 			array_agg(CASE WHEN w.done THEN 'sent' ELSE 'reserved' END ORDER BY w.i),
