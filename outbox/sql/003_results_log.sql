@@ -46,7 +46,8 @@ END
 $$;
 
 -- Cancel marks a call's chunks: no run reserves a recipient of a marked
--- chunk any more, nor settles one that is not its own.
+-- chunk any more, nor writes the final result of one it did not reserve
+-- without reading its state under the chunk's lock.
 ALTER TABLE postroom_outbox_chunks ADD COLUMN canceled boolean NOT NULL DEFAULT false;
 
 -- The rows of version 2, one write per chunk and epoch.
