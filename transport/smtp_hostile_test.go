@@ -214,12 +214,15 @@ func TestSMTPUnsolicitedReply(t *testing.T) {
 							return []string{"250 ok\r\n250 stray\r\n"}
 						}
 						io.WriteString(c, "250 ok\r\n")
-						// The stray reply once the client has its 250. On
-						// loopback its bytes are in the client's socket
-						// when Write returns.
+						// The stray reply once the client has its 250,
+						// written here, before strayWritten says so (a
+						// deferred close ran before serveSMTP wrote the
+						// lines returned). On loopback its bytes are in
+						// the client's socket when Write returns.
 						<-sendStray
-						defer close(strayWritten)
-						return []string{"250 stray\r\n"}
+						io.WriteString(c, "250 stray\r\n")
+						close(strayWritten)
+						return nil
 					})
 				})
 				tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: addr, TLS: transport.NoTLS, MaxConns: 1,
