@@ -66,6 +66,10 @@ type Event struct {
 	// the detail of the Result's reason when there was no reply; empty
 	// when there is neither.
 	Diagnostic string `json:"diagnostic,omitempty"`
+	// List is the list id of the message (its List-Id, lower-cased; see
+	// ListID), or "" for a transactional message. For an event of the
+	// receiving side it is the list of the message that came back.
+	List string `json:"list,omitempty"`
 	// At is when it happened (Options.Now).
 	At time.Time `json:"ts"`
 }
@@ -77,7 +81,7 @@ func (j *job) emit(ctx context.Context, i int, r Result) {
 	if t == "" {
 		return
 	}
-	e := Event{Type: t, SendID: r.SendID, AccountID: j.call.AccountID, Email: j.address(i), Reason: string(r.Code), At: j.m.opts.Now()}
+	e := Event{Type: t, SendID: r.SendID, AccountID: j.call.AccountID, Email: j.address(i), Reason: string(r.Code), List: j.list, At: j.m.opts.Now()}
 	var de *DeliveryError
 	if t != EventSend && errors.As(r.Err, &de) {
 		// The recipient's own reply (a sent recipient's error is its bcc

@@ -16,6 +16,7 @@ package postroom
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/postroom/postroom/internal/mimemsg"
 )
@@ -55,6 +56,9 @@ func customHeaders(headers []Header, tpl *templates) []mimemsg.Header {
 		out[i] = mimemsg.Header{Name: h.Name, Dynamic: tpl.headers[i] != nil}
 		if !out[i].Dynamic {
 			out[i].Value = tpl.headerStatic[i]
+			// A List-Id was checked ASCII and of RFC 2919's shape
+			// (listid.go): its phrase may be encoded words already.
+			out[i].Structured = strings.EqualFold(h.Name, listIDHeader)
 		}
 	}
 	return out
@@ -73,7 +77,7 @@ func checkStaticValues(headers []mimemsg.Header) []error {
 			continue
 		}
 		var err error
-		if scratch, err = mimemsg.AppendText(scratch[:0], len(h.Name)+1, h.Value); err != nil {
+		if scratch, err = mimemsg.AppendValue(scratch[:0], h); err != nil {
 			errs = append(errs, &ValidationError{Field: fmt.Sprintf("message.headers[%d].value", i), Reason: "cannot be folded within 998-octet lines: a run without white space is too long"})
 		}
 	}

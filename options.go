@@ -255,18 +255,32 @@ type Options struct {
 	Suppressions Suppressions
 
 	// Unsubscribe, when not nil, gives each recipient's one-click
-	// unsubscribe URL (RFC 8058): a call that writes no List-Unsubscribe
+	// unsubscribe URL (RFC 8058) for list mail: a call whose List-Id
+	// names its list (see ListID) and that writes no List-Unsubscribe
 	// header of its own gets, in each recipient's message,
 	//
-	//	List-Unsubscribe: <URL(call.account_id, address)>
+	//	List-Unsubscribe: <URL(call.account_id, address, list)>
 	//	List-Unsubscribe-Post: List-Unsubscribe=One-Click
 	//
-	// both DKIM-signed when Options.DKIM is set. A recipient whose URL
-	// fails, or is not an https URI, is invalid (render-error) and gets
-	// no message. A call that writes List-Unsubscribe itself keeps its
-	// own. Package unsubscribe's *Unsubscriber is one, and its handler
-	// records the unsubscribe. Nil means no such headers are added.
+	// both DKIM-signed when Options.DKIM is set. A transactional call (no
+	// List-Id: a receipt, a password reset) gets none, unless
+	// UnsubscribeAllMail is set. A recipient whose URL fails, or is not an
+	// https URI, is invalid (render-error) and gets no message. A call
+	// that writes List-Unsubscribe itself keeps its own. Package
+	// unsubscribe's *Unsubscriber is one, and its handler records the
+	// unsubscribe, scoped to the list. Nil means no such headers are
+	// added.
 	Unsubscribe UnsubscribeURLs
+
+	// UnsubscribeAllMail makes Options.Unsubscribe write its headers into
+	// transactional messages too, with an empty list: a one-click POST
+	// from such a message then unsubscribes the address from all of the
+	// account's mail, receipts included. Off (false) by default, as
+	// Gmail's and Yahoo's bulk-sender rules (2024) ask one-click
+	// unsubscribe of subscribed and marketing mail and exempt
+	// transactional mail: an unsubscribe link in a password reset mostly
+	// silences mail the recipient needs.
+	UnsubscribeAllMail bool
 
 	// OnEvent, when not nil, receives an Event for each recipient's final
 	// Result of Send, SendTemplate and Run that is one (send, deferral,

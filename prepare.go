@@ -57,6 +57,9 @@ type Prepared struct {
 	// addUnsubscribe: the layout ends with the List-Unsubscribe fields
 	// Options.Unsubscribe adds, the call having none of its own.
 	addUnsubscribe bool
+	// list is the list id of the call's List-Id, lower-cased, or "" for
+	// a transactional call (listid.go).
+	list string
 }
 
 // ErrZeroPrepared is the error of every method of a Prepared not made by
@@ -174,11 +177,12 @@ func (m *Mailer) prepare(ctx context.Context, op Operation, call *Call, oneShot 
 	p.genText = m.generatesText(html.src != "", text.src != "")
 	p.unsubscribe = -1
 	if c.headers {
-		var uerrs []error
+		var uerrs, lerrs []error
 		p.unsubscribe, uerrs = checkUnsubscribe(msg.Headers, p.tpl)
-		errs = append(errs, uerrs...)
+		p.list, lerrs = checkListID(msg.Headers)
+		errs = append(append(errs, uerrs...), lerrs...)
 	}
-	p.addUnsubscribe = m.opts.Unsubscribe != nil && !hasOwnUnsubscribe(msg.Headers)
+	p.addUnsubscribe = m.opts.Unsubscribe != nil && !hasOwnUnsubscribe(msg.Headers) && (p.list != "" || m.opts.UnsubscribeAllMail)
 	var lerrs []error
 	p.base, lerrs = p.layout(html, text, c)
 	if errs = append(errs, lerrs...); len(errs) > 0 {

@@ -30,7 +30,11 @@ var ErrSuppressions = errors.New("postroom: suppression list lookup failed")
 // manage the list.
 //
 // Suppressed returns the entries of accountID that are active at now
-// (Created at or before now, Expires zero or after now) among addresses.
+// (Created at or before now, Expires zero or after now) among addresses,
+// of every scope: the Mailer keeps those that cover the call's message
+// (Suppression.Covers with its list) and, when several cover a recipient,
+// names the widest in its Result. An address may have an entry per scope
+// (all mail, all lists, each list).
 // A Mailer calls it once per call (Send, SendTemplate, Run, Preview,
 // Validate), with every recipient that passed validation and every bcc
 // address in one slice: an implementation answers it with one lookup (one
@@ -39,7 +43,7 @@ var ErrSuppressions = errors.New("postroom: suppression list lookup failed")
 // them lower-cased; an implementation lower-cases them all the same);
 // Suppression.Address is the address as the list keeps it, lower-cased.
 // addresses may hold an address twice (a bcc address that is also a
-// recipient); its entry may then come back twice. The result holds no
+// recipient); its entries may then come back twice. The result holds no
 // entry for an address not in addresses, and is owned by the caller.
 //
 // It must be safe for concurrent use. ctx bounds the lookup; an error
@@ -68,6 +72,60 @@ type Suppression struct {
 	// Created is when the address was listed. Expires is when it stops
 	// being listed; zero means never.
 	Created, Expires time.Time
+	// Scope is which of the address's mail the entry silences: ScopeAll
+	// (or empty, as entries made before scopes are) every message,
+	// ScopeLists every list message, ScopeList the messages of List. See
+	// Covers.
+	Scope Scope
+	// List is the list id (lower-cased) of a ScopeList entry; else empty.
+	List string
+}
+
+// Scope is which mail of an address a suppression silences: list mail is
+// a message whose List-Id names its list (ListID), every other message is
+// transactional.
+type Scope string
+
+// Scopes. The zero Scope is ScopeAll.
+const (
+	// ScopeAll silences every message: a hard bounce, soft bounces past
+	// the policy, a complaint about a transactional message.
+	ScopeAll Scope = "all"
+	// ScopeLists silences every list message and leaves transactional
+	// mail alone: "unsubscribe from all lists", a complaint about a list
+	// message.
+	ScopeLists Scope = "lists"
+	// ScopeList silences the messages of one list (Suppression.List): a
+	// one-click unsubscribe from it.
+	ScopeList Scope = "list"
+)
+
+// Covers reports whether s silences a message of list (its list id, ""
+// for a transactional message): ScopeAll and the zero Scope cover every
+// message, ScopeLists every list message, ScopeList the messages of its
+// List (compared case-insensitively, RFC 2919). An entry of a scope this
+// version does not know covers every message: a list that cannot be read
+// stops mail rather than let it through.
+func (s *Suppression) Covers(list string) bool {
+	switch s.Scope {
+	case ScopeLists:
+		return list != ""
+	case ScopeList:
+		return list != "" && strings.EqualFold(s.List, list)
+	}
+	return true
+}
+
+// breadth orders scopes from the narrowest (0) to the widest, for the
+// entry that a recipient's Result names when several cover its message.
+func (s *Suppression) breadth() int {
+	switch s.Scope {
+	case ScopeList:
+		return 0
+	case ScopeLists:
+		return 1
+	}
+	return 2
 }
 
 // SuppressedError is the Err of the Result of a recipient that
@@ -90,10 +148,18 @@ func (s *Suppression) reason() ReasonCode {
 }
 
 // outcome is the outcome of a recipient s lists: rejected with s's
-// reason, and as detail when it was listed and what listed it, such as
-// "suppressed since 2026-11-20: 550 5.1.1 user unknown".
+// reason, and as detail from which mail, when it was listed and what
+// listed it, such as "suppressed since 2026-11-20: 550 5.1.1 user
+// unknown" or "suppressed from list news.shop.example.com since
+// 2026-11-20".
 func (s *Suppression) outcome() outcome {
 	detail := "suppressed"
+	switch s.Scope {
+	case ScopeList:
+		detail += " from list " + replytext.Line(s.List)
+	case ScopeLists:
+		detail += " from all lists"
+	}
 	if !s.Created.IsZero() {
 		detail += " since " + s.Created.UTC().Format(time.DateOnly)
 	}
@@ -157,8 +223,12 @@ func (j *job) suppress(ctx context.Context, results []Result) error {
 	listed := make(map[string]*Suppression, len(found))
 	for n := range found {
 		s := &found[n]
-		if !s.Created.After(now) && (s.Expires.IsZero() || s.Expires.After(now)) {
-			listed[strings.ToLower(s.Address)] = s
+		if s.Created.After(now) || !s.Expires.IsZero() && !s.Expires.After(now) || !s.Covers(j.list) {
+			continue
+		}
+		a := strings.ToLower(s.Address)
+		if prev := listed[a]; prev == nil || s.breadth() > prev.breadth() {
+			listed[a] = s
 		}
 	}
 	if len(listed) == 0 {

@@ -9,8 +9,9 @@ package postroom
 // signed (internal/dkim signs them when a call has them), as RFC 8058 §4
 // requires.
 //
-// With Options.Unsubscribe, a call without List-Unsubscribe headers of its
-// own gets both in each message: the layout adds them (addUnsubscribe),
+// With Options.Unsubscribe, a list call (List-Id, listid.go) without
+// List-Unsubscribe headers of its own gets both in each message (a
+// transactional call too under Options.UnsubscribeAllMail): the layout adds them (addUnsubscribe),
 // the static List-Unsubscribe-Post and a dynamic List-Unsubscribe whose
 // value each recipient's build appends (unsubscribeURL).
 
@@ -23,13 +24,16 @@ import (
 )
 
 // UnsubscribeURLs gives one-click unsubscribe URLs (Options.Unsubscribe):
-// URL returns the https URL that unsubscribes address from accountID, to
+// URL returns the https URL that unsubscribes address from list, the
+// list id of the message (Prepared.List, lower-cased), in accountID, to
 // which mailbox providers POST "List-Unsubscribe=One-Click" (RFC 8058).
-// Package unsubscribe's *Unsubscriber is one. It is called once per
-// recipient from the call's workers, concurrently: it must be safe for
-// concurrent use, and should not block.
+// list is "" only for a transactional message, under
+// Options.UnsubscribeAllMail: the URL then unsubscribes the address from
+// all of the account's mail. Package unsubscribe's *Unsubscriber is one.
+// It is called once per recipient from the call's workers, concurrently:
+// it must be safe for concurrent use, and should not block.
 type UnsubscribeURLs interface {
-	URL(accountID, address string) (string, error)
+	URL(accountID, address, list string) (string, error)
 }
 
 // The header names and the one value of List-Unsubscribe-Post.
@@ -217,7 +221,7 @@ func (j *job) unsubscribeURL(w *worker, addr string) outcome {
 	if !j.addUnsubscribe {
 		return outcome{}
 	}
-	u, err := j.m.opts.Unsubscribe.URL(j.call.AccountID, addr)
+	u, err := j.m.opts.Unsubscribe.URL(j.call.AccountID, addr, j.list)
 	if err != nil {
 		return outcome{status: StatusInvalid, code: ReasonRenderError, detail: "no one-click unsubscribe URL (Options.Unsubscribe failed)", err: err, logErr: true}
 	}

@@ -102,25 +102,35 @@ type unsubURLs struct {
 	fail map[string]bool
 }
 
-func (u unsubURLs) URL(accountID, address string) (string, error) {
+func (u unsubURLs) URL(accountID, address, list string) (string, error) {
 	if u.fail[address] {
 		return "", errors.New("no token for " + address)
 	}
-	return u.base + accountID + "/" + address, nil
+	if list == "" {
+		list = "all"
+	}
+	return u.base + accountID + "/" + list + "/" + address, nil
 }
 
-// TestUnsubscribeOption: with Options.Unsubscribe, a call without
+// listCall is smallCall as mail of the list news.shop.example.com.
+func listCall(emails ...string) *postroom.Call {
+	call := smallCall(emails...)
+	call.Message.Headers = append(call.Message.Headers, postroom.ListID("Shop news", "News.Shop.example.com"))
+	return call
+}
+
+// TestUnsubscribeOption: with Options.Unsubscribe, a list call without
 // List-Unsubscribe gets both one-click fields per recipient, with the
-// recipient's URL, DKIM-signed; a recipient whose URL fails or is not
-// https is invalid while the others are sent; a call that writes its own
-// List-Unsubscribe keeps it.
+// recipient's URL for the list, DKIM-signed; a recipient whose URL fails
+// or is not https is invalid while the others are sent; a call that
+// writes its own List-Unsubscribe keeps it.
 func TestUnsubscribeOption(t *testing.T) {
 	signers, records := testSigners(t)
 	urls := unsubURLs{base: "https://shop.example.com/u/", fail: map[string]bool{"cy@example.org": true}}
 	mem := transport.NewMemory()
 	m := newMailer(t, mem, postroom.Options{DKIM: signers, Unsubscribe: urls})
 
-	call := smallCall("ann@example.net", "bob@example.org", "cy@example.org")
+	call := listCall("ann@example.net", "bob@example.org", "cy@example.org")
 	results, err := m.Send(t.Context(), call)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +144,7 @@ func TestUnsubscribeOption(t *testing.T) {
 		}
 		env, _ := mem.Envelope(r.SendID)
 		msg := mailtest.Parse(t, env.Data)
-		if got, want := msg.Header.Get("List-Unsubscribe"), "<https://shop.example.com/u/acct/"+r.Email+">"; got != want {
+		if got, want := msg.Header.Get("List-Unsubscribe"), "<https://shop.example.com/u/acct/news.shop.example.com/"+r.Email+">"; got != want {
 			t.Errorf("%s: List-Unsubscribe %q, want %q", r.Email, got, want)
 		}
 		if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
@@ -152,7 +162,7 @@ func TestUnsubscribeOption(t *testing.T) {
 
 	// A URL that is not https is refused per recipient.
 	m = newMailer(t, mem, postroom.Options{Unsubscribe: unsubURLs{base: "http://shop.example.com/u/"}})
-	results, err = m.Send(t.Context(), smallCall("ann@example.net"))
+	results, err = m.Send(t.Context(), listCall("ann@example.net"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +172,8 @@ func TestUnsubscribeOption(t *testing.T) {
 
 	// A call with its own List-Unsubscribe keeps it, and gets no second.
 	m = newMailer(t, mem, postroom.Options{Unsubscribe: urls})
-	call = smallCall("ann@example.net")
-	call.Message.Headers = []postroom.Header{{Name: "list-unsubscribe", Value: "<mailto:u@shop.example.com>"}}
+	call = listCall("ann@example.net")
+	call.Message.Headers = append(call.Message.Headers, postroom.Header{Name: "list-unsubscribe", Value: "<mailto:u@shop.example.com>"})
 	results, err = m.Send(t.Context(), call)
 	if err != nil || results[0].Status != postroom.StatusSent {
 		t.Fatalf("own header: %+v, %v", results, err)
@@ -175,5 +185,31 @@ func TestUnsubscribeOption(t *testing.T) {
 	}
 	if got := msg.Header.Get("List-Unsubscribe-Post"); got != "" {
 		t.Errorf("own header: List-Unsubscribe-Post %q added", got)
+	}
+}
+
+// TestUnsubscribeTransactional: Options.Unsubscribe writes nothing into a
+// transactional message (no List-Id), and writes a URL with an empty
+// list into it under Options.UnsubscribeAllMail.
+func TestUnsubscribeTransactional(t *testing.T) {
+	urls := unsubURLs{base: "https://shop.example.com/u/"}
+	mem := transport.NewMemory()
+	for _, all := range []bool{false, true} {
+		m := newMailer(t, mem, postroom.Options{Unsubscribe: urls, UnsubscribeAllMail: all})
+		results, err := m.Send(t.Context(), smallCall("ann@example.net"))
+		if err != nil || results[0].Status != postroom.StatusSent {
+			t.Fatalf("all=%v: %+v, %v", all, results, err)
+		}
+		env, _ := mem.Envelope(results[0].SendID)
+		msg := mailtest.Parse(t, env.Data)
+		got, post := msg.Header.Get("List-Unsubscribe"), msg.Header.Get("List-Unsubscribe-Post")
+		switch {
+		case !all && (got != "" || post != ""):
+			t.Errorf("a receipt got List-Unsubscribe %q, List-Unsubscribe-Post %q", got, post)
+		case all && got != "<https://shop.example.com/u/acct/all/ann@example.net>":
+			t.Errorf("UnsubscribeAllMail: List-Unsubscribe %q", got)
+		case all && post != "List-Unsubscribe=One-Click":
+			t.Errorf("UnsubscribeAllMail: List-Unsubscribe-Post %q", post)
+		}
 	}
 }

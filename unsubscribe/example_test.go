@@ -28,7 +28,7 @@ func Example() {
 		panic(err)
 	}
 	// The URL for a recipient's List-Unsubscribe header.
-	link, _ := u.URL("acct-1", "ann@example.net")
+	link, _ := u.URL("acct-1", "ann@example.net", "")
 	fmt.Println(strings.HasPrefix(link, "https://example.com/unsubscribe/2026."))
 
 	// Serve it; the mailbox provider POSTs the RFC 8058 form.

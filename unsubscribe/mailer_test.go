@@ -31,7 +31,7 @@ func TestMailerEndToEnd(t *testing.T) {
 			},
 		}}
 		for _, a := range []string{"ann@example.net", "bob@example.net"} {
-			link, err := f.u.URL("acct-1", a)
+			link, err := f.u.URL("acct-1", a, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -122,8 +122,8 @@ func (u *Unsubscriber) Token(accountID, address string) (string, error) {
 }
 
 // URL returns Options.BaseURL followed by Token(accountID, address): the
-// URI for the List-Unsubscribe header.
-func (u *Unsubscriber) URL(accountID, address string) (string, error) {
+// URI for the List-Unsubscribe header. list is not signed yet.
+func (u *Unsubscriber) URL(accountID, address, list string) (string, error) {
 	if u.opts.BaseURL == "" {
 		return "", fmt.Errorf("unsubscribe: URL: Options.BaseURL is empty")
 	}

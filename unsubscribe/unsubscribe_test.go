@@ -108,7 +108,7 @@ func get(t *testing.T, method, u string) (int, string) {
 
 func TestOneClick(t *testing.T) {
 	f := newFixture(t, oldKey)
-	link, err := f.u.URL("acct-1", "Ann@example.net")
+	link, err := f.u.URL("acct-1", "Ann@example.net", "")
 	if err != nil {
 		t.Fatal(err)
 	}

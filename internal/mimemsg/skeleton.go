@@ -50,6 +50,20 @@ type Header struct {
 	// Dynamic says the value differs per recipient: it is supplied in
 	// Varying.HeaderValues.
 	Dynamic bool
+	// Structured says Value (static) is a structured value, printable
+	// ASCII checked by the caller (List-Id: a phrase, maybe of encoded
+	// words, and an <id>): it is folded as is, never made encoded words
+	// (AppendValue).
+	Structured bool
+}
+
+// AppendValue appends h's static value as the skeleton writes it:
+// folded as is when h is Structured, else as AppendText writes it.
+func AppendValue(dst []byte, h Header) ([]byte, error) {
+	if h.Structured {
+		return appendFolded(dst, len(h.Name)+1, h.Value)
+	}
+	return AppendText(dst, len(h.Name)+1, h.Value)
 }
 
 // Layout is what a call's messages share. New reads it and
@@ -196,7 +210,7 @@ func New(l *Layout, rnd io.Reader) (*Skeleton, error) {
 			b.str(h.Name)
 			b.str(":")
 			var err error
-			if b.buf, err = AppendText(b.buf, len(h.Name)+1, h.Value); err != nil {
+			if b.buf, err = AppendValue(b.buf, h); err != nil {
 				return nil, fmt.Errorf("postroom: %s field: %w", h.Name, err)
 			}
 			b.str("\r\n")
