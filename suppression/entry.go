@@ -68,6 +68,14 @@ type Entry struct {
 	Created time.Time `json:"created_at"`
 	// Expires is when it stops being listed; zero means never.
 	Expires time.Time `json:"expires_at,omitzero"`
+	// Scope is which of the address's mail the entry silences:
+	// postroom.ScopeAll (every message), ScopeLists (every list message)
+	// or ScopeList (the messages of List). Add takes empty as ScopeAll.
+	// An address has at most one entry per scope and list.
+	Scope postroom.Scope `json:"scope"`
+	// List is the list id of a ScopeList entry (RFC 2919, lower-cased);
+	// empty for the other scopes.
+	List string `json:"list,omitempty"`
 }
 
 // Active reports whether e is listed at now: created at or before now,
@@ -118,6 +126,15 @@ type Observation struct {
 	SendID string
 	// At is when it happened; zero means now (Options.Now).
 	At time.Time
+	// List is the list id of the message it is about (its List-Id,
+	// lower-cased), "" for a transactional message.
+	List string
+	// Scope, when not empty, is the scope of the entry it lists, as the
+	// unsubscribe page's choice says it; empty means the scope that Kind
+	// and List give: a bounce silences all mail, a complaint all lists
+	// (about a list message) or all mail (about a transactional one), an
+	// unsubscribe the list (List) or, without a list, all lists.
+	Scope postroom.Scope
 }
 
 // ObservationOf is the observation an Event of the sending path or of the
@@ -151,6 +168,10 @@ type Query struct {
 	// Prefix, when not empty, selects the addresses that start with it
 	// (compared lower-cased): a whole address selects that address.
 	Prefix string
+	// Scope, when not empty, selects the entries of that scope; List,
+	// when not empty, the ScopeList entries of that list.
+	Scope postroom.Scope
+	List  string
 	// IncludeExpired selects expired entries too; false selects the
 	// entries active now.
 	IncludeExpired bool
