@@ -85,6 +85,15 @@
 // ErrSuppressions: nothing is sent. Package suppression keeps such lists
 // (in memory, in PostgreSQL) and the policy that feeds them.
 //
+// List mail and transactional mail are kept apart. A call whose
+// message.headers carry List-Id (RFC 2919; ListID writes it) sends mail of
+// that list; every other call is transactional (a receipt, a password
+// reset). Each entry has a Scope: a list message is stopped by the
+// entries of its list, of all lists and of all mail; a transactional
+// message only by those of all mail (a hard bounce, a complaint about a
+// transactional message). Options.Unsubscribe writes one-click headers
+// into list mail only, unless Options.UnsubscribeAllMail.
+//
 // Options.OnEvent receives an Event, with Mandrill's event names, for each
 // recipient's final Result of a Run that is one: send (sent or queued),
 // deferral (deferred), reject (suppressed), and for a refusal at SMTP
@@ -263,8 +272,8 @@
 // text gets a text part generated from the html unless Options.HTMLOnly;
 // a List-Unsubscribe-Post header (RFC 8058 one-click) needs a
 // List-Unsubscribe header holding an https URI, and Options.Unsubscribe
-// writes both, with each recipient's own URL, into the messages of calls
-// that write none; Options.VERP puts each
+// writes both, with each recipient's own URL, into the messages of list
+// calls that write none; Options.VERP puts each
 // recipient's send_id in its envelope sender.
 //
 // # Imports
