@@ -161,6 +161,11 @@ func TestPostfixBounces(t *testing.T) {
 		switch {
 		case strings.Contains(line, "status=sent"):
 			delivered++
+			if i := strings.Index(line, "delays="); i >= 0 {
+				// before queue / in queue / connection setup /
+				// transmission: the last holds the Receiver's wait.
+				t.Logf("DSN delivered: %s", strings.Fields(line[i:])[0])
+			}
 		case strings.Contains(line, "status=deferred"):
 			deferred++
 			t.Errorf("a DSN was deferred: %s", line)
