@@ -46,8 +46,11 @@
 //
 // # Concurrency
 //
-// A Receiver is safe for concurrent use: its options never change, and
-// its memory of unknown send ids is kept under a lock. Each connection is
+// A Receiver is safe for concurrent use: its options never change, its
+// memory of unknown send ids is kept under a lock, and the messages
+// waiting for their sends are counted in a channel of MaxSendWaits
+// tokens. A wait runs in the goroutine handling its message and ends
+// with it. Each connection is
 // served by a goroutine of go-smtp's server, and Serve returns only after
 // every one has ended. Options.OnEvent and the stores are called from
 // those goroutines.
