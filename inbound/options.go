@@ -138,9 +138,9 @@ type Options struct {
 	// send id already answered "try again later". Nothing on the send
 	// path waits or writes more for it. Zero means DefaultSendWait (5
 	// seconds); a negative value means off: a send not recorded at the
-	// first lookup is at once as UnknownSendGrace says. The wait ends
-	// early when ctx is done (a *StoreError from Handle, 451 from the
-	// server). It is measured on the real clock, not Now.
+	// first lookup is answered at once as UnknownSendGrace says. The
+	// wait ends early when ctx is done (a *StoreError from Handle, 451
+	// from the server). It is measured on the real clock, not Now.
 	SendWait time.Duration
 
 	// MaxSendWaits is how many messages of the Receiver (all its Serve
