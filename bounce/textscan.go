@@ -48,6 +48,14 @@ func scanText(text string, skip func(string) bool) []cand {
 		if !ok {
 			continue
 		}
+		if isParameter(addr) {
+			// "envelope-from=postmaster@bounce.example.com;" in a quoted
+			// SPF verdict (Received-SPF, RFC 7208 section 9.1) or
+			// "smtp.mailfrom=..." in Authentication-Results: a key and
+			// its value, never a failed recipient.
+			i = end - 1
+			continue
+		}
 		if a, e, ok := angleAfter(text, start, end); ok {
 			// "x@y <a@b>": the first is a display name (RFC 5322's
 			// name-addr), the address is the bracketed one (Exim's
@@ -233,4 +241,15 @@ func trimReply(s string) string {
 		s = strings.TrimSuffix(s, ")")
 	}
 	return strings.TrimSpace(s)
+}
+
+// isParameter reports whether addr, as addrAt read it from text, is the
+// value of a key=value token ("envelope-from=user@example.com"): its
+// local part holds an '='. Addresses whose local part truly holds one
+// (SRS's "SRS0=hash=tt=domain=user", BATV's "prvs=tag=user") are envelope
+// senders rewritten by forwarders, never the recipient a report is
+// about; Exchange 5.5's "SMTP=" prefix is taken off by addrAt before.
+func isParameter(addr string) bool {
+	at := strings.LastIndexByte(addr, '@')
+	return at > 0 && strings.IndexByte(addr[:at], '=') >= 0
 }

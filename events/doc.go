@@ -25,12 +25,17 @@
 // events and writes them when RecorderOptions.FlushEvents are buffered,
 // when the first buffered event is older than RecorderOptions.FlushAfter
 // (checked when the next event arrives), and when the application calls
-// Flush, which it should do after each Run. No goroutine of its own runs
-// between calls. Until a send event is written, a bounce for that message
-// finds no record: the window is bounded by FlushEvents and FlushAfter.
-// Package inbound answers such a bounce "try again later" for a grace
-// period (inbound.Options.UnknownSendGrace, 10 minutes) and takes it on
-// the bouncing server's retry, once the send is written.
+// Flush, which it should do after each Run, and on a timer (every second)
+// while sends may happen outside a Run it waits for (an outbox's
+// workers). No goroutine of its own runs between calls. Until a send
+// event is written, a bounce for that message finds no record: the window
+// is bounded by FlushEvents and FlushAfter at the next event, and by the
+// application's Flush. Package inbound waits for such a send, up to
+// inbound.Options.SendWait (5 seconds), so that a bounce returned at once
+// is acted on at its first delivery; a send written later still than
+// that has its bounce answered "try again later" for a grace period
+// (inbound.Options.UnknownSendGrace, 10 minutes) and taken on the
+// bouncing server's retry.
 //
 // This package does not deliver events anywhere (no webhook service): an
 // application forwards them with its own job queue, reading SQL.List.

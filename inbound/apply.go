@@ -10,9 +10,9 @@ import (
 	"github.com/postroom/postroom/suppression"
 )
 
-// apply records what rep proves about the send rt leads to (see Handle).
-func (rc *Receiver) apply(ctx context.Context, rep *bounce.Report, rt route) (Outcome, error) {
-	p, err := rc.prove(ctx, rep, rt)
+// apply records what m proves about the send rt leads to (see Handle).
+func (rc *Receiver) apply(ctx context.Context, m *message, rt route) (Outcome, error) {
+	p, err := rc.prove(ctx, m, rt)
 	if err != nil || p.out.Verdict != VerdictRecorded {
 		return p.out, err
 	}
@@ -27,11 +27,14 @@ type proof struct {
 	obs []suppression.Observation
 }
 
-// prove looks up the send rt leads to and decides what rep proves about
-// it, recording nothing: the server proves a message for every recipient
-// of an SMTP transaction before it records any, so that a reply asking
-// for the message again leaves nothing recorded twice.
-func (rc *Receiver) prove(ctx context.Context, rep *bounce.Report, rt route) (proof, error) {
+// prove looks up the send rt leads to and decides what m's report proves
+// about it, recording nothing: the server proves a message for every
+// recipient of an SMTP transaction before it records any, so that a reply
+// asking for the message again leaves nothing recorded twice. A send not
+// recorded yet is awaited for Options.SendWait (see awaitSend) when the
+// report could prove something.
+func (rc *Receiver) prove(ctx context.Context, m *message, rt route) (proof, error) {
+	rep := m.rep
 	out := Outcome{Report: rep, SendID: rt.sendID}
 	if rt.report {
 		out.SendID = sendid.Normalize(rep.SendID)
@@ -45,6 +48,13 @@ func (rc *Receiver) prove(ctx context.Context, rep *bounce.Report, rt route) (pr
 	snd, ok, err := rc.opts.Sends.Send(ctx, out.SendID)
 	if err != nil {
 		return proof{out: out}, &StoreError{Op: "look up send " + out.SendID, Err: err}
+	}
+	if !ok && proves(rep.Type) {
+		// A local relay can return a bounce before the send's record is
+		// written: wait for it, briefly.
+		if snd, ok, err = rc.awaitSend(ctx, m, out.SendID); err != nil {
+			return proof{out: out}, err
+		}
 	}
 	if !ok {
 		if rc.unknown != nil && proves(rep.Type) && rc.unknown.retry(out.SendID, rc.opts.Now()) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,9 +19,12 @@ import (
 // TestPostfixBounces: postroom sends through a real Postfix to a
 // destination that refuses some recipients for good (550 5.1.1) and others
 // for now (452 4.2.2); Postfix tries once, and its own DSNs come back to
-// the Receiver over LMTP through transport_maps. The dead addresses are
-// then listed as hard-bounce, the full mailboxes are not, and the next
-// call rejects the dead ones without sending and sends to the others.
+// the Receiver over LMTP through transport_maps, before the sends are
+// written (as an events.Recorder writes them, later), and are taken at
+// their first delivery (Options.SendWait), never deferred. The dead
+// addresses are then listed as hard-bounce, the full mailboxes are not,
+// and the next call rejects the dead ones without sending and sends to
+// the others.
 func TestPostfixBounces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Postfix of its own")
@@ -45,13 +49,21 @@ func TestPostfixBounces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Mailer's send events are written as an events.Recorder writes
+	// them, later than the hand-over: here, only 300 ms after the
+	// Receiver first looked a send up and did not find it, so that every
+	// DSN that comes back before that waits for its send.
+	late := &lateSends{to: sends}
+	watched := &watchedSends{Sends: sends, onMiss: func() {
+		time.AfterFunc(300*time.Millisecond, late.write)
+	}}
 	supp := newSuppressions(t)
 	var (
 		mu       sync.Mutex
 		received []postroom.Event
 	)
 	rec, err := inbound.New(inbound.Options{
-		VERP: verp, Sends: sends, Suppressions: supp, Logger: testLogger(t),
+		VERP: verp, Sends: watched, Suppressions: supp, Logger: testLogger(t),
 		OnEvent: func(_ context.Context, e postroom.Event) {
 			mu.Lock()
 			received = append(received, e)
@@ -77,7 +89,7 @@ func TestPostfixBounces(t *testing.T) {
 		Auth:         postroom.NoAuth{},
 		VERP:         verp,
 		Suppressions: supp,
-		OnEvent:      sends.OnEvent,
+		OnEvent:      late.OnEvent,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +146,34 @@ func TestPostfixBounces(t *testing.T) {
 	if !slices.Equal(soft, full) {
 		t.Errorf("soft bounces %v, want %v", soft, full)
 	}
+	// Each DSN was taken at its first delivery, though it came before its
+	// send was written: Postfix delivered it once (status=sent), never
+	// deferred it (a 451 with bounce_queue_lifetime = 0 would have lost
+	// it).
+	if _, misses, _ := watched.counts(); misses == 0 {
+		t.Errorf("every DSN found its send at the first lookup: none came back before its send was written")
+	}
+	var delivered, deferred int
+	for _, line := range strings.Split(pf.maillog(), "\n") {
+		if !strings.Contains(line, "to=<"+postroom.DefaultVERPLocal+"+") {
+			continue
+		}
+		switch {
+		case strings.Contains(line, "status=sent"):
+			delivered++
+			if i := strings.Index(line, "delays="); i >= 0 {
+				// before queue / in queue / connection setup /
+				// transmission: the last holds the Receiver's wait.
+				t.Logf("DSN delivered: %s", strings.Fields(line[i:])[0])
+			}
+		case strings.Contains(line, "status=deferred"):
+			deferred++
+			t.Errorf("a DSN was deferred: %s", line)
+		}
+	}
+	if delivered != len(dead)+len(full) || deferred != 0 {
+		t.Errorf("Postfix delivered %d DSNs to the Receiver and deferred %d; want %d delivered at the first attempt", delivered, deferred, len(dead)+len(full))
+	}
 	for _, a := range dead {
 		s, err := supp.Suppressed(t.Context(), account, []string{a}, time.Now())
 		if err != nil || len(s) != 1 || s[0].Reason != postroom.ReasonHardBounce {
@@ -181,3 +221,27 @@ func TestPostfixBounces(t *testing.T) {
 // hostOf and portOf split a host:port.
 func hostOf(addr string) string { h, _, _ := net.SplitHostPort(addr); return h }
 func portOf(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
+
+// lateSends buffers send events and writes them to a Memory only at
+// write, as an events.Recorder writes its batch after the hand-over.
+type lateSends struct {
+	to  *events.Memory
+	mu  sync.Mutex
+	buf []postroom.Event
+}
+
+func (l *lateSends) OnEvent(_ context.Context, e postroom.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, e)
+}
+
+func (l *lateSends) write() {
+	l.mu.Lock()
+	buf := l.buf
+	l.buf = nil
+	l.mu.Unlock()
+	for _, e := range buf {
+		l.to.OnEvent(context.Background(), e)
+	}
+}

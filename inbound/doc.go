@@ -27,6 +27,12 @@
 // once Options.UnknownSendGrace (10 minutes) has passed since the
 // Receiver first saw the id: until then a report for it is answered 451
 // (Handle: VerdictRetryLater), since its send may not be written yet.
+// Before that first answer, the message waits up to Options.SendWait (5
+// seconds) for the send's record, looking it up again with backoff: a
+// bounce that a local relay returns within milliseconds of the
+// hand-over, before an events.Recorder wrote the send, is acted on at its
+// first delivery. A send id that no instance handed over is never found,
+// so the wait acts on nothing.
 //
 // # Limits
 //
@@ -34,12 +40,17 @@
 // bounds each Serve call: Options.MaxMessageBytes (552 beyond, the
 // message never held whole in memory), MaxRecipients, MaxConnections,
 // ReadTimeout and WriteTimeout; the memory of unknown send ids by
-// MaxUnknownSends. See Options for their defaults.
+// MaxUnknownSends; the wait for a send not recorded yet by SendWait per
+// message and MaxSendWaits messages at once per Receiver. See Options
+// for their defaults.
 //
 // # Concurrency
 //
-// A Receiver is safe for concurrent use: its options never change, and
-// its memory of unknown send ids is kept under a lock. Each connection is
+// A Receiver is safe for concurrent use: its options never change, its
+// memory of unknown send ids is kept under a lock, and the messages
+// waiting for their sends are counted in a channel of MaxSendWaits
+// tokens. A wait runs in the goroutine handling its message and ends
+// with it. Each connection is
 // served by a goroutine of go-smtp's server, and Serve returns only after
 // every one has ended. Options.OnEvent and the stores are called from
 // those goroutines.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
@@ -76,12 +77,16 @@ Diagnostic-Code: smtp; 550 5.1.1 <gone@example.net>: User unknown
 
 // A program that Postfix's pipe(8) runs for each bounce tells Postfix to
 // offer the message again later by exiting 75 (EX_TEMPFAIL): for a bounce
-// that came back before its send was recorded, and when a store failed.
+// that came back before its send was recorded (and was not recorded
+// within Options.SendWait either), and when a store failed.
 func ExampleVerdictRetryLater() {
 	ctx := context.Background()
 	verp := postroom.VERP{Domain: "bounce.example.com"}
 	sends, _ := events.NewMemory(events.MemoryOptions{})
-	r, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, Logger: slog.New(slog.DiscardHandler)})
+	r, err := inbound.New(inbound.Options{
+		VERP: verp, Sends: sends, Logger: slog.New(slog.DiscardHandler),
+		SendWait: 50 * time.Millisecond, // 5 s by default
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -28,9 +28,9 @@ const (
 	// nothing anyway (an auto-reply): dropped, logged.
 	VerdictUnknownSend Verdict = "unknown-send"
 	// VerdictRetryLater: a bounce, delay notice or complaint for a
-	// well-formed send id that no recorded send has yet, first seen by
-	// this Receiver less than Options.UnknownSendGrace ago: its send may
-	// not be written yet. Nothing was acted on; the message should be
+	// well-formed send id that no recorded send has yet, after the wait
+	// of Options.SendWait, first seen by this Receiver less than
+	// Options.UnknownSendGrace ago: its send may not be written yet. Nothing was acted on; the message should be
 	// offered again later. The server answers 451 4.3.0; a program that
 	// Postfix's pipe runs exits 75 (EX_TEMPFAIL), as for a *StoreError.
 	VerdictRetryLater Verdict = "retry-later"
@@ -73,10 +73,11 @@ type Outcome struct {
 // report naming someone else silences no one (VerdictOtherRecipient), an
 // unknown send id is dropped (VerdictUnknownSend); both are logged and
 // return a nil error, so that the sender's server is told the message was
-// taken and does not retry. A report for an unknown send id is first
-// asked again for Options.UnknownSendGrace (VerdictRetryLater, with a nil
-// error: offer the message again later), since its send may not be
-// written yet.
+// taken and does not retry. A report for a send id not recorded yet is
+// first waited for, up to Options.SendWait, as its send may be written in
+// a moment (a bounce through a local relay comes back within
+// milliseconds); then asked again for Options.UnknownSendGrace
+// (VerdictRetryLater, with a nil error: offer the message again later).
 //
 // What is proved: a failed recipient whose bounce is Hard is observed as
 // suppression.HardBounce (event hard_bounce), another failed one as
@@ -87,17 +88,18 @@ type Outcome struct {
 // Handle reads r to its end, at most Options.MaxMessageBytes
 // (ErrMessageTooLarge beyond, and nothing acted on), in bounded memory.
 // Errors: *RecipientError (r not read), ErrMessageTooLarge, a read error
-// of r, *StoreError (ask again later). ctx bounds the store calls.
+// of r, *StoreError (ask again later). ctx bounds the store calls and the
+// wait for a send.
 func (rc *Receiver) Handle(ctx context.Context, r io.Reader, envelopeRcpt string) (Outcome, error) {
 	rt, err := rc.route(envelopeRcpt)
 	if err != nil {
 		return Outcome{}, err
 	}
-	rep, err := rc.read(r)
+	m, err := rc.read(r)
 	if err != nil {
 		return Outcome{}, err
 	}
-	return rc.apply(ctx, rep, rt)
+	return rc.apply(ctx, m, rt)
 }
 
 // route is where a message for one envelope recipient goes: the send id
@@ -126,7 +128,7 @@ func (rc *Receiver) route(addr string) (route, error) {
 
 // read parses the message from r, reads r to its end, and reports
 // ErrMessageTooLarge beyond Options.MaxMessageBytes.
-func (rc *Receiver) read(r io.Reader) (*bounce.Report, error) {
+func (rc *Receiver) read(r io.Reader) (*message, error) {
 	lr := &limitReader{r: r, left: rc.opts.MaxMessageBytes}
 	rep, perr := bounce.Parse(lr)
 	// Read to the end whatever Parse left: the size is known only there,
@@ -141,7 +143,7 @@ func (rc *Receiver) read(r io.Reader) (*bounce.Report, error) {
 	if perr != nil {
 		return nil, fmt.Errorf("inbound: parsing the message: %w", perr)
 	}
-	return rep, nil
+	return &message{rep: rep}, nil
 }
 
 // limitReader reads r up to left octets; one more makes it fail with

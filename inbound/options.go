@@ -31,6 +31,17 @@ const (
 	DefaultReadTimeout = 5 * time.Minute
 	// DefaultWriteTimeout bounds each reply.
 	DefaultWriteTimeout = time.Minute
+	// DefaultSendWait is how long a message waits for the record of a
+	// send not recorded yet before it is answered "try again later": five
+	// times an events.Recorder's DefaultFlushAfter, with an application
+	// flushing every second (as examples/httpapi does), so that a send
+	// written a second or two after its hand-over is found with room for
+	// a slow write. The wait ends as soon as the send is found.
+	DefaultSendWait = 5 * time.Second
+	// DefaultMaxSendWaits is how many messages wait for their sends at
+	// once: each holds its connection, and looks its send up again at
+	// most four times a second.
+	DefaultMaxSendWaits = 100
 	// DefaultUnknownSendGrace is how long a report for a send id that
 	// Sends does not know yet is answered "try again later". A retry that
 	// comes after it still finds a send written by then; the grace only
@@ -111,6 +122,35 @@ type Options struct {
 	// WriteTimeout bounds each reply. Zero means DefaultWriteTimeout.
 	WriteTimeout time.Duration
 
+	// SendWait is how long a message waits for the send its report is
+	// about when Sends does not know its well-formed send id and the
+	// report could prove something (a bounce, delay notice or
+	// complaint): a destination that refuses at once, through a local
+	// relay, returns its bounce within milliseconds of the hand-over,
+	// before the send's record is written (an events.Recorder writes its
+	// batch every FlushEvents events, within FlushAfter of the next
+	// event, and at Flush). The Receiver looks the send up again after
+	// 20 ms, then at doubling intervals of at most 250 ms, until it is
+	// found (the report is then acted on, in this delivery) or SendWait
+	// has passed since the message's first wait began (then as
+	// UnknownSendGrace says). The wait is one per message: over SMTP the
+	// recipients of one transaction share it. It is not repeated for a
+	// send id already answered "try again later". Nothing on the send
+	// path waits or writes more for it. Zero means DefaultSendWait (5
+	// seconds); a negative value means off: a send not recorded at the
+	// first lookup is answered at once as UnknownSendGrace says. The
+	// wait ends early when ctx is done (a *StoreError from Handle, 451
+	// from the server). It is measured on the real clock, not Now.
+	SendWait time.Duration
+
+	// MaxSendWaits is how many messages of the Receiver (all its Serve
+	// calls and Handle together) wait for their sends at once; a message
+	// beyond it is not waited for, but answered at once as
+	// UnknownSendGrace says, as with SendWait off. It bounds the
+	// connections and lookups that reports for unknown send ids (forged
+	// ones too) can hold. Zero means DefaultMaxSendWaits.
+	MaxSendWaits int
+
 	// UnknownSendGrace is how long after this Receiver first sees a
 	// well-formed send id that Sends does not know, a bounce, delay
 	// notice or complaint for it is answered "try again later" rather
@@ -120,7 +160,9 @@ type Options struct {
 	// writes its batch every FlushEvents events or FlushAfter), and a
 	// destination that refuses at once can bounce sooner; a send id
 	// carries no time of its own, so the Receiver cannot tell such a
-	// bounce from one for a send it will never know. After the grace,
+	// bounce from one for a send it will never know. The grace applies
+	// once SendWait is over without the send: it covers a record written
+	// later than that (its database out of reach). After the grace,
 	// reports for the id are taken and dropped (VerdictUnknownSend).
 	// Auto-replies and other messages that prove nothing are never asked
 	// again. Zero means DefaultUnknownSendGrace (10 minutes); a negative
@@ -153,12 +195,14 @@ type Options struct {
 // records what it proves. Make one with New; it is safe for concurrent
 // use and starts nothing until Serve. Its options never change; its only
 // state is its memory of unknown send ids (Options.UnknownSendGrace),
-// bounded by Options.MaxUnknownSends and shared by its Serve calls and
-// Handle.
+// bounded by Options.MaxUnknownSends, and the count of messages waiting
+// for their sends (Options.SendWait), bounded by Options.MaxSendWaits,
+// both shared by its Serve calls and Handle.
 type Receiver struct {
 	opts    Options
 	locals  map[string]bool // ReportLocals in lower case
 	unknown *unknownSends   // nil when UnknownSendGrace is off
+	waits   chan struct{}   // a token per message waiting for its send; nil when SendWait is off
 }
 
 // New returns a Receiver, or an error naming the field of opts that is
@@ -196,6 +240,8 @@ func New(opts Options) (*Receiver, error) {
 		return nil, fmt.Errorf("inbound: New: Options.WriteTimeout %v is negative", opts.WriteTimeout)
 	case opts.MaxUnknownSends < 0:
 		return nil, fmt.Errorf("inbound: New: Options.MaxUnknownSends %d is negative", opts.MaxUnknownSends)
+	case opts.MaxSendWaits < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxSendWaits %d is negative", opts.MaxSendWaits)
 	}
 	opts.VERP.Domain = strings.ToLower(opts.VERP.Domain)
 	if opts.Hostname == "" {
@@ -228,10 +274,19 @@ func New(opts Options) (*Receiver, error) {
 	if opts.MaxUnknownSends == 0 {
 		opts.MaxUnknownSends = DefaultMaxUnknownSends
 	}
+	if opts.SendWait == 0 {
+		opts.SendWait = DefaultSendWait
+	}
+	if opts.MaxSendWaits == 0 {
+		opts.MaxSendWaits = DefaultMaxSendWaits
+	}
 	opts.ReportLocals = nil // kept as locals
 	rc := &Receiver{opts: opts, locals: locals}
 	if opts.UnknownSendGrace > 0 {
 		rc.unknown = newUnknownSends(opts.UnknownSendGrace, opts.MaxUnknownSends)
+	}
+	if opts.SendWait > 0 {
+		rc.waits = make(chan struct{}, opts.MaxSendWaits)
 	}
 	return rc, nil
 }

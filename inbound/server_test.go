@@ -1,6 +1,7 @@
 package inbound_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -46,6 +47,10 @@ type fixtureOptions struct {
 	lmtp  bool
 	sends events.Sends // nil: the fixture's Memory
 	max   int64
+	// sendWait is the Receiver's Options.SendWait; zero means off (a
+	// send not recorded is answered at once), not the default.
+	sendWait time.Duration
+	now      func() time.Time // nil: time.Now
 }
 
 func newFixture(t *testing.T, fo fixtureOptions) *fixture {
@@ -61,6 +66,8 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 		Sends:           sends,
 		Suppressions:    f.supp,
 		MaxMessageBytes: fo.max,
+		SendWait:        cmp.Or(fo.sendWait, -1),
+		Now:             fo.now,
 		Logger:          testLogger(t),
 		OnEvent: func(_ context.Context, e postroom.Event) {
 			f.mu.Lock()

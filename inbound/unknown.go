@@ -46,3 +46,14 @@ func (u *unknownSends) retry(id string, now time.Time) bool {
 	u.first[id] = now
 	return true
 }
+
+// seen reports whether id is remembered as unknown: a report for it came
+// before and was asked again, so the wait of Options.SendWait is not
+// repeated for it (its retry comes minutes later, when a send handed over
+// has long been written).
+func (u *unknownSends) seen(id string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.first[id]
+	return ok
+}

@@ -1,6 +1,7 @@
 package inbound_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -214,6 +215,7 @@ func TestUnknownSendGrace(t *testing.T) {
 			now := t0
 			opts := tc.opts
 			opts.VERP, opts.Sends, opts.Logger = verp, sends, testLogger(t)
+			opts.SendWait = cmp.Or(opts.SendWait, -1) // TestSendWait waits
 			opts.Now = func() time.Time { return now }
 			rec, err := inbound.New(opts)
 			if err != nil {

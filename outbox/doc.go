@@ -82,6 +82,16 @@
 // then. It deletes nothing: DeleteBefore removes old calls when the
 // application calls it.
 //
+// It does not write the Mailer's events: its workers hand each message to
+// the Mailer, whose Options.OnEvent gets the send event that package
+// inbound later looks up to prove a bounce. With an events.Recorder
+// there, the application flushes it on a timer while its River client
+// runs (every second in examples/httpapi): the Recorder writes on its own
+// only at a later event, and a job's last sends may have none after them.
+// So flushed, a send is written within about a second of its hand-over,
+// inside inbound.Options.SendWait (5 seconds), and a bounce that a local
+// relay returns at once is acted on at its first delivery.
+//
 // It cannot give up the recipients of a job that River ends without
 // running the Worker: a job cancelled with River's Client.JobCancel while
 // it waits (not while it runs), a job whose arguments no longer decode
