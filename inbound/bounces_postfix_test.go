@@ -12,6 +12,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/inbound"
+	"github.com/postroom/postroom/internal/postfixtest"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/transport"
 )
@@ -29,7 +30,7 @@ func TestPostfixBounces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Postfix of its own")
 	}
-	needPostfix(t)
+	postfixtest.Need(t)
 	dead := []string{"gone@example.net", "nobody@example.net"}
 	full := []string{"full@example.net", "stuffed@example.net"}
 	live := []string{"ann@example.net"}
@@ -75,12 +76,12 @@ func TestPostfixBounces(t *testing.T) {
 	}
 	lmtpAddr := serve(t, rec, true)
 
-	pf := startPostfix(t, map[string]string{
+	pf := postfixtest.Start(t, postfixtest.Options{Transports: map[string]string{
 		bounceDomain:  "lmtp:inet:" + lmtpAddr,
 		"example.net": "smtp:[" + hostOf(dest.Addr()) + "]:" + portOf(dest.Addr()),
-	})
+	}})
 
-	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: pf.addr, TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}})
+	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: pf.Addr, TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestPostfixBounces(t *testing.T) {
 		}
 		return hard, soft
 	}
-	if !waitFor(t.Context(), pf, 90*time.Second, func() bool {
+	if !pf.WaitFor(t.Context(), 90*time.Second, true, func() bool {
 		h, s := bounced()
 		return len(h)+len(s) >= len(dead)+len(full)
 	}) {
@@ -154,7 +155,7 @@ func TestPostfixBounces(t *testing.T) {
 		t.Errorf("every DSN found its send at the first lookup: none came back before its send was written")
 	}
 	var delivered, deferred int
-	for _, line := range strings.Split(pf.maillog(), "\n") {
+	for _, line := range strings.Split(pf.Maillog(), "\n") {
 		if !strings.Contains(line, "to=<"+postroom.DefaultVERPLocal+"+") {
 			continue
 		}
@@ -211,7 +212,7 @@ func TestPostfixBounces(t *testing.T) {
 	}
 	// The live address gets its second message; Postfix never offers the
 	// dead ones again (the destination's refusals stay one per address).
-	if !waitFor(t.Context(), pf, 60*time.Second, func() bool {
+	if !pf.WaitFor(t.Context(), 60*time.Second, true, func() bool {
 		return len(dest.Messages()) >= before+len(live)
 	}) {
 		t.Fatalf("the destination got %d messages after the second call, want %d", len(dest.Messages())-before, len(live))
