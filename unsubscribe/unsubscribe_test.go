@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -74,6 +75,7 @@ func newFixture(t *testing.T, keys ...unsubscribe.Key) *fixture {
 		BaseURL:      "https://mail.example.com/u/",
 		TTL:          30 * 24 * time.Hour,
 		Suppressions: recording{f},
+		Logger:       slog.New(slog.DiscardHandler),
 		Now:          func() time.Time { return f.now },
 		OnEvent: func(_ context.Context, e postroom.Event) {
 			f.mu.Lock()
