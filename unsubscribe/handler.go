@@ -189,7 +189,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <form method="post" id="all-lists"><input type="hidden" name="scope" value="lists"><button type="submit">Unsubscribe from all lists</button></form>
 {{else}}<p>Stop all mail of this sender to <strong class="id" id="address">{{.Address}}</strong>, messages about your account and orders, such as receipts, included?</p>
 <form method="post" id="all-mail"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe from all mail</button></form>
-{{end}}{{else if .Done}}<h1>Unsubscribed</h1>
+{{end}}{{else if .Done}}<h1 id="done">Unsubscribed</h1>
 {{if .PerList}}<p><strong class="id" id="address">{{.Address}}</strong> will get no more messages of the list <strong class="id" id="list">{{.List}}</strong>.</p>
 {{else if .AllLists}}<p><strong class="id" id="address">{{.Address}}</strong> will get no more messages of this sender's lists.</p>
 <p class="note">Messages about your account and orders, such as receipts, still come.</p>

@@ -114,7 +114,7 @@ func TestPageChoices(t *testing.T) {
 			}
 			for i, p := range tc.posts {
 				code, body := postForm(t, f.url(tok), p.form)
-				if code != http.StatusOK || !strings.Contains(body, "<h1>Unsubscribed</h1>") || !strings.Contains(body, p.doneSays) ||
+				if code != http.StatusOK || !strings.Contains(body, `<h1 id="done">Unsubscribed</h1>`) || !strings.Contains(body, p.doneSays) ||
 					(p.doneLacks != "" && strings.Contains(body, p.doneLacks)) {
 					t.Errorf("POST %s: %d, want 200 saying %q and not %q:\n%s", p.form.Encode(), code, p.doneSays, p.doneLacks, body)
 				}
