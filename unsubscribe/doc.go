@@ -18,10 +18,11 @@
 // # Tokens
 //
 // A token is KEYID.PAYLOAD.MAC, each part URL-safe: PAYLOAD (base64url)
-// starts with its version byte; MAC is HMAC-SHA-256 under the key named
-// KEYID, over the version's context string ("postroom-unsubscribe-v2"),
-// KEYID and PAYLOAD, cut to 128 bits. The payload of version 2, the one
-// Token makes, is
+// starts with its version byte; MAC (base64url) is HMAC-SHA-256 under the
+// key named KEYID, over the version's context string
+// ("postroom-unsubscribe-v1" or "postroom-unsubscribe-v2"), a zero byte,
+// KEYID, a zero byte and PAYLOAD's text, cut to 128 bits. The payload of
+// version 2, the one Token makes, is
 //
 //	2, expiry (8 bytes, Unix seconds, big-endian),
 //	len(account) (1 byte), account, len(address) (1 byte), address, list
