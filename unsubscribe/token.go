@@ -99,11 +99,18 @@ func checkKey(k Key) error {
 	return nil
 }
 
-// checkList returns list lower-cased, or why it is not a list id: at most
-// postroom.MaxListIDBytes of dot-atom text (RFC 2919). Empty is no list.
+// checkList returns list lower-cased, or why it is not a list id as a
+// List-Id header gives it (RFC 2919): a dot-atom with at least one dot, of
+// at most postroom.MaxListIDBytes. Empty is no list.
 func checkList(list string) (string, error) {
+	if list == "" {
+		return "", nil
+	}
 	if len(list) > postroom.MaxListIDBytes {
 		return "", fmt.Errorf("list id of %d bytes, at most %d", len(list), postroom.MaxListIDBytes)
+	}
+	if !strings.Contains(list, ".") || strings.HasPrefix(list, ".") || strings.HasSuffix(list, ".") || strings.Contains(list, "..") {
+		return "", fmt.Errorf("list id %q is not labels joined by single dots (RFC 2919)", list)
 	}
 	for i := 0; i < len(list); i++ {
 		c := list[i]

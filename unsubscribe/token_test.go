@@ -117,6 +117,10 @@ func TestTokenRoundTrip(t *testing.T) {
 		"control":      "a\nb.example",
 		"too long":     strings.Repeat("l", postroom.MaxListIDBytes) + ".x",
 		"double quote": `a"b.example`,
+		"no dot":       "news",
+		"leading dot":  ".news.example",
+		"trailing dot": "news.example.",
+		"empty label":  "news..example",
 	} {
 		t.Run("refuses "+name, func(t *testing.T) {
 			if tok, err := u.Token("acct-1", "ann@example.net", list); err == nil {
