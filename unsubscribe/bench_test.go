@@ -29,6 +29,7 @@ func BenchmarkMailerOption(b *testing.B) {
 	}
 	call := &postroom.Call{AccountID: "acct-1", Message: postroom.Message{
 		FromEmail: "news@shop.example.com", Subject: "News for {{name}}", Text: "Hello {{name}}.",
+		Headers: []postroom.Header{postroom.ListID("Shop news", "news.shop.example.com")},
 	}}
 	for i := range 1000 {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: fmt.Sprintf("user%d@example.net", i), Params: postroom.Params{"name": "N"}})

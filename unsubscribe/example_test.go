@@ -27,8 +27,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	// The URL for a recipient's List-Unsubscribe header.
-	link, _ := u.URL("acct-1", "ann@example.net", "")
+	// The URL for a recipient's List-Unsubscribe header in a message of
+	// the list news.example.com.
+	link, _ := u.URL("acct-1", "ann@example.net", "news.example.com")
 	fmt.Println(strings.HasPrefix(link, "https://example.com/unsubscribe/2026."))
 
 	// Serve it; the mailbox provider POSTs the RFC 8058 form.
@@ -49,8 +50,10 @@ func Example() {
 	// ann@example.net unsub
 }
 
-// An Unsubscriber as the Mailer's Options.Unsubscribe: a call that writes
-// no List-Unsubscribe header gets one per recipient, with its own URL.
+// An Unsubscriber as the Mailer's Options.Unsubscribe: a list call (its
+// List-Id names the list) that writes no List-Unsubscribe header gets one
+// per recipient, with its own URL for the list; a transactional call,
+// such as a receipt, gets none.
 func Example_mailer() {
 	list, _ := suppression.NewMemory(suppression.Options{})
 	u, _ := unsubscribe.New(unsubscribe.Options{
@@ -63,15 +66,25 @@ func Example_mailer() {
 	if err != nil {
 		panic(err)
 	}
-	results, _ := m.Send(context.Background(), &postroom.Call{AccountID: "acct-1",
-		Message:    postroom.Message{FromEmail: "news@example.com", Subject: "News", Text: "Hello."},
-		Recipients: []postroom.Recipient{{Email: "ann@example.net"}},
-	})
-	env, _ := mem.Envelope(results[0].SendID)
-	msg, _ := mail.ReadMessage(bytes.NewReader(env.Data))
-	fmt.Println(strings.HasPrefix(msg.Header.Get("List-Unsubscribe"), "<https://example.com/unsubscribe/2026."))
-	fmt.Println(msg.Header.Get("List-Unsubscribe-Post"))
+	for _, headers := range [][]postroom.Header{
+		{postroom.ListID("Example news", "news.example.com")}, // a newsletter
+		nil, // a receipt
+	} {
+		results, _ := m.Send(context.Background(), &postroom.Call{AccountID: "acct-1",
+			Message:    postroom.Message{FromEmail: "news@example.com", Subject: "Hello", Text: "Hello.", Headers: headers},
+			Recipients: []postroom.Recipient{{Email: "ann@example.net"}},
+		})
+		env, _ := mem.Envelope(results[0].SendID)
+		msg, _ := mail.ReadMessage(bytes.NewReader(env.Data))
+		link := strings.Trim(msg.Header.Get("List-Unsubscribe"), "<>")
+		if link == "" {
+			fmt.Println("transactional: no List-Unsubscribe")
+			continue
+		}
+		s, _ := u.Verify(strings.TrimPrefix(link, "https://example.com/unsubscribe/"))
+		fmt.Println(msg.Header.Get("List-Unsubscribe-Post"), s.List, s.Scope)
+	}
 	// Output:
-	// true
-	// List-Unsubscribe=One-Click
+	// List-Unsubscribe=One-Click news.example.com list
+	// transactional: no List-Unsubscribe
 }

@@ -26,12 +26,13 @@ func TestMailerEndToEnd(t *testing.T) {
 		c := &postroom.Call{AccountID: "acct-1", Message: postroom.Message{
 			FromEmail: "news@shop.example.com", Subject: "News", Text: "Hello.",
 			Headers: []postroom.Header{
+				postroom.ListID("Shop news", newsList),
 				{Name: "List-Unsubscribe", Value: "<{{unsubscribe_url}}>"},
 				{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
 			},
 		}}
 		for _, a := range []string{"ann@example.net", "bob@example.net"} {
-			link, err := f.u.URL("acct-1", a, "")
+			link, err := f.u.URL("acct-1", a, newsList)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,9 +78,11 @@ func TestMailerEndToEnd(t *testing.T) {
 }
 
 // TestMailerOption: with Options.Unsubscribe set to the Unsubscriber, a
-// call that writes no List-Unsubscribe header gets one per recipient with
-// its own URL and List-Unsubscribe-Post; the provider's RFC 8058 POST to
-// that URL lists the address as unsub, and the next call rejects it.
+// list call that writes no List-Unsubscribe header gets one per recipient
+// with its own URL for the list, and List-Unsubscribe-Post; a
+// transactional call gets neither. The provider's RFC 8058 POST to the
+// URL lists the address as unsub for that list, and the next call of
+// the list rejects it.
 func TestMailerOption(t *testing.T) {
 	f := newFixture(t, oldKey)
 	mem := transport.NewMemory()
@@ -87,12 +90,38 @@ func TestMailerOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func() *postroom.Call {
-		return &postroom.Call{AccountID: "acct-1", Message: postroom.Message{
+	call := func(list bool) *postroom.Call {
+		c := &postroom.Call{AccountID: "acct-1", Message: postroom.Message{
 			FromEmail: "news@shop.example.com", Subject: "News", Text: "Hello.",
 		}, Recipients: []postroom.Recipient{{Email: "Ann@example.net"}, {Email: "bob@example.net"}}}
+		if list {
+			c.Message.Headers = []postroom.Header{postroom.ListID("Shop news", "News.Shop.example.com")}
+		}
+		return c
 	}
-	results, err := m.Send(t.Context(), call())
+	// A receipt gets no one-click header.
+	results, err := m.Send(t.Context(), call(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		env, ok := mem.Envelope(r.SendID)
+		if r.Status != postroom.StatusSent || !ok {
+			t.Fatalf("transactional recipient %d: %s %q", i, r.Status, r.Reason)
+		}
+		msg, err := mail.ReadMessage(bytes.NewReader(env.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := msg.Header["List-Unsubscribe"]; got != nil {
+			t.Errorf("transactional recipient %d: List-Unsubscribe %q", i, got)
+		}
+		if got := msg.Header["List-Unsubscribe-Post"]; got != nil {
+			t.Errorf("transactional recipient %d: List-Unsubscribe-Post %q", i, got)
+		}
+	}
+
+	results, err = m.Send(t.Context(), call(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +147,9 @@ func TestMailerOption(t *testing.T) {
 			t.Fatalf("recipient %d: List-Unsubscribe %q", i, links[i])
 		}
 	}
-	acct, addr, err := f.u.Verify(strings.TrimPrefix(links[0], base))
-	if err != nil || acct != "acct-1" || !strings.EqualFold(addr, "ann@example.net") {
-		t.Fatalf("ann's token names %q %q (%v)", acct, addr, err)
+	s, err := f.u.Verify(strings.TrimPrefix(links[0], base))
+	if err != nil || s.AccountID != "acct-1" || !strings.EqualFold(s.Address, "ann@example.net") || s.List != newsList || s.Scope != postroom.ScopeList {
+		t.Fatalf("ann's token names %+v (%v), want acct-1, ann, list %s", s, err, newsList)
 	}
 	if links[0] == links[1] {
 		t.Fatal("ann and bob got the same URL")
@@ -135,8 +164,11 @@ func TestMailerOption(t *testing.T) {
 	if got := f.listed(t, "acct-1", "ann@example.net"); got != postroom.ReasonUnsub {
 		t.Fatalf("ann listed as %q, want unsub", got)
 	}
+	if obs, _ := f.recorded(); len(obs) != 1 || obs[0].Scope != postroom.ScopeList || obs[0].List != newsList {
+		t.Fatalf("observations %+v, want one of list %s", obs, newsList)
+	}
 
-	results, err = m.Send(t.Context(), call())
+	results, err = m.Send(t.Context(), call(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ const DefaultTTL = 365 * 24 * time.Hour
 
 // Observer records an unsubscribe: package suppression's Memory and SQL
 // satisfy it (an Unsubscribe observation lists the address at once, as
-// unsub). It must be safe for concurrent use.
+// unsub, in the observation's Scope). It must be safe for concurrent use.
 type Observer interface {
 	Observe(ctx context.Context, o suppression.Observation) (*suppression.Entry, error)
 }
@@ -60,6 +60,8 @@ type Options struct {
 type Unsubscriber struct {
 	opts Options
 }
+
+var _ postroom.UnsubscribeURLs = (*Unsubscriber)(nil)
 
 // New returns an Unsubscriber, or an error naming the field of opts that
 // is missing or out of range.
@@ -107,10 +109,14 @@ func New(opts Options) (*Unsubscriber, error) {
 	return &Unsubscriber{opts: opts}, nil
 }
 
-// Token returns the token that unsubscribes address from accountID,
-// signed with Options.Keys[0], valid for Options.TTL. accountID is 1 to
-// 255 bytes, address not empty.
-func (u *Unsubscriber) Token(accountID, address string) (string, error) {
+// Token returns the token that unsubscribes address from list in
+// accountID, signed with Options.Keys[0], valid for Options.TTL (see the
+// package doc for its format). accountID is 1 to 255 bytes, address 1 to
+// 254; list is the list id of the message (RFC 2919, at most
+// postroom.MaxListIDBytes, kept lower-cased), or "" for a transactional
+// message's token, whose one-click POST unsubscribes the address from all
+// of the account's mail (postroom.Options.UnsubscribeAllMail).
+func (u *Unsubscriber) Token(accountID, address, list string) (string, error) {
 	if accountID == "" || len(accountID) > 255 {
 		return "", fmt.Errorf("unsubscribe: Token: account id of %d bytes, want 1 to 255", len(accountID))
 	}
@@ -118,26 +124,31 @@ func (u *Unsubscriber) Token(accountID, address string) (string, error) {
 	if address == "" || len(address) > 254 {
 		return "", fmt.Errorf("unsubscribe: Token: address of %d bytes, want 1 to 254", len(address))
 	}
-	return sign(u.opts.Keys[0], accountID, address, u.opts.Now().Add(u.opts.TTL)), nil
+	list, err := checkList(list)
+	if err != nil {
+		return "", fmt.Errorf("unsubscribe: Token: %v", err)
+	}
+	s := Subscription{AccountID: accountID, Address: address, List: list, Expires: u.opts.Now().Add(u.opts.TTL)}
+	return sign(u.opts.Keys[0], s), nil
 }
 
-// URL returns Options.BaseURL followed by Token(accountID, address): the
-// URI for the List-Unsubscribe header. list is not signed yet.
+// URL returns Options.BaseURL followed by Token(accountID, address,
+// list): the URI for the List-Unsubscribe header of a message of list
+// ("" for a transactional message). It is postroom.UnsubscribeURLs.URL.
 func (u *Unsubscriber) URL(accountID, address, list string) (string, error) {
 	if u.opts.BaseURL == "" {
 		return "", fmt.Errorf("unsubscribe: URL: Options.BaseURL is empty")
 	}
-	t, err := u.Token(accountID, address)
+	t, err := u.Token(accountID, address, list)
 	if err != nil {
 		return "", err
 	}
 	return u.opts.BaseURL + t, nil
 }
 
-// Verify returns the account and address token unsubscribes, or an
-// error: ErrInvalidToken, or ErrExpiredToken (with the account and
-// address it named).
-func (u *Unsubscriber) Verify(token string) (accountID, address string, err error) {
-	c, err := verify(u.opts.Keys, token, u.opts.Now())
-	return c.account, c.address, err
+// Verify returns what token names (see Subscription), or an error:
+// ErrInvalidToken, or ErrExpiredToken (with what it named). Tokens of
+// both versions verify; see the package doc for their meanings.
+func (u *Unsubscriber) Verify(token string) (Subscription, error) {
+	return verify(u.opts.Keys, token, u.opts.Now())
 }

@@ -65,7 +65,7 @@ func hearingFlags(fs *flag.FlagSet, h *hearingConfig) {
 	fs.StringVar(&h.BounceListen, "bounce-listen", "", "receive bounces and complaints by SMTP on `address` (the bounce domain's MX, or a Postfix's transport_maps); needs -bounce-domain")
 	fs.BoolVar(&h.BounceLMTP, "bounce-lmtp", false, "with -bounce-listen: speak LMTP instead of SMTP (Postfix transport_maps lmtp:host:port)")
 	fs.StringVar(&h.BounceDomain, "bounce-domain", "", "VERP: send each message with envelope sender bounces+<send_id>@`domain`, whose mail -bounce-listen receives")
-	fs.StringVar(&h.UnsubscribeURL, "unsubscribe-url", "", "write a one-click List-Unsubscribe header into every message without one, to https `url`/<token>, and serve the endpoint at url's path; keys from $"+unsubscribeKeyEnv)
+	fs.StringVar(&h.UnsubscribeURL, "unsubscribe-url", "", "write a one-click List-Unsubscribe header into every list message (one whose call has a List-Id header) without one, to https `url`/<token>, and serve the endpoint at url's path; keys from $"+unsubscribeKeyEnv)
 }
 
 // check refuses flags that do not go together, and reads the keys.

@@ -218,9 +218,10 @@ func sendRecorded(t *testing.T, db *pgxpool.Pool, id string) bool {
 }
 
 // TestUnsubscribeURL runs the server with -unsubscribe-url: each message
-// carries its recipient's one-click URL; the provider's RFC 8058 POST to
-// the server at that URL's path lists the recipient as unsub, a GET does
-// not, and the next call rejects the recipient.
+// of a list call carries its recipient's one-click URL for the list, a
+// transactional call's none; the provider's RFC 8058 POST to the server
+// at that URL's path lists the recipient as unsub, a GET does not, and
+// the next call of the list rejects the recipient.
 func TestUnsubscribeURL(t *testing.T) {
 	relay := smtptest.NewServer(t, smtptest.Options{})
 	keys, err := parseUnsubscribeKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)))
@@ -231,13 +232,23 @@ func TestUnsubscribeURL(t *testing.T) {
 	api, _ := startConfig(t, config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true,
 		Hearing: hearingConfig{UnsubscribeURL: base, UnsubscribeKeys: keys}})
 
+	receipt := smallCall(1)
+	r := post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, receipt))
+	if r.Status != http.StatusOK || len(r.Results) != 1 || r.Results[0].Status != postroom.StatusSent {
+		t.Fatalf("transactional call: %d %s", r.Status, r.Body)
+	}
+	if msgs := relay.Messages(); len(msgs) != 1 || mailtest.Parse(t, msgs[0].Data).Header["List-Unsubscribe"] != nil {
+		t.Fatalf("the transactional message got a List-Unsubscribe (or the relay got %d messages)", len(msgs))
+	}
+
 	call := smallCall(2)
+	call.Message.Headers = append(call.Message.Headers, postroom.ListID("Shop news", "news.shop.example.com"))
 	gone, stays := call.Recipients[0].Email, call.Recipients[1].Email
-	r := post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
+	r = post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
 	if r.Status != http.StatusOK || len(r.Results) != 2 || r.Results[0].Status != postroom.StatusSent {
 		t.Fatalf("first call: %d %s", r.Status, r.Body)
 	}
-	msgs := relay.Messages()
+	msgs := relay.Messages()[1:]
 	i := slices.IndexFunc(msgs, func(m smtptest.Message) bool { return slices.Contains(m.To, gone) })
 	if i < 0 {
 		t.Fatalf("the relay got no message to %s", gone)
