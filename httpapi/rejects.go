@@ -114,7 +114,7 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 		return out, nil
 	}))
 	mux.Handle(RejectsDeletePath, authEndpoint(m, "rejects.delete", func(ctx context.Context, w http.ResponseWriter, req *rejectsDeleteRequest) (any, error) {
-		deleted, err := list.Delete(ctx, req.AccountID, req.Email)
+		deleted, err := list.Delete(ctx, req.AccountID, req.Email, "", "")
 		if err != nil {
 			return nil, err
 		}

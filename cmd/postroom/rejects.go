@@ -104,7 +104,7 @@ func runRejects(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "listed %s (%s) for account %s\n", got.Address, got.Reason, got.AccountID)
 		return nil
 	default:
-		found, err := list.Delete(ctx, account, email)
+		found, err := list.Delete(ctx, account, email, "", "")
 		if err != nil {
 			return err
 		}
