@@ -225,9 +225,9 @@ func waitSendRecorded(t *testing.T, db *pgxpool.Pool, id string) {
 }
 
 // TestUnsubscribeURL runs the server with -unsubscribe-url: each message
-// carries its recipient's one-click URL; the provider's RFC 8058 POST to
+// of a list call carries its recipient's one-click URL; the provider's RFC 8058 POST to
 // the server at that URL's path lists the recipient as unsub, a GET does
-// not, and the next call rejects the recipient.
+// not, and the list's next call rejects the recipient.
 func TestUnsubscribeURL(t *testing.T) {
 	relay := smtptest.NewServer(t, smtptest.Options{})
 	keys, err := parseUnsubscribeKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)))
@@ -239,6 +239,8 @@ func TestUnsubscribeURL(t *testing.T) {
 		Hearing: hearingConfig{UnsubscribeURL: base, UnsubscribeKeys: keys}})
 
 	call := smallCall(2)
+	// List mail: the one-click headers go into list mail only.
+	call.Message.Headers = append(call.Message.Headers, postroom.ListID("Shop news", "news.shop.example.com"))
 	gone, stays := call.Recipients[0].Email, call.Recipients[1].Email
 	r := post(t, t.Context(), api+"/api/1.0/message.send", "application/json", marshal(t, call))
 	if r.Status != http.StatusOK || len(r.Results) != 2 || r.Results[0].Status != postroom.StatusSent {
