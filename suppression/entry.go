@@ -149,6 +149,8 @@ type Observation struct {
 	// and List give: a bounce silences all mail, a complaint all lists
 	// (about a list message) or all mail (about a transactional one), an
 	// unsubscribe the list (List) or, without a list, all lists.
+	// ScopeList needs a List; with the other scopes List only goes into
+	// the entry's detail. List is checked as Entry.List is.
 	Scope postroom.Scope
 }
 
