@@ -2,6 +2,7 @@ package suppression_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
@@ -318,6 +319,12 @@ func testRefused(t *testing.T, newList newList) {
 	field("Observe of an unknown kind", err, "kind")
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Cursor: "!!"})
 	field("List with a bad cursor", err, "cursor")
+	// Cursors that decode to what no entry holds (a NUL past the key's
+	// parts, invalid UTF-8) are refused as such, not as the store's error.
+	for _, raw := range []string{"a@b\x00all\x00x\x00y", "a@b\x00all\x00\xff", "\xff@b", "\x00all\x00"} {
+		_, _, err = l.List(ctx, suppression.Query{AccountID: a, Cursor: base64.RawURLEncoding.EncodeToString([]byte(raw))})
+		field(fmt.Sprintf("List with cursor %q", raw), err, "cursor")
+	}
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Reason: "bounced"})
 	field("List of an unknown reason", err, "reason")
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Limit: suppression.MaxLimit + 1})

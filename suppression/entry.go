@@ -406,10 +406,13 @@ func checkQuery(q Query) (Query, key, error) {
 	var after key
 	if q.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(b) == 0 {
+		var ok bool
+		if err == nil {
+			after, ok = cursorKey(string(b))
+		}
+		if !ok {
 			return Query{}, key{}, invalid("cursor", "not a cursor List returned")
 		}
-		after = cursorKey(string(b))
 	}
 	return q, after, nil
 }
@@ -440,16 +443,26 @@ func cursorAfter(e *Entry) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(e.Address + cursorSep + string(e.Scope) + cursorSep + e.List))
 }
 
-// cursorKey is the key a cursor's text stands for. A cursor of an
-// address alone (as lists before scopes made them) stands after every
-// entry of that address: DEL sorts after every scope.
-func cursorKey(c string) key {
+// cursorKey is the key a cursor's text stands for, and whether it is
+// one: an address, a scope and a list of printable ASCII (as every entry
+// has; PostgreSQL's text would refuse a NUL or invalid UTF-8). A cursor
+// of an address alone (as lists before scopes made them) stands after
+// every entry of that address: DEL sorts after every scope.
+func cursorKey(c string) (key, bool) {
+	printable := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' || s[i] >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
 	addr, rest, ok := strings.Cut(c, cursorSep)
 	if !ok {
-		return key{address: c, scope: "\x7f"}
+		return key{address: c, scope: "\x7f"}, c != "" && printable(c)
 	}
 	scope, list, _ := strings.Cut(rest, cursorSep)
-	return key{addr, scope, list}
+	return key{addr, scope, list}, addr != "" && printable(addr) && printable(scope) && printable(list)
 }
 
 // replaces reports whether an observation's entry n replaces old, the

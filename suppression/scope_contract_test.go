@@ -1,6 +1,7 @@
 package suppression_test
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -267,6 +268,12 @@ func testScopeListPages(t *testing.T, newList newList) {
 				t.Errorf("pages of %d:\n%q\nwant each once, in order:\n%q", limit, got, wantKeys)
 			}
 		})
+	}
+	// A cursor made before scopes, of an address alone, stands after
+	// every entry of that address.
+	page, _, err := l.List(t.Context(), suppression.Query{AccountID: a, Limit: 1, Cursor: base64.RawURLEncoding.EncodeToString([]byte("a@example.com"))})
+	if err != nil || len(page) != 1 || key(page[0]) != "b@example.com/all/" {
+		t.Errorf("List after an address-only cursor: %+v, %v; want b@example.com's first entry", page, err)
 	}
 }
 
