@@ -156,9 +156,11 @@ type Observation struct {
 
 // ObservationOf is the observation an Event of the sending path or of the
 // receiving side is, for Observe: hard_bounce, soft_bounce, spam and unsub
-// are; the others (send, deferral, reject) are not, and ok is false. Feed
-// Options.OnEvent's events through it to list the addresses that the relay
-// refused at SMTP time.
+// are; the others (send, deferral, reject) are not, and ok is false. The
+// event's list (Event.List, the message's) is the observation's, so that
+// a complaint about a list message lists all lists and an unsubscribe
+// its list. Feed Options.OnEvent's events through it to list the
+// addresses that the relay refused at SMTP time.
 func ObservationOf(e postroom.Event) (o Observation, ok bool) {
 	var k Kind
 	switch e.Type {
@@ -173,7 +175,7 @@ func ObservationOf(e postroom.Event) (o Observation, ok bool) {
 	default:
 		return Observation{}, false
 	}
-	return Observation{AccountID: e.AccountID, Address: e.Email, Kind: k, Status: e.Status, Diagnostic: e.Diagnostic, SendID: e.SendID, At: e.At}, true
+	return Observation{AccountID: e.AccountID, Address: e.Email, Kind: k, Status: e.Status, Diagnostic: e.Diagnostic, SendID: e.SendID, At: e.At, List: e.List}, true
 }
 
 // Query selects entries of one account for List.

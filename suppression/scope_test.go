@@ -60,3 +60,31 @@ func FuzzListID(f *testing.F) {
 		}
 	})
 }
+
+// TestObservationOfList: an event's list is its observation's, and gives
+// the entry's scope: a hard bounce of a list message all mail, a
+// complaint about one all lists, an unsubscribe from one that list.
+func TestObservationOfList(t *testing.T) {
+	l, err := suppression.NewMemory(suppression.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		typ   postroom.EventType
+		scope postroom.Scope
+		list  string
+	}{
+		{postroom.EventHardBounce, postroom.ScopeAll, ""},
+		{postroom.EventSpam, postroom.ScopeLists, ""},
+		{postroom.EventUnsub, postroom.ScopeList, "news.shop.example.com"},
+	} {
+		o, ok := suppression.ObservationOf(postroom.Event{Type: tt.typ, AccountID: "a", Email: string(tt.typ) + "@example.com", List: "news.shop.example.com"})
+		if !ok || o.List != "news.shop.example.com" {
+			t.Fatalf("ObservationOf(%s) = %+v, %v; want the event's list", tt.typ, o, ok)
+		}
+		e, err := l.Observe(t.Context(), o)
+		if err != nil || e == nil || e.Scope != tt.scope || e.List != tt.list {
+			t.Errorf("%s of a list message: %+v, %v; want scope %q list %q", tt.typ, e, err, tt.scope, tt.list)
+		}
+	}
+}
