@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +64,7 @@ func BenchmarkSuppression(b *testing.B) {
 		}
 	}
 	b.Run("validate/memory", func(b *testing.B) { benchValidate(b, call, mem) })
-	b.Run("lookup/memory", func(b *testing.B) { benchLookup(b, mem, account, addrs, now) })
+	b.Run("lookup/memory", func(b *testing.B) { benchLookup(b, mem, account, addrs, now, len(addrs)/suppressionEvery) })
 
 	b.Run("sql", func(b *testing.B) {
 		pool, err := pgxpool.New(b.Context(), pgtest.DSN(b))
@@ -80,7 +81,7 @@ func BenchmarkSuppression(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run("validate", func(b *testing.B) { benchValidate(b, call, list) })
-		b.Run("lookup", func(b *testing.B) { benchLookup(b, list, account, addrs, now) })
+		b.Run("lookup", func(b *testing.B) { benchLookup(b, list, account, addrs, now, len(addrs)/suppressionEvery) })
 		b.Run("lookup-per-address", func(b *testing.B) {
 			found := 0
 			for b.Loop() {
@@ -107,6 +108,70 @@ func BenchmarkSuppression(b *testing.B) {
 	})
 }
 
+// BenchmarkSuppressionScopes is BenchmarkSuppression with entries of
+// every scope, and a call of list mail (its List-Id): every tenth
+// recipient has an entry of the call's list and one of all lists (both
+// cover the message), every tenth from the fifth one of another list (it
+// does not), in a list of 100,000 entries. The one lookup returns the
+// 7,500 entries of the call's addresses, all scopes at once; the Mailer
+// keeps those that cover the call's list and rejects 2,500 recipients.
+// The cases are BenchmarkSuppression's, without the per-address one.
+func BenchmarkSuppressionScopes(b *testing.B) {
+	const list, other = "news.shop.example.com", "deals.shop.example.com"
+	w := fixture.Shared(b)
+	call := *w.Call(suppressionCall)
+	call.Message.Headers = append(slices.Clone(call.Message.Headers), postroom.ListID("Shop news", list))
+	account := call.AccountID
+	addrs := make([]string, len(call.Recipients))
+	for i, r := range call.Recipients {
+		addrs[i] = strings.ToLower(r.Email)
+	}
+	created := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var entries []suppression.Entry
+	for i := 0; i < len(addrs); i += suppressionEvery {
+		entries = append(entries,
+			suppression.Entry{AccountID: account, Address: addrs[i], Reason: postroom.ReasonUnsub, Detail: "list " + list, Created: created, Scope: postroom.ScopeList, List: list},
+			suppression.Entry{AccountID: account, Address: addrs[i], Reason: postroom.ReasonSpam, Created: created, Scope: postroom.ScopeLists})
+		if j := i + suppressionEvery/2; j < len(addrs) {
+			entries = append(entries, suppression.Entry{AccountID: account, Address: addrs[j], Reason: postroom.ReasonUnsub, Created: created, Scope: postroom.ScopeList, List: other})
+		}
+	}
+	found := len(entries)
+	for i := 0; len(entries) < suppressionTable; i++ {
+		entries = append(entries, suppression.Entry{AccountID: account, Address: fmt.Sprintf("other%06d@example.net", i), Reason: postroom.ReasonSoftBounce, Created: created, Expires: created.AddDate(1, 0, 0)})
+	}
+	now := time.Now()
+
+	mem, err := suppression.NewMemory(suppression.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, err := mem.Add(b.Context(), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("validate/memory", func(b *testing.B) { benchValidate(b, &call, mem) })
+	b.Run("lookup/memory", func(b *testing.B) { benchLookup(b, mem, account, addrs, now, found) })
+	b.Run("sql", func(b *testing.B) {
+		pool, err := pgxpool.New(b.Context(), pgtest.DSN(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer pool.Close()
+		if err := suppression.Migrate(b.Context(), pool); err != nil {
+			b.Fatal(err)
+		}
+		fillSQL(b, pool, entries)
+		sl, err := suppression.NewSQL(pool, suppression.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("validate", func(b *testing.B) { benchValidate(b, &call, sl) })
+		b.Run("lookup", func(b *testing.B) { benchLookup(b, sl, account, addrs, now, found) })
+	})
+}
+
 // suppressionEntries is the list of the benchmark: every tenth of addrs
 // and as many other addresses as make suppressionTable entries.
 func suppressionEntries(account string, addrs []string) []suppression.Entry {
@@ -129,10 +194,14 @@ func fillSQL(b *testing.B, pool *pgxpool.Pool, entries []suppression.Entry) {
 		if !e.Expires.IsZero() {
 			expires = e.Expires
 		}
-		rows[i] = []any{e.AccountID, e.Address, string(e.Reason), e.Detail, "", e.Created, expires}
+		scope := e.Scope
+		if scope == "" {
+			scope = postroom.ScopeAll
+		}
+		rows[i] = []any{e.AccountID, e.Address, string(e.Reason), e.Detail, "", e.Created, expires, string(scope), e.List}
 	}
 	if _, err := pool.CopyFrom(b.Context(), pgx.Identifier{"postroom_suppressions"},
-		[]string{"account_id", "address", "reason", "detail", "send_id", "created_at", "expires_at"}, pgx.CopyFromRows(rows)); err != nil {
+		[]string{"account_id", "address", "reason", "detail", "send_id", "created_at", "expires_at", "scope", "list_id"}, pgx.CopyFromRows(rows)); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := pool.Exec(b.Context(), `ANALYZE postroom_suppressions`); err != nil {
@@ -170,8 +239,9 @@ func benchValidate(b *testing.B, call *postroom.Call, list postroom.Suppressions
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(call.Recipients)), "ns/recipient")
 }
 
-// benchLookup runs list's one batched lookup of addrs.
-func benchLookup(b *testing.B, list postroom.Suppressions, account string, addrs []string, now time.Time) {
+// benchLookup runs list's one batched lookup of addrs, and checks that it
+// found want entries.
+func benchLookup(b *testing.B, list postroom.Suppressions, account string, addrs []string, now time.Time, want int) {
 	b.ReportAllocs()
 	var found []postroom.Suppression
 	var err error
@@ -181,8 +251,8 @@ func benchLookup(b *testing.B, list postroom.Suppressions, account string, addrs
 			b.Fatal(err)
 		}
 	}
-	if len(found) != len(addrs)/suppressionEvery {
-		b.Fatalf("found %d listed; want %d", len(found), len(addrs)/suppressionEvery)
+	if len(found) != want {
+		b.Fatalf("found %d entries; want %d", len(found), want)
 	}
 	cpu(b, len(addrs), "cpu-ns/recipient")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(addrs)), "ns/recipient")

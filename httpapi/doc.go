@@ -108,23 +108,35 @@
 // with the account's "key" and "account_id", checked with the Mailer's
 // Options.Auth as a call's are:
 //
-//	POST /api/1.0/rejects.add     {"email", "comment"}  →  {"email", "added": true}
-//	POST /api/1.0/rejects.list    {"email", "reason", "include_expired", "limit", "cursor"}
+//	POST /api/1.0/rejects.add     {"email", "comment", "scope", "list"}
+//	                              →  {"email", "added": true, "scope", "list"}
+//	POST /api/1.0/rejects.list    {"email", "reason", "scope", "list", "include_expired", "limit", "cursor"}
 //	                              →  [{"email", "reason", "detail", "send_id", "created_at",
-//	                                   "expires_at", "expired"}, ...]
-//	POST /api/1.0/rejects.delete  {"email"}  →  {"email", "deleted": true|false}
+//	                                   "expires_at", "expired", "scope", "list"}, ...]
+//	POST /api/1.0/rejects.delete  {"email", "scope", "list"}
+//	                              →  {"email", "deleted": true|false, "scope", "list"}
+//
+// An entry has a scope, beside Mandrill's fields: which of the address's
+// mail it silences, "all" (every message), "lists" (every list message:
+// a message whose List-Id names its list) or "list" (the messages of one
+// list, "list" its list id, such as "news.shop.example.com"). An address
+// has an entry per scope, and per list; see package suppression.
 //
 // rejects.add lists the address by hand (reason manual, never expiring,
-// the comment as its detail), replacing any entry it had. rejects.list's
-// "email" is an address prefix (a whole address selects it, and the
-// addresses that begin with it); "include_expired" adds the expired
-// entries; "expires_at" is null for an entry that never expires. A list
-// answers at most "limit" entries (default 100, at most 1000), in address
-// order: when there are more, the Postroom-Next-Cursor header holds the
-// "cursor" of the next page. An unknown field, such as Mandrill's
-// "subaccount", is 400 invalid_json; a malformed address, reason, limit
-// or cursor 400 validation_error naming it (an "account_id" too: see #
-// Errors). Without
+// the comment as its detail) in the scope given, "all" when none,
+// replacing the entry of that scope (and list) if it had one, and no
+// other. rejects.list's "email" is an address prefix (a whole address
+// selects it, and the addresses that begin with it); "scope" and "list"
+// select the entries of a scope and of a list (a list alone: scope
+// "list"); "include_expired" adds the expired entries; "expires_at" is
+// null for an entry that never expires. A list answers at most "limit"
+// entries (default 100, at most 1000), in (address, scope, list) order:
+// when there are more, the Postroom-Next-Cursor header holds the "cursor"
+// of the next page. rejects.delete without a scope deletes every entry of
+// the address; with one, that entry alone ("list" with scope "list").
+// An unknown field, such as Mandrill's "subaccount", is 400 invalid_json;
+// a malformed address, reason, scope, list, limit or cursor 400
+// validation_error naming it (an "account_id" too: see # Errors). Without
 // Options.Suppressions the three paths are 404 not_found.
 //
 // # Calls run later

@@ -38,17 +38,32 @@ type rejectsAuth struct {
 	AccountID string `json:"account_id"`
 }
 
+// rejectsScope is the scope of an entry in an answer, beside Mandrill's
+// fields: which of the address's mail it silences, "all" (every message),
+// "lists" (every list message) or "list" (the messages of "list", a
+// List-Id's list id). Requests take the same two fields, optional (see
+// each endpoint), as fields of their own: a decoding error names the
+// field alone.
+type rejectsScope struct {
+	Scope string `json:"scope,omitempty"`
+	List  string `json:"list,omitempty"`
+}
+
 // rejectsAddRequest is the body of rejects.add.
 type rejectsAddRequest struct {
 	rejectsAuth
 	Email   string `json:"email"`
 	Comment string `json:"comment"`
+	Scope   string `json:"scope"`
+	List    string `json:"list"`
 }
 
-// rejectsAddAnswer is the answer of rejects.add, as Mandrill's.
+// rejectsAddAnswer is the answer of rejects.add, as Mandrill's, with the
+// entry's scope (and list).
 type rejectsAddAnswer struct {
 	Email string `json:"email"`
 	Added bool   `json:"added"`
+	rejectsScope
 }
 
 // rejectsListRequest is the body of rejects.list.
@@ -59,9 +74,12 @@ type rejectsListRequest struct {
 	IncludeExpired bool   `json:"include_expired"`
 	Limit          int    `json:"limit"`
 	Cursor         string `json:"cursor"`
+	Scope          string `json:"scope"`
+	List           string `json:"list"`
 }
 
-// rejectsEntry is one entry of rejects.list's answer, as Mandrill's.
+// rejectsEntry is one entry of rejects.list's answer, as Mandrill's, with
+// its scope ("list" for a list's entry alone).
 type rejectsEntry struct {
 	Email     string     `json:"email"`
 	Reason    string     `json:"reason"`
@@ -70,33 +88,40 @@ type rejectsEntry struct {
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at"` // null: never
 	Expired   bool       `json:"expired"`
+	Scope     string     `json:"scope"`
+	List      string     `json:"list,omitempty"`
 }
 
 // rejectsDeleteRequest is the body of rejects.delete.
 type rejectsDeleteRequest struct {
 	rejectsAuth
 	Email string `json:"email"`
+	Scope string `json:"scope"`
+	List  string `json:"list"`
 }
 
-// rejectsDeleteAnswer is the answer of rejects.delete, as Mandrill's.
+// rejectsDeleteAnswer is the answer of rejects.delete, as Mandrill's, with
+// the scope asked for (none: every entry of the address).
 type rejectsDeleteAnswer struct {
 	Email   string `json:"email"`
 	Deleted bool   `json:"deleted"`
+	rejectsScope
 }
 
 // mountRejects serves the rejects endpoints on mux over list, with the
 // keys of m's Options.Auth.
 func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list suppression.List) {
 	mux.Handle(RejectsAddPath, authEndpoint(m, "rejects.add", func(ctx context.Context, w http.ResponseWriter, req *rejectsAddRequest) (any, error) {
-		e, err := list.Add(ctx, suppression.Entry{AccountID: req.AccountID, Address: req.Email, Reason: postroom.ReasonManual, Detail: req.Comment})
+		e, err := list.Add(ctx, suppression.Entry{AccountID: req.AccountID, Address: req.Email, Reason: postroom.ReasonManual, Detail: req.Comment,
+			Scope: postroom.Scope(req.Scope), List: req.List})
 		if err != nil {
 			return nil, err
 		}
-		return rejectsAddAnswer{Email: e.Address, Added: true}, nil
+		return rejectsAddAnswer{Email: e.Address, Added: true, rejectsScope: rejectsScope{Scope: string(e.Scope), List: e.List}}, nil
 	}))
 	mux.Handle(RejectsListPath, authEndpoint(m, "rejects.list", func(ctx context.Context, w http.ResponseWriter, req *rejectsListRequest) (any, error) {
 		page, next, err := list.List(ctx, suppression.Query{AccountID: req.AccountID, Reason: postroom.ReasonCode(req.Reason), Prefix: req.Email,
-			IncludeExpired: req.IncludeExpired, Limit: req.Limit, Cursor: req.Cursor})
+			Scope: postroom.Scope(req.Scope), List: req.List, IncludeExpired: req.IncludeExpired, Limit: req.Limit, Cursor: req.Cursor})
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +131,8 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 		now := time.Now()
 		out := make([]rejectsEntry, len(page))
 		for i, e := range page {
-			out[i] = rejectsEntry{Email: e.Address, Reason: string(e.Reason), Detail: e.Detail, SendID: e.SendID, CreatedAt: e.Created, Expired: !e.Active(now)}
+			out[i] = rejectsEntry{Email: e.Address, Reason: string(e.Reason), Detail: e.Detail, SendID: e.SendID, CreatedAt: e.Created, Expired: !e.Active(now),
+				Scope: string(e.Scope), List: e.List}
 			if !e.Expires.IsZero() {
 				out[i].ExpiresAt = &page[i].Expires
 			}
@@ -114,11 +140,11 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 		return out, nil
 	}))
 	mux.Handle(RejectsDeletePath, authEndpoint(m, "rejects.delete", func(ctx context.Context, w http.ResponseWriter, req *rejectsDeleteRequest) (any, error) {
-		deleted, err := list.Delete(ctx, req.AccountID, req.Email)
+		deleted, err := list.Delete(ctx, req.AccountID, req.Email, postroom.Scope(req.Scope), req.List)
 		if err != nil {
 			return nil, err
 		}
-		return rejectsDeleteAnswer{Email: req.Email, Deleted: deleted}, nil
+		return rejectsDeleteAnswer{Email: req.Email, Deleted: deleted, rejectsScope: rejectsScope{Scope: req.Scope, List: req.List}}, nil
 	}))
 }
 

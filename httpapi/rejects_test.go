@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,7 +116,7 @@ func testRejects(t *testing.T, list suppression.List) {
 
 	var added rejectsAddAnswer
 	postJSON(t, url+RejectsAddPath, with("email", " Ann@Example.com", "comment", "asked by phone")).decode(t, http.StatusOK, &added)
-	if added != (rejectsAddAnswer{Email: "ann@example.com", Added: true}) {
+	if added != (rejectsAddAnswer{Email: "ann@example.com", Added: true, rejectsScope: rejectsScope{Scope: "all"}}) {
 		t.Errorf("rejects.add = %+v", added)
 	}
 
@@ -141,7 +142,7 @@ func testRejects(t *testing.T, list suppression.List) {
 	var entries []map[string]any
 	postJSON(t, url+RejectsListPath, with("email", "ANN")).decode(t, http.StatusOK, &entries)
 	if len(entries) != 1 || entries[0]["email"] != "ann@example.com" || entries[0]["reason"] != "manual" || entries[0]["detail"] != "asked by phone" ||
-		entries[0]["expires_at"] != nil || entries[0]["expired"] != false || entries[0]["created_at"] == nil {
+		entries[0]["expires_at"] != nil || entries[0]["expired"] != false || entries[0]["created_at"] == nil || entries[0]["scope"] != "all" || entries[0]["list"] != nil {
 		t.Errorf("rejects.list = %v", entries)
 	}
 	// Another account sees none of it.
@@ -200,12 +201,106 @@ func testRejects(t *testing.T, list suppression.List) {
 		if r.Status != http.StatusMethodNotAllowed || r.Allow != http.MethodPost || r.Error.Code != "method_not_allowed" {
 			t.Errorf("GET: %d %q %+v", r.Status, r.Allow, r.Error)
 		}
+		postJSON(t, url+RejectsAddPath, with("email", "x@example.com", "scope", "everything")).apiErr(t, http.StatusBadRequest, "validation_error", "scope")
+		postJSON(t, url+RejectsAddPath, with("email", "x@example.com", "scope", "list")).apiErr(t, http.StatusBadRequest, "validation_error", "list")
+		postJSON(t, url+RejectsAddPath, with("email", "x@example.com", "scope", "list", "list", "news")).apiErr(t, http.StatusBadRequest, "validation_error", "list")
+		postJSON(t, url+RejectsAddPath, with("email", "x@example.com", "scope", "all", "list", "news.example.com")).apiErr(t, http.StatusBadRequest, "validation_error", "list")
+		postJSON(t, url+RejectsListPath, with("scope", "everything")).apiErr(t, http.StatusBadRequest, "validation_error", "scope")
+		postJSON(t, url+RejectsListPath, with("list", "news..example.com")).apiErr(t, http.StatusBadRequest, "validation_error", "list")
+		postJSON(t, url+RejectsDeletePath, with("email", "x@example.com", "scope", "everything")).apiErr(t, http.StatusBadRequest, "validation_error", "scope")
+		postJSON(t, url+RejectsDeletePath, with("email", "x@example.com", "list", "news.example.com")).apiErr(t, http.StatusBadRequest, "validation_error", "list")
+		postJSON(t, url+RejectsAddPath, with("email", "x@example.com", "scope", 1)).apiErr(t, http.StatusBadRequest, "invalid_json", "scope")
 		// Nothing refused was added.
 		postJSON(t, url+RejectsListPath, with("email", "x@")).decode(t, http.StatusOK, &entries)
 		if len(entries) != 0 {
 			t.Errorf("refused adds listed %v", entries)
 		}
 	})
+
+	t.Run("scopes", func(t *testing.T) { testRejectsScopes(t, url, mem, with) })
+}
+
+// testRejectsScopes adds, lists and deletes entries of each scope over
+// HTTP, and checks which of the calls over HTTP each entry rejects: a
+// list's entry its list's mail, an all-lists entry every list's mail, and
+// neither the receipts.
+func testRejectsScopes(t *testing.T, url string, mem *transport.Memory, with func(kv ...any) map[string]any) {
+	const news, deals = "news.shop.example.com", "deals.shop.example.com"
+	var added rejectsAddAnswer
+	postJSON(t, url+RejectsAddPath, with("email", "cy@example.com", "scope", "list", "list", "<News.Shop.Example.com>", "comment", "asked")).decode(t, http.StatusOK, &added)
+	if added != (rejectsAddAnswer{Email: "cy@example.com", Added: true, rejectsScope: rejectsScope{Scope: "list", List: news}}) {
+		t.Errorf("rejects.add of a list = %+v", added)
+	}
+	postJSON(t, url+RejectsAddPath, with("email", "cy@example.com", "scope", "list", "list", deals)).decode(t, http.StatusOK, &added)
+	added = rejectsAddAnswer{}
+	postJSON(t, url+RejectsAddPath, with("email", "dee@example.com", "scope", "lists")).decode(t, http.StatusOK, &added)
+	if added.Scope != "lists" || added.List != "" {
+		t.Errorf("rejects.add of all lists = %+v", added)
+	}
+	// What each call rejects: cy news's and deals's mail, dee every list's.
+	send := func(list string) string {
+		t.Helper()
+		call := smallCall(0)
+		call.Recipients = []postroom.Recipient{{Email: "cy@example.com"}, {Email: "dee@example.com"}}
+		if list != "" {
+			call.Message.Headers = append(call.Message.Headers, postroom.ListID("", list))
+		}
+		r := post(t, t.Context(), url+SendPath, "application/json", marshal(t, call))
+		if r.Status != http.StatusOK {
+			t.Fatalf("send: %d %s", r.Status, r.Body)
+		}
+		out := ""
+		for _, res := range r.Results {
+			code, _, _ := strings.Cut(res.Reason, ":")
+			out += fmt.Sprintf("%s %s %s; ", res.Email, res.Status, code)
+		}
+		return out
+	}
+	for _, tt := range []struct{ list, want string }{
+		{news, "cy@example.com rejected manual; dee@example.com rejected manual; "},
+		{"other.shop.example.com", "cy@example.com sent ; dee@example.com rejected manual; "},
+		{"", "cy@example.com sent ; dee@example.com sent ; "},
+	} {
+		if got := send(tt.list); got != tt.want {
+			t.Errorf("a call of list %q: %s; want %s", tt.list, got, tt.want)
+		}
+	}
+
+	var entries []rejectsEntry
+	postJSON(t, url+RejectsListPath, with("email", "cy@")).decode(t, http.StatusOK, &entries)
+	if len(entries) != 2 || entries[0].Scope != "list" || entries[0].List != deals || entries[1].List != news || entries[1].Detail != "asked" {
+		t.Errorf("rejects.list of cy = %+v; want deals's and news's entries, in that order", entries)
+	}
+	postJSON(t, url+RejectsListPath, with("list", news)).decode(t, http.StatusOK, &entries)
+	if len(entries) != 1 || entries[0].Email != "cy@example.com" || entries[0].List != news {
+		t.Errorf("rejects.list of news = %+v; want cy's entry", entries)
+	}
+	postJSON(t, url+RejectsListPath, with("scope", "lists")).decode(t, http.StatusOK, &entries)
+	if len(entries) != 1 || entries[0].Email != "dee@example.com" || entries[0].Scope != "lists" {
+		t.Errorf("rejects.list of scope lists = %+v; want dee's entry", entries)
+	}
+
+	var deleted rejectsDeleteAnswer
+	postJSON(t, url+RejectsDeletePath, with("email", "cy@example.com", "scope", "list", "list", news)).decode(t, http.StatusOK, &deleted)
+	if deleted != (rejectsDeleteAnswer{Email: "cy@example.com", Deleted: true, rejectsScope: rejectsScope{Scope: "list", List: news}}) {
+		t.Errorf("rejects.delete of news's entry = %+v", deleted)
+	}
+	deleted = rejectsDeleteAnswer{}
+	postJSON(t, url+RejectsDeletePath, with("email", "dee@example.com", "scope", "all")).decode(t, http.StatusOK, &deleted)
+	if deleted.Deleted {
+		t.Errorf("rejects.delete of an all-mail entry dee has not = %+v; want deleted false", deleted)
+	}
+	if got, want := send(news), "cy@example.com sent ; dee@example.com rejected manual; "; got != want {
+		t.Errorf("news after its entry's delete: %s; want %s", got, want)
+	}
+	deleted = rejectsDeleteAnswer{}
+	postJSON(t, url+RejectsDeletePath, with("email", "cy@example.com")).decode(t, http.StatusOK, &deleted)
+	if !deleted.Deleted || deleted.Scope != "" {
+		t.Errorf("rejects.delete of every entry = %+v", deleted)
+	}
+	if got, want := send(deals), "cy@example.com sent ; dee@example.com rejected manual; "; got != want {
+		t.Errorf("deals after cy's delete: %s; want %s", got, want)
+	}
 }
 
 // TestRejectsNotMounted: without Options.Suppressions the endpoints are

@@ -2,6 +2,7 @@ package suppression_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
@@ -59,7 +60,7 @@ var contract = []struct {
 }
 
 func runContract(t *testing.T, newList newList) {
-	for _, c := range contract {
+	for _, c := range append(contract, scopeContract...) {
 		t.Run(c.name, func(t *testing.T) { c.test(t, newList) })
 	}
 }
@@ -78,7 +79,8 @@ func mustAdd(t *testing.T, l suppression.List, e suppression.Entry) suppression.
 	return got
 }
 
-// suppressed is Suppressed's answer as address → reason.
+// suppressed is Suppressed's answer as address → reason, for addresses
+// that have one entry each.
 func suppressed(t *testing.T, l suppression.List, acct string, now time.Time, addrs ...string) map[string]postroom.ReasonCode {
 	t.Helper()
 	got, err := l.Suppressed(t.Context(), acct, addrs, now)
@@ -177,7 +179,7 @@ func testAddReplacesDelete(t *testing.T, newList newList) {
 		t.Fatalf("after two Adds of one address: %+v; want the second alone", page)
 	}
 	for i, want := range []bool{true, false} {
-		had, err := l.Delete(t.Context(), a, "Ann@Example.com")
+		had, err := l.Delete(t.Context(), a, "Ann@Example.com", "", "")
 		if err != nil || had != want {
 			t.Errorf("Delete #%d = %v, %v; want %v, nil", i+1, had, err, want)
 		}
@@ -302,7 +304,7 @@ func testRefused(t *testing.T, newList newList) {
 		field(fmt.Sprintf("Observe for account %q", bad), err, "account_id")
 		_, _, err = l.List(ctx, suppression.Query{AccountID: bad})
 		field(fmt.Sprintf("List of account %q", bad), err, "account_id")
-		_, err = l.Delete(ctx, bad, "ann@example.com")
+		_, err = l.Delete(ctx, bad, "ann@example.com", "", "")
 		field(fmt.Sprintf("Delete in account %q", bad), err, "account_id")
 	}
 	for _, bad := range []string{"", "no-at", "@example.com", "ann@", "ann @example.com", "ann@bücher.example"} {
@@ -317,11 +319,17 @@ func testRefused(t *testing.T, newList newList) {
 	field("Observe of an unknown kind", err, "kind")
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Cursor: "!!"})
 	field("List with a bad cursor", err, "cursor")
+	// Cursors that decode to what no entry holds (a NUL past the key's
+	// parts, invalid UTF-8) are refused as such, not as the store's error.
+	for _, raw := range []string{"a@b\x00all\x00x\x00y", "a@b\x00all\x00\xff", "\xff@b", "\x00all\x00"} {
+		_, _, err = l.List(ctx, suppression.Query{AccountID: a, Cursor: base64.RawURLEncoding.EncodeToString([]byte(raw))})
+		field(fmt.Sprintf("List with cursor %q", raw), err, "cursor")
+	}
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Reason: "bounced"})
 	field("List of an unknown reason", err, "reason")
 	_, _, err = l.List(ctx, suppression.Query{AccountID: a, Limit: suppression.MaxLimit + 1})
 	field("List over the limit", err, "limit")
-	_, err = l.Delete(ctx, a, "nope")
+	_, err = l.Delete(ctx, a, "nope", "", "")
 	field("Delete of no address", err, "email")
 	if page, _, err := l.List(ctx, suppression.Query{AccountID: a, IncludeExpired: true}); err != nil || len(page) != 0 {
 		t.Errorf("after refused calls: %v, %v; want an empty list", page, err)
@@ -425,13 +433,15 @@ func testPolicyPrecedence(t *testing.T, newList newList) {
 	reason := func(addr string) postroom.ReasonCode {
 		return suppressed(t, l, a, c.Now(), addr)[addr]
 	}
-	// A permanent entry stays: the first cause.
-	obs("p@example.com", suppression.Unsubscribe)
-	if e := obs("p@example.com", suppression.HardBounce); e != nil || reason("p@example.com") != postroom.ReasonUnsub {
-		t.Errorf("a hard bounce after an unsubscribe: %+v, %s; want nothing listed, unsub kept", e, reason("p@example.com"))
+	// A permanent entry stays: the first cause (of its scope: a
+	// complaint about a transactional message and a bounce both silence
+	// all mail; testScopePrecedence has the others).
+	obs("p@example.com", suppression.Complaint)
+	if e := obs("p@example.com", suppression.HardBounce); e != nil || reason("p@example.com") != postroom.ReasonSpam {
+		t.Errorf("a hard bounce after a complaint: %+v, %s; want nothing listed, spam kept", e, reason("p@example.com"))
 	}
-	if e := obs("p@example.com", suppression.SoftBounce); e != nil || reason("p@example.com") != postroom.ReasonUnsub {
-		t.Errorf("a soft bounce after an unsubscribe: %+v; want nothing listed", e)
+	if e := obs("p@example.com", suppression.SoftBounce); e != nil || reason("p@example.com") != postroom.ReasonSpam {
+		t.Errorf("a soft bounce after a complaint: %+v; want nothing listed", e)
 	}
 	// An expiring entry gives way to a permanent one, not to another
 	// expiring one.

@@ -30,12 +30,12 @@
 // Observe turns what was heard back (a bounce, a complaint, an
 // unsubscribe) into entries, by the list's Policy:
 //
-//	observation   listed                                  expires
-//	HardBounce    at once (hard-bounce)                   never
-//	SoftBounce    at the 3rd within 7 days (soft-bounce)  7 days after the 3rd
-//	Complaint     at once (spam)                          never
-//	Unsubscribe   at once (unsub)                         never
-//	Add           as given (manual by default)            as given (never by default)
+//	observation   listed                                  expires                      scope
+//	HardBounce    at once (hard-bounce)                   never                        all mail
+//	SoftBounce    at the 3rd within 7 days (soft-bounce)  7 days after the 3rd         all mail
+//	Complaint     at once (spam)                          never                        all lists (about a list message), else all mail
+//	Unsubscribe   at once (unsub)                         never                        its list, else all lists
+//	Add           as given (manual by default)            as given (never by default)  as given (all mail by default)
 //
 // The soft-bounce figures are Policy's defaults (SoftBounces, SoftWindow,
 // SoftExpiry). They follow the hosted services: Mandrill lists a soft
@@ -48,10 +48,47 @@
 // An entry that never expires is not replaced by an observation (the
 // first cause stays); an expiring one is replaced by a hard bounce, a
 // complaint or an unsubscribe, and an expired one by any entry. Add
-// replaces whatever is there. Expired entries stay listed (List with
+// replaces whatever is there. Each of these meets the entry of its own
+// scope and list only (see Scopes). Expired entries stay listed (List with
 // IncludeExpired) for reference, as Mandrill keeps them, until Delete or
 // Prune (Memory.Prune, SQL.Prune: run it daily to drop expired entries
 // and soft bounces too old to count).
+//
+// # Scopes
+//
+// A call whose List-Id names its list sends list mail (postroom.ListID);
+// every other call is transactional (receipts, password resets). Each
+// entry has a scope, the mail it silences: postroom.ScopeAll every
+// message, ScopeLists every list message, ScopeList the messages of one
+// list (Entry.List, its list id). An entry's key is (account, address,
+// scope, list): an address has an entry per scope, and per list, and a
+// Mailer's one lookup (Suppressed) returns them all; the Mailer keeps
+// those that cover the call's message (postroom.Suppression.Covers).
+//
+// Observe derives the scope from what came back (the table above), or
+// takes Observation.Scope: the unsubscribe page's "from all lists". A
+// bounce says the mailbox fails, whatever the message: all mail. An
+// unsubscribe and a complaint about a newsletter are about newsletters:
+// the recipient still expects their receipts. A complaint about a
+// receipt leaves nothing safe to send. The reason codes stay Mandrill's;
+// an observed entry's detail names the list of its message ("list
+// news.shop.example.com: ...").
+//
+// An observation meets the entry of its own scope and list only, so a
+// permanent all-mail entry makes a later hard bounce a no-op, and a list
+// unsubscribe is recorded beside it all the same: it must hold when the
+// bounce's entry is deleted.
+//
+// A list id is checked here as postroom checks a call's List-Id (RFC
+// 2919: a dot-atom with at least one dot, at most 255 octets, compared
+// lower-cased; angle brackets around it are taken off); the check is
+// written again in this package, the root's being unexported.
+//
+// Entries made before scopes (schema version 1) are migrated by Migrate
+// (version 2): an unsub entry becomes ScopeLists, since the one-click
+// link that made it recorded no list, and all lists stops the
+// newsletters and lets the receipts through, as the recipient expects;
+// every other entry becomes ScopeAll, as it was.
 //
 // # Accounts
 //

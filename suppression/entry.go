@@ -20,29 +20,43 @@ import (
 // kept and compared lower-cased (see the package documentation). A
 // malformed argument is refused with a *postroom.ValidationError naming
 // its field ("account_id", "email", "reason", "send_id", "expires_at",
-// "kind", "cursor", "limit"); any other error is the store's (ctx's
-// included), and leaves the list as it was.
+// "kind", "scope", "list", "cursor", "limit"); any other error is the
+// store's (ctx's included), and leaves the list as it was.
+//
+// An entry's key is (account, address, scope, list): an address has at
+// most one entry per scope (postroom.ScopeAll, ScopeLists, ScopeList)
+// and, for ScopeList, per list. Suppressed returns the active entries of
+// every scope of the addresses, in one lookup; the Mailer keeps those
+// that cover the call's list (postroom.Suppression.Covers).
 type List interface {
 	postroom.Suppressions
 
-	// Add lists e.Address in e.AccountID as given, replacing any entry
-	// the address has (see Entry for the zero fields), and returns the
-	// entry as kept.
+	// Add lists e.Address in e.AccountID as given, replacing the
+	// address's entry of the same scope and list, if any, and no other
+	// (see Entry for the zero fields), and returns the entry as kept.
 	Add(ctx context.Context, e Entry) (Entry, error)
 
-	// Delete removes the address's entry, active or expired, and its
-	// count of soft bounces, and reports whether it had an entry.
-	Delete(ctx context.Context, accountID, address string) (bool, error)
+	// Delete removes entries of the address, active or expired, and
+	// reports whether there was one. An empty scope (and list) removes
+	// every entry of the address, of every scope, and its count of soft
+	// bounces; a scope removes the entry of that scope alone (with list,
+	// the list id, for postroom.ScopeList; "" for the others), and
+	// ScopeAll's the count of soft bounces too, since soft bounces list
+	// all mail.
+	Delete(ctx context.Context, accountID, address string, scope postroom.Scope, list string) (bool, error)
 
-	// List returns the entries q selects, in address order (bytewise), at
-	// most q.Limit of them, and the cursor of the next page: empty when
-	// there is none.
+	// List returns the entries q selects, in (address, scope, list)
+	// order (bytewise), at most q.Limit of them, and the cursor of the
+	// next page: empty when there is none.
 	List(ctx context.Context, q Query) ([]Entry, string, error)
 
 	// Observe applies the list's Policy to one observation (a hard
 	// bounce, a soft bounce, a complaint, an unsubscribe) and returns the
 	// entry it listed, or nil when it listed nothing (a soft bounce below
-	// the count, or an address already listed for good).
+	// the count, or an entry of the same scope and list already there for
+	// good). Entries of other scopes do not matter: an unsubscribe from a
+	// list is recorded even when a hard bounce silences all mail already,
+	// so that it still holds when the bounce's entry is deleted.
 	Observe(ctx context.Context, o Observation) (*Entry, error)
 }
 
@@ -73,8 +87,9 @@ type Entry struct {
 	// or ScopeList (the messages of List). Add takes empty as ScopeAll.
 	// An address has at most one entry per scope and list.
 	Scope postroom.Scope `json:"scope"`
-	// List is the list id of a ScopeList entry (RFC 2919, lower-cased);
-	// empty for the other scopes.
+	// List is the list id of a ScopeList entry (RFC 2919: label.namespace,
+	// at most 255 octets, lower-cased); required with ScopeList, and empty
+	// for the other scopes (Add refuses a list with them).
 	List string `json:"list,omitempty"`
 }
 
@@ -86,7 +101,7 @@ func (e *Entry) Active(now time.Time) bool {
 
 // suppression is e as a Mailer sees it.
 func (e *Entry) suppression() postroom.Suppression {
-	return postroom.Suppression{Address: e.Address, Reason: e.Reason, Detail: e.Detail, SendID: e.SendID, Created: e.Created, Expires: e.Expires}
+	return postroom.Suppression{Address: e.Address, Reason: e.Reason, Detail: e.Detail, SendID: e.SendID, Created: e.Created, Expires: e.Expires, Scope: e.Scope, List: e.List}
 }
 
 // Kind is what an Observation heard back.
@@ -134,14 +149,18 @@ type Observation struct {
 	// and List give: a bounce silences all mail, a complaint all lists
 	// (about a list message) or all mail (about a transactional one), an
 	// unsubscribe the list (List) or, without a list, all lists.
+	// ScopeList needs a List; with the other scopes List only goes into
+	// the entry's detail. List is checked as Entry.List is.
 	Scope postroom.Scope
 }
 
 // ObservationOf is the observation an Event of the sending path or of the
 // receiving side is, for Observe: hard_bounce, soft_bounce, spam and unsub
-// are; the others (send, deferral, reject) are not, and ok is false. Feed
-// Options.OnEvent's events through it to list the addresses that the relay
-// refused at SMTP time.
+// are; the others (send, deferral, reject) are not, and ok is false. The
+// event's list (Event.List, the message's) is the observation's, so that
+// a complaint about a list message lists all lists and an unsubscribe
+// its list. Feed Options.OnEvent's events through it to list the
+// addresses that the relay refused at SMTP time.
 func ObservationOf(e postroom.Event) (o Observation, ok bool) {
 	var k Kind
 	switch e.Type {
@@ -156,7 +175,7 @@ func ObservationOf(e postroom.Event) (o Observation, ok bool) {
 	default:
 		return Observation{}, false
 	}
-	return Observation{AccountID: e.AccountID, Address: e.Email, Kind: k, Status: e.Status, Diagnostic: e.Diagnostic, SendID: e.SendID, At: e.At}, true
+	return Observation{AccountID: e.AccountID, Address: e.Email, Kind: k, Status: e.Status, Diagnostic: e.Diagnostic, SendID: e.SendID, At: e.At, List: e.List}, true
 }
 
 // Query selects entries of one account for List.
@@ -169,7 +188,8 @@ type Query struct {
 	// (compared lower-cased): a whole address selects that address.
 	Prefix string
 	// Scope, when not empty, selects the entries of that scope; List,
-	// when not empty, the ScopeList entries of that list.
+	// when not empty, the ScopeList entries of that list (with Scope
+	// empty or ScopeList).
 	Scope postroom.Scope
 	List  string
 	// IncludeExpired selects expired entries too; false selects the
@@ -267,9 +287,9 @@ func oneLine(s string) string {
 	return s
 }
 
-// checkEntry checks e for Add and returns it as kept: address
-// lower-cased, reason and created filled in, times to the microsecond
-// (as PostgreSQL keeps them) in UTC.
+// checkEntry checks e for Add and returns it as kept: address and list
+// lower-cased, reason, scope and created filled in, times to the
+// microsecond (as PostgreSQL keeps them) in UTC.
 func checkEntry(e Entry, now time.Time) (Entry, error) {
 	if err := checkAccount(e.AccountID); err != nil {
 		return Entry{}, err
@@ -279,6 +299,9 @@ func checkEntry(e Entry, now time.Time) (Entry, error) {
 		return Entry{}, err
 	}
 	e.Address = addr
+	if e.Scope, e.List, err = entryKey(e.Scope, e.List); err != nil {
+		return Entry{}, err
+	}
 	if e.Reason == "" {
 		e.Reason = postroom.ReasonManual
 	}
@@ -314,8 +337,8 @@ func knownReason(r postroom.ReasonCode) bool {
 // stamp is t as the list keeps it: in UTC, to the microsecond.
 func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// checkObservation checks o for Observe: address lower-cased, At filled
-// in and stamped.
+// checkObservation checks o for Observe: address and list lower-cased,
+// At filled in and stamped.
 func checkObservation(o Observation, now time.Time) (Observation, error) {
 	if err := checkAccount(o.AccountID); err != nil {
 		return Observation{}, err
@@ -328,6 +351,9 @@ func checkObservation(o Observation, now time.Time) (Observation, error) {
 	if o.Kind.reason() == "" {
 		return Observation{}, invalid("kind", fmt.Sprintf("%q: want hard-bounce, soft-bounce, complaint or unsubscribe", o.Kind))
 	}
+	if o, err = checkObservedKey(o); err != nil {
+		return Observation{}, err
+	}
 	if len(o.SendID) > 64 {
 		return Observation{}, invalid("send_id", "longer than 64 bytes")
 	}
@@ -338,52 +364,112 @@ func checkObservation(o Observation, now time.Time) (Observation, error) {
 	return o, nil
 }
 
-// detail is the Detail of the entry o lists: its status and diagnostic,
-// the status once.
+// detail is the Detail of the entry o lists: the list of the message it
+// is about, when it has one ("list news.shop.example.com"), then its
+// status and diagnostic, the status once.
 func (o *Observation) detail() string {
 	d := oneLine(o.Diagnostic)
 	if o.Status != "" && !strings.Contains(d, o.Status) {
 		d = strings.TrimSpace(oneLine(o.Status) + " " + d)
 	}
+	if o.List != "" {
+		if d != "" {
+			d = ": " + d
+		}
+		d = "list " + o.List + d
+	}
 	return oneLine(d)
 }
 
 // checkQuery checks q and returns it with its limit filled in, its prefix
-// lower-cased, and the address its cursor stands for ("" for the first
+// and list lower-cased (a list alone selecting ScopeList), and the key its
+// cursor stands for (the zero key, before every entry, for the first
 // page).
-func checkQuery(q Query) (Query, string, error) {
+func checkQuery(q Query) (Query, key, error) {
 	if err := checkAccount(q.AccountID); err != nil {
-		return Query{}, "", err
+		return Query{}, key{}, err
 	}
 	switch {
 	case q.Limit < 0:
-		return Query{}, "", invalid("limit", "negative")
+		return Query{}, key{}, invalid("limit", "negative")
 	case q.Limit > MaxLimit:
-		return Query{}, "", invalid("limit", fmt.Sprintf("over %d", MaxLimit))
+		return Query{}, key{}, invalid("limit", fmt.Sprintf("over %d", MaxLimit))
 	case q.Limit == 0:
 		q.Limit = DefaultLimit
 	}
 	if q.Reason != "" && !knownReason(q.Reason) {
-		return Query{}, "", invalid("reason", fmt.Sprintf("%q: want hard-bounce, soft-bounce, spam, unsub, manual or none", q.Reason))
+		return Query{}, key{}, invalid("reason", fmt.Sprintf("%q: want hard-bounce, soft-bounce, spam, unsub, manual or none", q.Reason))
+	}
+	var err error
+	if q.Scope, q.List, err = queryKey(q.Scope, q.List); err != nil {
+		return Query{}, key{}, err
 	}
 	q.Prefix = strings.ToLower(strings.TrimSpace(q.Prefix))
-	var after string
+	var after key
 	if q.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(b) == 0 {
-			return Query{}, "", invalid("cursor", "not a cursor List returned")
+		var ok bool
+		if err == nil {
+			after, ok = cursorKey(string(b))
 		}
-		after = string(b)
+		if !ok {
+			return Query{}, key{}, invalid("cursor", "not a cursor List returned")
+		}
 	}
 	return q, after, nil
 }
 
-// cursorAfter is the cursor of the page after the one that ends with
-// address.
-func cursorAfter(address string) string { return base64.RawURLEncoding.EncodeToString([]byte(address)) }
+// key is an entry's place in List's order: address, scope, list.
+type key struct{ address, scope, list string }
+
+// keyOf is e's key.
+func keyOf(e *Entry) key { return key{e.Address, string(e.Scope), e.List} }
+
+// after reports whether k comes after a in List's order (bytewise).
+func (k key) after(a key) bool {
+	if k.address != a.address {
+		return k.address > a.address
+	}
+	if k.scope != a.scope {
+		return k.scope > a.scope
+	}
+	return k.list > a.list
+}
+
+// cursorSep separates a cursor's parts: neither an address, a scope nor
+// a list id holds it.
+const cursorSep = "\x00"
+
+// cursorAfter is the cursor of the page after the one that ends with e.
+func cursorAfter(e *Entry) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(e.Address + cursorSep + string(e.Scope) + cursorSep + e.List))
+}
+
+// cursorKey is the key a cursor's text stands for, and whether it is
+// one: an address, a scope and a list of printable ASCII (as every entry
+// has; PostgreSQL's text would refuse a NUL or invalid UTF-8). A cursor
+// of an address alone (as lists before scopes made them) stands after
+// every entry of that address: DEL sorts after every scope.
+func cursorKey(c string) (key, bool) {
+	printable := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' || s[i] >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	addr, rest, ok := strings.Cut(c, cursorSep)
+	if !ok {
+		return key{address: c, scope: "\x7f"}, c != "" && printable(c)
+	}
+	scope, list, _ := strings.Cut(rest, cursorSep)
+	return key{addr, scope, list}, addr != "" && printable(addr) && printable(scope) && printable(list)
+}
 
 // replaces reports whether an observation's entry n replaces old, the
-// address's entry (nil: none), at the observation's time: an expired
+// address's entry of the same scope and list (nil: none), at the
+// observation's time: an expired
 // entry goes; one that never expires stays; an active one that expires
 // gives way to one that never does.
 func replaces(old *Entry, n *Entry, at time.Time) bool {

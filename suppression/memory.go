@@ -23,7 +23,7 @@ type Memory struct {
 
 // memAccount is one account's part of a Memory.
 type memAccount struct {
-	entries map[string]*Entry      // by address
+	entries map[string][]Entry     // by address: one per scope and list
 	soft    map[string][]time.Time // the soft bounces counted, by address
 }
 
@@ -42,14 +42,15 @@ func NewMemory(opts Options) (*Memory, error) {
 func (m *Memory) account(accountID string, create bool) *memAccount {
 	a := m.accounts[accountID]
 	if a == nil && create {
-		a = &memAccount{entries: map[string]*Entry{}, soft: map[string][]time.Time{}}
+		a = &memAccount{entries: map[string][]Entry{}, soft: map[string][]time.Time{}}
 		m.accounts[accountID] = a
 	}
 	return a
 }
 
 // Suppressed returns the entries of accountID active at now among
-// addresses (postroom.Suppressions).
+// addresses, of every scope (postroom.Suppressions): a map read per
+// address.
 func (m *Memory) Suppressed(ctx context.Context, accountID string, addresses []string, now time.Time) ([]postroom.Suppression, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -62,14 +63,16 @@ func (m *Memory) Suppressed(ctx context.Context, accountID string, addresses []s
 	}
 	var out []postroom.Suppression
 	for _, addr := range addresses {
-		e := a.entries[addr]
-		if e == nil {
+		es, ok := a.entries[addr]
+		if !ok {
 			if l := strings.ToLower(addr); l != addr {
-				e = a.entries[l]
+				es = a.entries[l]
 			}
 		}
-		if e != nil && e.Active(now) {
-			out = append(out, e.suppression())
+		for i := range es {
+			if es[i].Active(now) {
+				out = append(out, es[i].suppression())
+			}
 		}
 	}
 	return out, nil
@@ -87,13 +90,30 @@ func (m *Memory) Add(ctx context.Context, e Entry) (Entry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.account(e.AccountID, true)
-	kept := e
-	a.entries[e.Address] = &kept
+	a.put(e)
 	return e, nil
 }
 
-// Delete removes an address's entry (see List.Delete).
-func (m *Memory) Delete(ctx context.Context, accountID, address string) (bool, error) {
+// put keeps e, in place of the entry of its address, scope and list, if
+// any. The caller holds mu for writing.
+func (a *memAccount) put(e Entry) {
+	es := a.entries[e.Address]
+	if i := a.find(e.Address, e.Scope, e.List); i >= 0 {
+		es[i] = e
+		return
+	}
+	a.entries[e.Address] = append(es, e)
+}
+
+// find is the index of address's entry of scope and list in its entries,
+// or -1. The caller holds mu.
+func (a *memAccount) find(address string, scope postroom.Scope, list string) int {
+	return slices.IndexFunc(a.entries[address], func(e Entry) bool { return e.sameKey(scope, list) })
+}
+
+// Delete removes an address's entries, or its entry of one scope (see
+// List.Delete).
+func (m *Memory) Delete(ctx context.Context, accountID, address string, scope postroom.Scope, list string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -104,16 +124,35 @@ func (m *Memory) Delete(ctx context.Context, accountID, address string) (bool, e
 	if err != nil {
 		return false, err
 	}
+	scope, list, all, err := deleteKey(scope, list)
+	if err != nil {
+		return false, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.account(accountID, false)
 	if a == nil {
 		return false, nil
 	}
-	_, had := a.entries[addr]
-	delete(a.entries, addr)
-	delete(a.soft, addr)
-	return had, nil
+	if all {
+		_, had := a.entries[addr]
+		delete(a.entries, addr)
+		delete(a.soft, addr)
+		return had, nil
+	}
+	if scope == postroom.ScopeAll {
+		delete(a.soft, addr)
+	}
+	i := a.find(addr, scope, list)
+	if i < 0 {
+		return false, nil
+	}
+	if es := slices.Delete(a.entries[addr], i, i+1); len(es) > 0 {
+		a.entries[addr] = es
+	} else {
+		delete(a.entries, addr)
+	}
+	return true, nil
 }
 
 // List returns a page of entries (see List.List).
@@ -129,19 +168,27 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Entry, string, error) {
 	m.mu.RLock()
 	var page []Entry
 	if a := m.account(q.AccountID, false); a != nil {
-		for addr, e := range a.entries {
-			if addr > after && strings.HasPrefix(addr, q.Prefix) && (q.Reason == "" || e.Reason == q.Reason) && (q.IncludeExpired || e.Active(now)) {
-				page = append(page, *e)
+		for addr, es := range a.entries {
+			if addr < after.address || !strings.HasPrefix(addr, q.Prefix) {
+				continue
+			}
+			for i := range es {
+				e := &es[i]
+				if keyOf(e).after(after) && (q.Reason == "" || e.Reason == q.Reason) &&
+					(q.Scope == "" || e.Scope == q.Scope) && (q.List == "" || e.List == q.List) &&
+					(q.IncludeExpired || e.Active(now)) {
+					page = append(page, *e)
+				}
 			}
 		}
 	}
 	m.mu.RUnlock()
-	slices.SortFunc(page, func(x, y Entry) int { return strings.Compare(x.Address, y.Address) })
+	slices.SortFunc(page, func(x, y Entry) int { return compareKey(&x, &y) })
 	if len(page) <= q.Limit {
 		return page, "", nil
 	}
 	page = page[:q.Limit]
-	return page, cursorAfter(page[len(page)-1].Address), nil
+	return page, cursorAfter(&page[len(page)-1]), nil
 }
 
 // Observe applies the Policy to o (see List.Observe).
@@ -173,11 +220,14 @@ func (m *Memory) Observe(ctx context.Context, o Observation) (*Entry, error) {
 		delete(a.soft, o.Address) // counted from zero again
 	}
 	e := p.entry(&o)
-	if !replaces(a.entries[o.Address], &e, o.At) {
+	var old *Entry
+	if i := a.find(o.Address, e.Scope, e.List); i >= 0 {
+		old = &a.entries[o.Address][i]
+	}
+	if !replaces(old, &e, o.At) {
 		return nil, nil
 	}
-	kept := e
-	a.entries[o.Address] = &kept
+	a.put(e)
 	return &e, nil
 }
 
@@ -195,10 +245,13 @@ func (m *Memory) Prune(ctx context.Context, before time.Time) (int, error) {
 	defer m.mu.Unlock()
 	n := 0
 	for _, a := range m.accounts {
-		for addr, e := range a.entries {
-			if !e.Expires.IsZero() && !e.Expires.After(before) {
+		for addr, es := range a.entries {
+			kept := slices.DeleteFunc(es, func(e Entry) bool { return !e.Expires.IsZero() && !e.Expires.After(before) })
+			n += len(es) - len(kept)
+			if len(kept) == 0 {
 				delete(a.entries, addr)
-				n++
+			} else {
+				a.entries[addr] = kept
 			}
 		}
 		for addr, bounces := range a.soft {

@@ -66,9 +66,10 @@ func (o *Options) check() error {
 }
 
 // entry is the entry that o lists by p, once it lists one (a soft bounce
-// only at the count).
+// only at the count), of the scope and list o gives (observedKey).
 func (p *Policy) entry(o *Observation) Entry {
-	e := Entry{AccountID: o.AccountID, Address: o.Address, Reason: o.Kind.reason(), Detail: o.detail(), SendID: o.SendID, Created: o.At}
+	scope, list := o.observedKey()
+	e := Entry{AccountID: o.AccountID, Address: o.Address, Reason: o.Kind.reason(), Detail: o.detail(), SendID: o.SendID, Created: o.At, Scope: scope, List: list}
 	if o.Kind == SoftBounce {
 		e.Expires = o.At.Add(p.SoftExpiry)
 	}

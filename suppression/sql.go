@@ -19,8 +19,8 @@ import (
 // the address's row (Observe's soft bounces), so concurrent observations
 // of one address count each bounce once. Build it with NewSQL.
 //
-// Suppressed is one query for all the addresses of a call (address =
-// ANY($2), on the primary key), not one per address.
+// Suppressed is one query for all the addresses of a call and all their
+// scopes (address = ANY($2), on the primary key), not one per address.
 type SQL struct {
 	pool *pgxpool.Pool
 	opts Options
@@ -41,17 +41,17 @@ func NewSQL(pool *pgxpool.Pool, opts Options) (*SQL, error) {
 }
 
 // columns are an entry's columns, in the order scanEntry reads them.
-const columns = `account_id, address, reason, detail, send_id, created_at, expires_at`
+const columns = `account_id, address, reason, detail, send_id, created_at, expires_at, scope, list_id`
 
 // scanEntry reads one row of columns.
 func scanEntry(row pgx.Row) (Entry, error) {
 	var e Entry
-	var reason string
+	var reason, scope string
 	var expires *time.Time
-	if err := row.Scan(&e.AccountID, &e.Address, &reason, &e.Detail, &e.SendID, &e.Created, &expires); err != nil {
+	if err := row.Scan(&e.AccountID, &e.Address, &reason, &e.Detail, &e.SendID, &e.Created, &expires, &scope, &e.List); err != nil {
 		return Entry{}, err
 	}
-	e.Reason = postroom.ReasonCode(reason)
+	e.Reason, e.Scope = postroom.ReasonCode(reason), postroom.Scope(scope)
 	e.Created = e.Created.UTC()
 	if expires != nil {
 		e.Expires = expires.UTC()
@@ -68,14 +68,14 @@ func expiresArg(t time.Time) any {
 }
 
 // Suppressed returns the entries of accountID active at now among
-// addresses (postroom.Suppressions), in one query.
+// addresses, of every scope (postroom.Suppressions), in one query.
 func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []string, now time.Time) ([]postroom.Suppression, error) {
 	if len(addresses) == 0 {
 		return nil, ctx.Err()
 	}
 	// One query: PostgreSQL hashes the array (or probes the primary key
 	// with it, for a large table).
-	rows, err := s.pool.Query(ctx, `SELECT address, reason, detail, send_id, created_at, expires_at
+	rows, err := s.pool.Query(ctx, `SELECT address, reason, detail, send_id, created_at, expires_at, scope, list_id
 		FROM postroom_suppressions
 		WHERE account_id = $1 AND address = ANY($2::text[])
 		AND created_at <= $3 AND (expires_at IS NULL OR expires_at > $3)`,
@@ -85,10 +85,10 @@ func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []stri
 	}
 	var out []postroom.Suppression
 	var s1 postroom.Suppression
-	var reason string
+	var reason, scope string
 	var expires *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&s1.Address, &reason, &s1.Detail, &s1.SendID, &s1.Created, &expires}, func() error {
-		s1.Reason, s1.Created, s1.Expires = postroom.ReasonCode(reason), s1.Created.UTC(), time.Time{}
+	_, err = pgx.ForEachRow(rows, []any{&s1.Address, &reason, &s1.Detail, &s1.SendID, &s1.Created, &expires, &scope, &s1.List}, func() error {
+		s1.Reason, s1.Scope, s1.Created, s1.Expires = postroom.ReasonCode(reason), postroom.Scope(scope), s1.Created.UTC(), time.Time{}
 		if expires != nil {
 			s1.Expires = expires.UTC()
 		}
@@ -108,19 +108,19 @@ func (s *SQL) Add(ctx context.Context, e Entry) (Entry, error) {
 		return Entry{}, err
 	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO postroom_suppressions (`+columns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (account_id, address) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (account_id, address, scope, list_id) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
 			send_id = excluded.send_id, created_at = excluded.created_at, expires_at = excluded.expires_at`,
-		e.AccountID, e.Address, string(e.Reason), e.Detail, e.SendID, e.Created, expiresArg(e.Expires))
+		e.AccountID, e.Address, string(e.Reason), e.Detail, e.SendID, e.Created, expiresArg(e.Expires), string(e.Scope), e.List)
 	if err != nil {
 		return Entry{}, dbError(ctx, err)
 	}
 	return e, nil
 }
 
-// Delete removes an address's entry and its soft bounces (see
-// List.Delete).
-func (s *SQL) Delete(ctx context.Context, accountID, address string) (bool, error) {
+// Delete removes an address's entries and its soft bounces, or its entry
+// of one scope (see List.Delete), in one statement.
+func (s *SQL) Delete(ctx context.Context, accountID, address string, scope postroom.Scope, list string) (bool, error) {
 	if err := checkAccount(accountID); err != nil {
 		return false, err
 	}
@@ -128,10 +128,16 @@ func (s *SQL) Delete(ctx context.Context, accountID, address string) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	scope, list, _, err = deleteKey(scope, list)
+	if err != nil {
+		return false, err
+	}
+	// scope '' (every entry) and 'all' drop the soft bounces too.
 	tag, err := s.pool.Exec(ctx, `WITH soft AS (
-			DELETE FROM postroom_suppression_soft_bounces WHERE account_id = $1 AND address = $2
+			DELETE FROM postroom_suppression_soft_bounces WHERE account_id = $1 AND address = $2 AND $3 IN ('', 'all')
 		)
-		DELETE FROM postroom_suppressions WHERE account_id = $1 AND address = $2`, accountID, addr)
+		DELETE FROM postroom_suppressions WHERE account_id = $1 AND address = $2
+		AND ($3 = '' OR (scope = $3 AND list_id = $4))`, accountID, addr, string(scope), list)
 	if err != nil {
 		return false, dbError(ctx, err)
 	}
@@ -139,7 +145,7 @@ func (s *SQL) Delete(ctx context.Context, accountID, address string) (bool, erro
 }
 
 // List returns a page of entries (see List.List), in one query on the
-// primary key's order.
+// primary key's order (address, scope, list).
 func (s *SQL) List(ctx context.Context, q Query) ([]Entry, string, error) {
 	q, after, err := checkQuery(q)
 	if err != nil {
@@ -148,12 +154,14 @@ func (s *SQL) List(ctx context.Context, q Query) ([]Entry, string, error) {
 	// Addresses are printable ASCII (the table's check), so those that
 	// start with the prefix sort from it to it followed by DEL.
 	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM postroom_suppressions
-		WHERE account_id = $1 AND address > $2
+		WHERE account_id = $1 AND (address, scope, list_id) > ($2, $8, $9)
 		AND ($3 = '' OR (address >= $3 AND address < $3 || chr(127)))
 		AND ($4 = '' OR reason = $4)
 		AND ($5 OR (created_at <= $6 AND (expires_at IS NULL OR expires_at > $6)))
-		ORDER BY address LIMIT $7`,
-		q.AccountID, after, q.Prefix, string(q.Reason), q.IncludeExpired, s.opts.Now(), q.Limit+1)
+		AND ($10 = '' OR scope = $10) AND ($11 = '' OR list_id = $11)
+		ORDER BY address, scope, list_id LIMIT $7`,
+		q.AccountID, after.address, q.Prefix, string(q.Reason), q.IncludeExpired, s.opts.Now(), q.Limit+1,
+		after.scope, after.list, string(q.Scope), q.List)
 	if err != nil {
 		return nil, "", dbError(ctx, err)
 	}
@@ -165,7 +173,7 @@ func (s *SQL) List(ctx context.Context, q Query) ([]Entry, string, error) {
 		return page, "", nil
 	}
 	page = page[:q.Limit]
-	return page, cursorAfter(page[len(page)-1].Address), nil
+	return page, cursorAfter(&page[len(page)-1]), nil
 }
 
 // Observe applies the Policy to o (see List.Observe): one statement for a
@@ -238,17 +246,17 @@ type execer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// list writes an observation's entry e unless the address's entry stays
-// (see replaces), and returns e when written.
+// list writes an observation's entry e unless the address's entry of the
+// same scope and list stays (see replaces), and returns e when written.
 func (s *SQL) list(ctx context.Context, db execer, e *Entry, at time.Time) (*Entry, error) {
 	var written bool
 	err := db.QueryRow(ctx, `INSERT INTO postroom_suppressions AS e (`+columns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (account_id, address) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $9, $10)
+		ON CONFLICT (account_id, address, scope, list_id) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
 			send_id = excluded.send_id, created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE e.expires_at IS NOT NULL AND (e.expires_at <= $8 OR excluded.expires_at IS NULL)
 		RETURNING true`,
-		e.AccountID, e.Address, string(e.Reason), e.Detail, e.SendID, e.Created, expiresArg(e.Expires), at).Scan(&written)
+		e.AccountID, e.Address, string(e.Reason), e.Detail, e.SendID, e.Created, expiresArg(e.Expires), at, string(e.Scope), e.List).Scan(&written)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil // the entry there stays

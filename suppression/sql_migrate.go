@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the schema that SQL reads and writes
 // and Migrate brings a database to.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // schema holds the migrations, one file per version, named
 // <version>_<what>.sql and applied in version order. They are embedded

@@ -3,6 +3,7 @@ package suppression_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -147,7 +148,7 @@ func TestSQLThreeInstances(t *testing.T) {
 	if results[0].Status != postroom.StatusRejected || results[0].Code != postroom.ReasonSpam || results[1].Status != postroom.StatusSent || mems[1].Len() != 1 {
 		t.Errorf("instance 1 after instance 0's complaint: %+v, %d messages; want ann rejected (spam), bob sent", results, mems[1].Len())
 	}
-	if had, err := lists[2].Delete(t.Context(), "shop", "ann@example.com"); err != nil || !had {
+	if had, err := lists[2].Delete(t.Context(), "shop", "ann@example.com", "", ""); err != nil || !had {
 		t.Fatalf("instance 2: Delete = %v, %v", had, err)
 	}
 	if results, err = mailers[1].Send(t.Context(), call()); err != nil || results[0].Status != postroom.StatusSent {
@@ -189,5 +190,68 @@ func TestSQLPruneSoftBounces(t *testing.T) {
 	}
 	if rows.Err() != nil || len(left) != 1 || left[0] != "recent@example.com" {
 		t.Errorf("soft bounces left: %v, %v; want recent@ alone", left, rows.Err())
+	}
+}
+
+// TestSQLThreeInstancesScopes runs three instances on one database, each
+// with its own pool and Mailer: instance 0 observes ann's one-click
+// unsubscribe from news, instance 1 bob's complaint about a newsletter;
+// instance 2's Mailer then rejects news for ann and every list's mail
+// for bob, sends ann the other list, and sends both their receipts.
+func TestSQLThreeInstancesScopes(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	lists := make([]*suppression.SQL, 3)
+	mailers := make([]*postroom.Mailer, 3)
+	mems := make([]*transport.Memory, 3)
+	for i := range lists {
+		pool, err := pgxpool.New(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		if err := suppression.Migrate(t.Context(), pool); err != nil {
+			t.Fatalf("instance %d: Migrate: %v", i, err)
+		}
+		if lists[i], err = suppression.NewSQL(pool, suppression.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		mems[i] = transport.NewMemory()
+		if mailers[i], err = postroom.New(mems[i], postroom.Options{Auth: postroom.NoAuth{}, Suppressions: lists[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const news, deals = "news.shop.example.com", "deals.shop.example.com"
+	if _, err := lists[0].Observe(t.Context(), suppression.Observation{AccountID: "shop", Address: "ann@example.com", Kind: suppression.Unsubscribe, List: news}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lists[1].Observe(t.Context(), suppression.Observation{AccountID: "shop", Address: "Bob@example.com", Kind: suppression.Complaint, List: news}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(list string) string {
+		t.Helper()
+		call := &postroom.Call{AccountID: "shop", Message: postroom.Message{FromEmail: "shop@shop.example.com", Subject: "s", Text: "t"},
+			Recipients: []postroom.Recipient{{Email: "ann@example.com"}, {Email: "bob@example.com"}, {Email: "cy@example.com"}}}
+		if list != "" {
+			call.Message.Headers = []postroom.Header{postroom.ListID("", list)}
+		}
+		before := mems[2].Len()
+		results, err := mailers[2].Send(t.Context(), call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := ""
+		for _, r := range results {
+			out += fmt.Sprintf("%s %s %s; ", r.Email, r.Status, r.Code)
+		}
+		return fmt.Sprintf("%s%d sent", out, mems[2].Len()-before)
+	}
+	for _, tt := range []struct{ list, want string }{
+		{news, "ann@example.com rejected unsub; bob@example.com rejected spam; cy@example.com sent ; 1 sent"},
+		{deals, "ann@example.com sent ; bob@example.com rejected spam; cy@example.com sent ; 2 sent"},
+		{"", "ann@example.com sent ; bob@example.com sent ; cy@example.com sent ; 3 sent"},
+	} {
+		if got := send(tt.list); got != tt.want {
+			t.Errorf("instance 2, list %q:\n%s\nwant\n%s", tt.list, got, tt.want)
+		}
 	}
 }

@@ -11,9 +11,9 @@
 //	postroom call [-watch] [-waiting N] [-later N] ID
 //	postroom cancel [-reason TEXT] ID
 //	postroom retry ID
-//	postroom rejects list -account ID [-reason CODE] [-prefix P] [-all]
-//	postroom rejects add -account ID -email ADDR [-reason CODE] [-detail TEXT] [-for DURATION]
-//	postroom rejects delete -account ID -email ADDR
+//	postroom rejects list -account ID [-reason CODE] [-prefix P] [-scope S] [-list ID] [-all]
+//	postroom rejects add -account ID -email ADDR [-reason CODE] [-detail TEXT] [-for DURATION] [-scope all|lists|list] [-list ID]
+//	postroom rejects delete -account ID -email ADDR [-scope all|lists|list] [-list ID]
 //	postroom preview [-recipient N] FILE.json
 //	postroom send -dry-run FILE.json
 //

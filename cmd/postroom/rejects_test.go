@@ -44,3 +44,74 @@ func TestRejects(t *testing.T) {
 		t.Errorf("add without -email: %+v", r)
 	}
 }
+
+// TestRejectsScopes adds, lists and deletes entries of each scope: the
+// listing shows the scope and list columns, -scope and -list select, and
+// delete with a scope takes that entry alone.
+func TestRejectsScopes(t *testing.T) {
+	c, _ := migrated(t)
+	c.ok(t, "rejects", "add", "-account", "shop", "-email", "ann@example.org", "-scope", "list", "-list", "News.Shop.Example.com", "-reason", "unsub")
+	c.ok(t, "rejects", "add", "-account", "shop", "-email", "ann@example.org", "-scope", "lists", "-reason", "spam")
+	if out := c.ok(t, "rejects", "add", "-account", "shop", "-email", "ann@example.org"); !strings.Contains(out, "(manual, all mail)") {
+		t.Errorf("add without -scope printed %q; want all mail", out)
+	}
+	out := c.ok(t, "rejects", "list", "-account", "shop")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{
+		"ann@example.org  manual  all  -  listed ",
+		"ann@example.org  unsub  list  news.shop.example.com  listed ",
+		"ann@example.org  spam  lists  -  listed ",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("list printed:\n%s\nwant %d lines", out, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q; want it to start with %q", i, lines[i], w)
+		}
+	}
+	var list struct{ Entries []suppression.Entry }
+	c.jsonOf(t, &list, "rejects", "list", "-account", "shop", "-list", "news.shop.example.com")
+	if len(list.Entries) != 1 || list.Entries[0].Scope != "list" || list.Entries[0].List != "news.shop.example.com" {
+		t.Errorf("list -list: %+v", list)
+	}
+	c.jsonOf(t, &list, "rejects", "list", "-account", "shop", "-scope", "lists")
+	if len(list.Entries) != 1 || list.Entries[0].Reason != "spam" {
+		t.Errorf("list -scope lists: %+v", list)
+	}
+
+	if out := c.ok(t, "rejects", "delete", "-account", "shop", "-email", "ann@example.org", "-scope", "list", "-list", "news.shop.example.com"); !strings.Contains(out, "the entry of list news.shop.example.com") {
+		t.Errorf("delete -scope list printed %q", out)
+	}
+	if r := c.run(t, "rejects", "delete", "-account", "shop", "-email", "ann@example.org", "-scope", "list", "-list", "news.shop.example.com"); r.code != 1 || !strings.Contains(r.stderr, "not listed") {
+		t.Errorf("second delete of the list's entry: %+v", r)
+	}
+	c.jsonOf(t, &list, "rejects", "list", "-account", "shop")
+	if len(list.Entries) != 2 {
+		t.Errorf("after deleting the list's entry: %+v; want the two others", list)
+	}
+	c.ok(t, "rejects", "delete", "-account", "shop", "-email", "ann@example.org")
+	c.jsonOf(t, &list, "rejects", "list", "-account", "shop")
+	if len(list.Entries) != 0 {
+		t.Errorf("after delete without -scope: %+v; want none", list)
+	}
+
+	for _, tt := range []struct {
+		args  []string
+		field string
+	}{
+		{[]string{"add", "-scope", "everything"}, "scope"},
+		{[]string{"add", "-scope", "list"}, "list"},
+		{[]string{"add", "-scope", "list", "-list", "news"}, "list"},
+		{[]string{"delete", "-list", "news.shop.example.com"}, "list"},
+		{[]string{"list", "-scope", "everything"}, "scope"},
+	} {
+		args := append(append([]string{"rejects"}, tt.args...), "-account", "shop", "-email", "ann@example.org")
+		if tt.args[0] == "list" {
+			args = args[:len(args)-2]
+		}
+		if r := c.run(t, args...); r.code != 1 || !strings.Contains(r.stderr, "invalid "+tt.field+":") {
+			t.Errorf("%v: %+v; want exit 1 naming %s", args, r, tt.field)
+		}
+	}
+}
