@@ -3,10 +3,13 @@ package inbound_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -501,8 +504,8 @@ func TestStressTimeout(t *testing.T) {
 	}
 }
 
-// TestLongLines: a DSN with a line of 5,000 octets sent by DATA is taken
-// and acted on (Postfix takes such lines); a command line longer than
+// TestLongLines: a DSN with a line of 5,000 octets sent by DATA or BDAT
+// is taken and acted on (Postfix takes such lines); a command line longer than
 // 2,048 octets ends the session (Postfix's line_length_limit).
 func TestLongLines(t *testing.T) {
 	h := newHostile(t, false, nil)
@@ -516,8 +519,22 @@ func TestLongLines(t *testing.T) {
 		t.Errorf("listed as %q, want hard-bounce", got)
 	}
 
+	// The same by BDAT, the chunk sent with its command.
+	bob := h.send("bob@example.net")
+	msg := dsn(verp.Address(bob), "bob@example.net", "failed", "5.1.1", diag)
 	r := dialRaw(t, h.addr, "")
 	r.greeted()
+	r.write("EHLO mta.example.org\r\nMAIL FROM:<>\r\nRCPT TO:<" + verp.Address(bob) + ">\r\n" +
+		fmt.Sprintf("BDAT %d LAST\r\n", len(msg)) + msg)
+	for _, want := range []int{250, 250, 250, 250} {
+		if c, l, err := r.reply(10 * time.Second); err != nil || c != want {
+			t.Fatalf("BDAT: reply %d %q, %v; want %d", c, l, err, want)
+		}
+	}
+	if got := h.listed(t, "bob@example.net"); got != "hard-bounce" {
+		t.Errorf("bob listed as %q, want hard-bounce", got)
+	}
+
 	r.write("NOOP " + strings.Repeat("x", 2000) + "\r\n")
 	if c, l, err := r.reply(10 * time.Second); err != nil || c != 250 {
 		t.Fatalf("a 2,007-octet command line: %d %q, %v", c, l, err)
@@ -582,5 +599,50 @@ func TestLogRepeats(t *testing.T) {
 		if n > inbound.DefaultMaxLogRepeats {
 			t.Errorf("%q logged %d times, want at most %d", m, n, inbound.DefaultMaxLogRepeats)
 		}
+	}
+}
+
+// TestCommandLineBoundTLS: after STARTTLS a command line that never ends
+// is bounded by ReadTimeout too; the session is closed without a reply
+// (the half line is not answered).
+func TestCommandLineBoundTLS(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	hs := httptest.NewTLSServer(nil)
+	cert := hs.TLS.Certificates[0]
+	roots := x509.NewCertPool()
+	roots.AddCert(hs.Certificate())
+	hs.Close()
+	h := newHostile(t, false, func(o *inbound.Options) {
+		o.ReadTimeout = bound
+		o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	})
+	r := dialRaw(t, h.addr, "")
+	r.greeted()
+	r.write("EHLO mta.example.org\r\n")
+	if c, l, err := r.reply(10 * time.Second); err != nil || c != 250 {
+		t.Fatalf("EHLO: %d %q, %v", c, l, err)
+	}
+	r.write("STARTTLS\r\n")
+	if c, l, err := r.reply(10 * time.Second); err != nil || c != 220 {
+		t.Fatalf("STARTTLS: %d %q, %v", c, l, err)
+	}
+	tc := tls.Client(r.c, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	tc.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	s := &raw{t: t, c: tc, r: bufio.NewReader(tc)}
+	s.write("EHLO mta.example.org\r\n")
+	if c, l, err := s.reply(10 * time.Second); err != nil || c != 250 {
+		t.Fatalf("EHLO under TLS: %d %q, %v", c, l, err)
+	}
+	start := time.Now()
+	s.write("MAIL FROM:<")
+	replies, closed := s.closedWithin(bound + slack)
+	if !closed {
+		t.Fatalf("still open %v after the line began (bound %v)", time.Since(start), bound)
+	}
+	if len(replies) != 0 {
+		t.Errorf("replies %q to a half line", replies)
 	}
 }
