@@ -95,6 +95,8 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		c.end("500 5.5.2 %s Error: command line too long")
 	case s == stopEmptyChunk:
 		c.end("500 5.5.4 %s Error: empty BDAT chunk without LAST")
+	case s == stopChunkingReset:
+		c.end("421 4.5.0 %s Error: message transfer reset")
 	case s == stopJunk:
 		c.end("421 4.7.0 %s Error: too many junk commands")
 	case err != nil && errors.As(err, &ne) && ne.Timeout():
@@ -170,6 +172,14 @@ func (c *clientConn) dataStarted() {
 	c.mu.Lock()
 	c.lines.dataStarted()
 	c.mu.Unlock()
+}
+
+// transferReset says that the session was reset while a Data call of
+// BDAT was under way: see cmdLines.
+func (c *clientConn) transferReset() {
+	if c != nil {
+		c.end("421 4.5.0 %s Error: message transfer reset")
+	}
 }
 
 // messageTaken says that a message was taken.

@@ -30,6 +30,17 @@ const maxCommandLine = 2048
 // message, with LAST. After STARTTLS it cannot be seen, and go-smtp's
 // panic (recovered by go-smtp, and logged) stays possible.
 //
+// QUIRK: it ends a session when a BDAT transfer is reset (RSET, HELO,
+// EHLO, LHLO between a chunk and the last one), before go-smtp v0.25.1
+// reads the command. The goroutine that runs Data for the transfer sends
+// its result to the connection's current result channel, read when it
+// sends: when the next transaction's BDAT has made a new one by then,
+// that transaction is answered with the old one's result (LHLO, MAIL,
+// RCPT, "BDAT 10" with its chunk, RSET, MAIL, RCPT, "BDAT 10 LAST" with
+// its chunk, in one write, answers the second message 451, although it
+// was taken). Clients abort a transfer by closing, if ever. After
+// STARTTLS the session's Reset ends it instead, a little later.
+//
 // It sees the bytes when they are read, which can be before go-smtp runs
 // the commands before them: a client that sends a message before the
 // reply to DATA has its message read as commands. No client that waits
@@ -45,6 +56,7 @@ type cmdLines struct {
 	content  bool   // in DATA content
 	dot      int    // go-smtp's dataReader state in content
 	lastData bool   // the last command line was DATA
+	chunking bool   // a BDAT transfer is under way (a chunk without LAST)
 	junk     int
 }
 
@@ -56,6 +68,7 @@ const (
 	stopLongLine
 	stopJunk
 	stopEmptyChunk
+	stopChunkingReset
 )
 
 // go-smtp's dataReader states.
@@ -158,6 +171,12 @@ func (c *cmdLines) command(line string) stop {
 	if len(line) == 4 || len(line) > 5 && line[4] == ' ' {
 		verb = upper[:4]
 	}
+	if c.chunking {
+		switch verb {
+		case "RSET", "HELO", "EHLO", "LHLO":
+			return stopChunkingReset
+		}
+	}
 	switch verb {
 	case "MAIL", "RCPT", "AUTH", "QUIT":
 		return keepOn
@@ -171,6 +190,7 @@ func (c *cmdLines) command(line string) stop {
 			if c.skip == 0 && !last {
 				return stopEmptyChunk
 			}
+			c.chunking = !last
 		}
 		return keepOn
 	}

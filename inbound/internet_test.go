@@ -217,20 +217,18 @@ func equalCodes(a, b []int) bool {
 // TestBDATResetRace: the input of §5 (a BDAT chunk, then RSET and a new
 // transaction with two recipients, in one write) made go-smtp's BDAT
 // goroutine report the new transaction's recipients to the old one (an
-// LMTP panic). Every session now gets the reply of each command in
-// order, nothing panics, and no one is listed: the old message was never
-// finished, the new one never sent. With an empty first chunk, which made
-// go-smtp's goroutine panic after QUIT (it found no session), the
-// session is ended at the chunk, before go-smtp reads it.
+// LMTP panic). A BDAT transfer reset, and an empty first chunk (which
+// made go-smtp's goroutine panic after QUIT), now end the session
+// (go-smtp answers a later transaction with the reset one's result:
+// TestBDATTransactionsApart); nothing panics and no one is listed.
 func TestBDATResetRace(t *testing.T) {
-	ok := []int{220, 250, 250, 250, 250, 250, 250, 250, 250, 221}
 	for _, lmtp := range []bool{true, false} {
 		for _, tc := range []struct {
 			chunk string
-			want  []int
+			last  int // the reply that ends the session
 		}{
-			{"BDAT 10\r\n0123456789", ok},
-			{"BDAT 0\r\n", []int{220, 500}},
+			{"BDAT 10\r\n0123456789", 421},
+			{"BDAT 0\r\n", 500},
 		} {
 			proto := map[bool]string{true: "LMTP", false: "SMTP"}[lmtp]
 			t.Run(fmt.Sprintf("%s/%q", proto, tc.chunk), func(t *testing.T) {
@@ -246,8 +244,8 @@ func TestBDATResetRace(t *testing.T) {
 						for range 25 {
 							r := dialRaw(t, h.addr, "")
 							r.write(input)
-							if got := r.codes(10 * time.Second); !equalCodes(got, tc.want) {
-								t.Errorf("replies %v, want %v", got, tc.want)
+							if got := r.codes(10 * time.Second); !endedWith(got, 5, tc.last) {
+								t.Errorf("replies %v, want 220, at most 4 250, %d", got, tc.last)
 								return
 							}
 							r.c.Close()
@@ -265,6 +263,68 @@ func TestBDATResetRace(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// endedWith says whether codes are a greeting, at most max-1 replies 250
+// (to commands run before the session was ended; the input may come in
+// pieces) and last.
+func endedWith(codes []int, max, last int) bool {
+	n := len(codes)
+	if n < 2 || n > max+1 || codes[0] != 220 || codes[n-1] != last {
+		return false
+	}
+	for _, c := range codes[1 : n-1] {
+		if c != 250 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBDATTransactionsApart: a whole report sent as a first BDAT chunk,
+// then RSET and a second transaction with its own report, in one write.
+// go-smtp answered the second transaction with the first one's result
+// (451: its read was cut by the reset) although it took the second
+// message, and its sender would send it again. The session now ends at
+// the RSET: neither report is acted on, and the second one, sent again
+// in a new session, is.
+func TestBDATTransactionsApart(t *testing.T) {
+	for _, lmtp := range []bool{true, false} {
+		t.Run(map[bool]string{true: "LMTP", false: "SMTP"}[lmtp], func(t *testing.T) {
+			h := newHostile(t, lmtp, nil)
+			hello := map[bool]string{true: "LHLO", false: "EHLO"}[lmtp]
+			for i := range 20 {
+				a, b := fmt.Sprintf("a%d@example.net", i), fmt.Sprintf("b%d@example.net", i)
+				ida, idb := h.send(a), h.send(b)
+				ma := dsn(verp.Address(ida), a, "failed", "5.1.1", "550 5.1.1 User unknown")
+				mb := dsn(verp.Address(idb), b, "failed", "5.1.1", "550 5.1.1 User unknown")
+				second := "MAIL FROM:<>\r\nRCPT TO:<" + verp.Address(idb) + ">\r\n" +
+					fmt.Sprintf("BDAT %d LAST\r\n", len(mb)) + mb + "QUIT\r\n"
+				r := dialRaw(t, h.addr, "")
+				r.write(hello + " mta.example.org\r\nMAIL FROM:<>\r\nRCPT TO:<" + verp.Address(ida) + ">\r\n" +
+					fmt.Sprintf("BDAT %d\r\n", len(ma)) + ma + "RSET\r\n" + second)
+				if got := r.codes(10 * time.Second); !endedWith(got, 5, 421) {
+					t.Fatalf("replies %v, want 220, at most 4 250, 421", got)
+				}
+				for _, e := range []string{a, b} {
+					if got := h.listed(t, e); got != "" {
+						t.Errorf("%s listed as %q by a session ended before its message", e, got)
+					}
+				}
+				r = dialRaw(t, h.addr, "")
+				r.write(hello + " mta.example.org\r\n" + second)
+				if got, want := r.codes(10*time.Second), []int{220, 250, 250, 250, 250, 221}; !equalCodes(got, want) {
+					t.Fatalf("sent again: replies %v, want %v", got, want)
+				}
+				if got := h.listed(t, b); got != "hard-bounce" {
+					t.Errorf("%s listed as %q, want hard-bounce", b, got)
+				}
+			}
+			if n := h.log.panics(); n != 0 {
+				t.Errorf("%d panics logged", n)
+			}
+		})
 	}
 }
 
@@ -602,40 +662,57 @@ func TestLogRepeats(t *testing.T) {
 	}
 }
 
-// TestCommandLineBoundTLS: after STARTTLS a command line that never ends
-// is bounded by ReadTimeout too; the session is closed without a reply
-// (the half line is not answered).
-func TestCommandLineBoundTLS(t *testing.T) {
-	const bound = 500 * time.Millisecond
+// newHostileTLS is newHostile offering STARTTLS with a certificate
+// for 127.0.0.1; it returns the fixture and the client's TLS config.
+func newHostileTLS(t *testing.T, lmtp bool, change func(*inbound.Options)) (*hostile, *tls.Config) {
+	t.Helper()
 	hs := httptest.NewTLSServer(nil)
 	cert := hs.TLS.Certificates[0]
 	roots := x509.NewCertPool()
 	roots.AddCert(hs.Certificate())
 	hs.Close()
-	h := newHostile(t, false, func(o *inbound.Options) {
-		o.ReadTimeout = bound
+	h := newHostile(t, lmtp, func(o *inbound.Options) {
 		o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		if change != nil {
+			change(o)
+		}
 	})
-	r := dialRaw(t, h.addr, "")
+	return h, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
+}
+
+// startTLS greets with hello, starts TLS and greets again; it returns the
+// encrypted client.
+func (r *raw) startTLS(hello string, cfg *tls.Config) *raw {
+	r.t.Helper()
 	r.greeted()
-	r.write("EHLO mta.example.org\r\n")
+	r.write(hello + " mta.example.org\r\n")
 	if c, l, err := r.reply(10 * time.Second); err != nil || c != 250 {
-		t.Fatalf("EHLO: %d %q, %v", c, l, err)
+		r.t.Fatalf("%s: %d %q, %v", hello, c, l, err)
 	}
 	r.write("STARTTLS\r\n")
 	if c, l, err := r.reply(10 * time.Second); err != nil || c != 220 {
-		t.Fatalf("STARTTLS: %d %q, %v", c, l, err)
+		r.t.Fatalf("STARTTLS: %d %q, %v", c, l, err)
 	}
-	tc := tls.Client(r.c, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	tc := tls.Client(r.c, cfg)
 	tc.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := tc.Handshake(); err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	s := &raw{t: t, c: tc, r: bufio.NewReader(tc)}
-	s.write("EHLO mta.example.org\r\n")
+	s := &raw{t: r.t, c: tc, r: bufio.NewReader(tc)}
+	s.write(hello + " mta.example.org\r\n")
 	if c, l, err := s.reply(10 * time.Second); err != nil || c != 250 {
-		t.Fatalf("EHLO under TLS: %d %q, %v", c, l, err)
+		r.t.Fatalf("%s under TLS: %d %q, %v", hello, c, l, err)
 	}
+	return s
+}
+
+// TestCommandLineBoundTLS: after STARTTLS a command line that never ends
+// is bounded by ReadTimeout too; the session is closed without a reply
+// (the half line is not answered).
+func TestCommandLineBoundTLS(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	h, cfg := newHostileTLS(t, false, func(o *inbound.Options) { o.ReadTimeout = bound })
+	s := dialRaw(t, h.addr, "").startTLS("EHLO", cfg)
 	start := time.Now()
 	s.write("MAIL FROM:<")
 	replies, closed := s.closedWithin(bound + slack)
@@ -644,5 +721,41 @@ func TestCommandLineBoundTLS(t *testing.T) {
 	}
 	if len(replies) != 0 {
 		t.Errorf("replies %q to a half line", replies)
+	}
+}
+
+// TestBDATResetTLS: after STARTTLS, where the commands cannot be
+// followed, a BDAT transfer reset still ends the session (from the
+// session's Reset), and the second transaction is not answered with the
+// first one's result.
+func TestBDATResetTLS(t *testing.T) {
+	for _, lmtp := range []bool{true, false} {
+		t.Run(map[bool]string{true: "LMTP", false: "SMTP"}[lmtp], func(t *testing.T) {
+			h, cfg := newHostileTLS(t, lmtp, nil)
+			hello := map[bool]string{true: "LHLO", false: "EHLO"}[lmtp]
+			for i := range 10 {
+				a, b := fmt.Sprintf("a%d@example.net", i), fmt.Sprintf("b%d@example.net", i)
+				ida, idb := h.send(a), h.send(b)
+				ma := dsn(verp.Address(ida), a, "failed", "5.1.1", "550 5.1.1 User unknown")
+				mb := dsn(verp.Address(idb), b, "failed", "5.1.1", "550 5.1.1 User unknown")
+				s := dialRaw(t, h.addr, "").startTLS(hello, cfg)
+				s.write("MAIL FROM:<>\r\nRCPT TO:<" + verp.Address(ida) + ">\r\n" +
+					fmt.Sprintf("BDAT %d\r\n", len(ma)) + ma + "RSET\r\n" +
+					"MAIL FROM:<>\r\nRCPT TO:<" + verp.Address(idb) + ">\r\n" +
+					fmt.Sprintf("BDAT %d LAST\r\n", len(mb)) + mb + "QUIT\r\n")
+				got := s.codes(10 * time.Second)
+				for i, c := range got {
+					if c != 250 || i > 2 {
+						t.Fatalf("replies %v, want at most MAIL's, RCPT's and the chunk's 250 before the end", got)
+					}
+				}
+				if got := h.listed(t, a); got != "" {
+					t.Errorf("%s, whose message never ended, listed as %q", a, got)
+				}
+			}
+			if n := h.log.panics(); n != 0 {
+				t.Errorf("%d panics logged", n)
+			}
+		})
 	}
 }

@@ -36,6 +36,14 @@ func (b backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
 // message was read (a reset ends the chunk pipe: its read fails first).
 // A Data call that could not read its message reports to no recipient:
 // go-smtp may hand it a status collector that is not its transaction's.
+//
+// That goroutine also sends its result to the connection's result
+// channel as it is when it sends, which the next transaction's BDAT may
+// have replaced: that transaction would be answered with the reset one's
+// result. So a reset during a BDAT transfer ends the session: the
+// clientConn ends it before go-smtp reads the command (cmdLines); after
+// STARTTLS, Reset does, and MAIL and RCPT are refused from then on, so
+// that the commands go-smtp has read already begin no transfer.
 type session struct {
 	rc   *Receiver
 	ctx  context.Context
@@ -44,6 +52,8 @@ type session struct {
 
 	mu     sync.Mutex
 	gen    uint64   // the transaction's generation
+	busy   bool     // a BDAT transfer of this generation has not been read whole
+	ended  bool     // reset during a BDAT transfer: no transaction is begun
 	rcpts  []string // as given to Rcpt, for LMTP's per-recipient replies
 	routes []route
 }
@@ -55,21 +65,42 @@ type tx struct {
 	routes []route
 }
 
+// errEnded421 answers MAIL and RCPT after a session was ended (a reply
+// that is not sent: the connection is closed).
+var errEnded421 = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 5, 0}, Message: "Error: message transfer reset"}
+
 // errChanged is what a Data call whose transaction was reset returns; it
 // is never the reply to a transaction of the client's (go-smtp drops it).
 var errChanged = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Transaction reset, try again"}
 
 func (s *session) Reset() {
 	s.mu.Lock()
+	busy := s.busy
 	s.gen++
+	s.busy = false
+	s.ended = s.ended || busy
 	s.rcpts, s.routes = nil, nil
 	s.mu.Unlock()
+	if busy {
+		// A reset during a BDAT transfer, which the clientConn ends
+		// before go-smtp reads it unless the session is encrypted (see
+		// cmdLines); or go-smtp's reset after a chunk it refused. The
+		// connection is closed, but go-smtp runs the commands it has
+		// read already: MAIL and RCPT are refused, so that no BDAT
+		// begins another transfer.
+		s.conn.transferReset()
+	}
 }
 
 func (s *session) Logout() error { return nil }
 
 func (s *session) Mail(string, *smtp.MailOptions) error {
 	s.Reset()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return errEnded421
+	}
 	return nil
 }
 
@@ -84,16 +115,33 @@ func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended {
+		return errEnded421
+	}
 	s.rcpts = append(s.rcpts, to)
 	s.routes = append(s.routes, rt)
 	return nil
 }
 
-// begin starts a Data call on the current transaction.
-func (s *session) begin() tx {
+// begin starts a Data call reading r on the current transaction.
+// go-smtp hands Data the reading end of an io.Pipe for BDAT, its own
+// reader for DATA.
+func (s *session) begin(r io.Reader) tx {
+	_, bdat := r.(*io.PipeReader)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.busy = bdat
 	return tx{gen: s.gen, rcpts: s.rcpts, routes: s.routes}
+}
+
+// read says that t's message was read whole: go-smtp has the last chunk
+// and waits for Data's result.
+func (s *session) read(t tx) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen == t.gen {
+		s.busy = false
+	}
 }
 
 // current says whether t is still the session's transaction.
@@ -106,7 +154,7 @@ func (s *session) current(t tx) bool {
 // Data reads the message once and applies it for every recipient; one
 // reply for all.
 func (s *session) Data(r io.Reader) error {
-	t := s.begin()
+	t := s.begin(r)
 	s.conn.dataStarted()
 	errs, err := s.handle(t, r)
 	if err != nil {
@@ -126,7 +174,7 @@ func (s *session) Data(r io.Reader) error {
 // recipient and returns the reply, which go-smtp gives every recipient
 // of the transaction that status belongs to.
 func (s *session) LMTPData(r io.Reader, status smtp.StatusCollector) error {
-	t := s.begin()
+	t := s.begin(r)
 	s.conn.dataStarted()
 	errs, err := s.handle(t, r)
 	if err != nil {
@@ -169,6 +217,7 @@ func (s *session) handle(t tx, r io.Reader) ([]error, error) {
 	if err != nil {
 		return nil, smtpError(err)
 	}
+	s.read(t)
 	if !s.current(t) {
 		return nil, errChanged
 	}
