@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -28,6 +29,8 @@ var errEnded = fmt.Errorf("inbound: session ended: %w", net.ErrClosed)
 //     would run the half line read so far as a command and wait anew
 //     (bufio.Reader.ReadLine returns a partial line without the error);
 //     here the error stays, and no reply to that half line is sent;
+//   - a read fails otherwise (go-smtp would answer a BDAT chunk cut by
+//     it with the error's text, which names both addresses);
 //   - the session has lasted MaxSessionTime;
 //   - a command line is longer than maxCommandLine, or the client sent
 //     more than MaxJunkCommands junk commands (cmdLines).
@@ -101,6 +104,10 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		c.end("421 4.7.0 %s Error: too many junk commands")
 	case err != nil && errors.As(err, &ne) && ne.Timeout():
 		c.end("421 4.4.2 %s Error: timeout exceeded")
+	case err != nil && err != io.EOF:
+		// go-smtp answers a BDAT chunk cut by an error with the error's
+		// text; no reply but this one is sent.
+		c.end("421 4.4.0 %s Error: connection error")
 	default:
 		return n, err
 	}
