@@ -104,6 +104,8 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		c.end("421 4.7.0 %s Error: too many junk commands")
 	case err != nil && errors.As(err, &ne) && ne.Timeout():
 		c.end("421 4.4.2 %s Error: timeout exceeded")
+	case errors.Is(err, net.ErrClosed):
+		return n, err // closed here: Serve ends, or the session was ended
 	case err != nil && err != io.EOF:
 		// go-smtp answers a BDAT chunk cut by an error with the error's
 		// text; no reply but this one is sent.
@@ -213,6 +215,7 @@ func (c *clientConn) end(reply string) {
 	c.Conn.SetWriteDeadline(time.Now().Add(endWriteTime)) // a write under way gives up
 	c.Conn.SetReadDeadline(time.Now())                    // so does a read
 	c.mu.Unlock()
+	c.l.lim.log.Info("inbound: session ended by the server", "reply", fmt.Sprintf(reply, c.l.lim.hostname), "client", c.RemoteAddr().String())
 	if !encrypted {
 		c.wmu.Lock()
 		c.Conn.SetWriteDeadline(time.Now().Add(endWriteTime))

@@ -43,6 +43,9 @@ func TestCommandLineBound(t *testing.T) {
 			}
 		})
 	}
+	if n := h.log.count("inbound: session ended by the server"); n != 3 {
+		t.Errorf("%d sessions ended logged, want 3", n)
+	}
 }
 
 // TestJunkCommands: more than MaxJunkCommands commands that carry no

@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ type connLimits struct {
 	maxSessionTime time.Duration
 	maxJunk        int
 	tlsOffered     bool
+	log            *slog.Logger
 }
 
 func (rc *Receiver) connLimits() connLimits {
@@ -29,6 +31,7 @@ func (rc *Receiver) connLimits() connLimits {
 		maxSessionTime: o.MaxSessionTime,
 		maxJunk:        o.MaxJunkCommands,
 		tlsOffered:     o.TLS != nil,
+		log:            o.Logger,
 	}
 }
 
@@ -121,6 +124,7 @@ func (l *limitListener) refuse(c net.Conn) {
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	fmt.Fprintf(c, "421 4.7.0 %s Error: too many connections from your address\r\n", l.lim.hostname)
 	c.Close()
+	l.lim.log.Info("inbound: connection refused: too many from its client", "client", clientAddr(c.RemoteAddr()))
 }
 
 // stressed says whether the open connections run short.

@@ -204,7 +204,9 @@ type Options struct {
 	TLS *tls.Config
 
 	// Logger receives what the Receiver drops (unknown send ids, reports
-	// naming other addresses) and the server's errors. Nil means
+	// naming other addresses), the sessions and connections the server
+	// ends or refuses under its limits, and the server's errors, at most
+	// MaxLogRepeats lines of one message a minute. Nil means
 	// slog.Default().
 	Logger *slog.Logger
 
