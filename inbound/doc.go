@@ -39,10 +39,40 @@
 // The server takes RCPT only for its own addresses, never relays, and
 // bounds each Serve call: Options.MaxMessageBytes (552 beyond, the
 // message never held whole in memory), MaxRecipients, MaxConnections,
-// ReadTimeout and WriteTimeout; the memory of unknown send ids by
-// MaxUnknownSends; the wait for a send not recorded yet by SendWait per
-// message and MaxSendWaits messages at once per Receiver. See Options
-// for their defaults.
+// ReadTimeout and WriteTimeout, and the limits of the next section; the
+// memory of unknown send ids by MaxUnknownSends; the wait for a send not
+// recorded yet by SendWait per message and MaxSendWaits messages at once
+// per Receiver; the log by MaxLogRepeats. See Options for their defaults.
+//
+// # The receiver on the internet
+//
+// As the MX of the VERP domain the server is open to anyone, so it bounds
+// what a client can hold as Postfix's smtpd does; each limit, its
+// default, and the Postfix parameter it mirrors:
+//
+//   - Options.ReadTimeout (5 minutes; smtpd_timeout with
+//     smtpd_per_request_deadline = yes): each command line, from the end
+//     of the previous reply to its end of line, and each DATA transfer or
+//     BDAT chunk. A line cut by it is never run: the session ends.
+//   - Options.StressReadTimeout (10 seconds; smtpd_timeout =
+//     ${stress?{10}:{300}}s): every read, while four fifths of
+//     MaxConnections are open, so that idle connections make room.
+//   - Options.MaxSessionTime (20 minutes; Postfix has none): a whole
+//     connection, however busy.
+//   - Options.MaxConnectionsPerClient (half of MaxConnections;
+//     smtpd_client_connection_count_limit): connections from one IP
+//     address; one more is refused at once.
+//   - Options.MaxJunkCommands (100; smtpd_junk_command_limit): commands
+//     that carry no mail between two messages taken. Not counted after
+//     STARTTLS, where MaxSessionTime bounds them.
+//   - Command lines up to 2,048 octets (line_length_limit); message lines
+//     of any length up to MaxMessageBytes, as Postfix takes them.
+//   - Options.MaxLogRepeats (10 a minute; Postfix leaves it to syslog):
+//     lines with the same message logged.
+//
+// A session the server ends gets a fixed reply (421 4.4.2 for a timeout,
+// 421 4.7.0 for too many connections or junk commands), then is closed;
+// no reply carries the text of an internal error.
 //
 // # Concurrency
 //

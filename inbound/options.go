@@ -57,6 +57,23 @@ const (
 	DefaultMaxUnknownSends = 10_000
 )
 
+// Defaults of the Options that bound a session on the internet (see the
+// package doc's "The receiver on the internet").
+const (
+	// DefaultStressReadTimeout is ReadTimeout while connections run short:
+	// Postfix's smtpd_timeout = ${stress?{10}:{300}}s.
+	DefaultStressReadTimeout = 10 * time.Second
+	// DefaultMaxSessionTime bounds a whole connection: above Postfix's
+	// smtp_connection_reuse_time_limit (300 s, how long a Postfix client
+	// keeps reusing one session) plus a DATA transfer of ReadTimeout.
+	DefaultMaxSessionTime = 20 * time.Minute
+	// DefaultMaxJunkCommands is Postfix's smtpd_junk_command_limit.
+	DefaultMaxJunkCommands = 100
+	// DefaultMaxLogRepeats is how many log lines with the same message are
+	// written per minute.
+	DefaultMaxLogRepeats = 10
+)
+
 // Observer applies what a report proves to a suppression list: package
 // suppression's Memory and SQL satisfy it (their Observe applies the
 // list's policy: a hard bounce lists the address at once, soft bounces
@@ -115,8 +132,56 @@ type Options struct {
 	// once; more wait to be accepted. Zero means DefaultMaxConnections.
 	MaxConnections int
 
-	// ReadTimeout bounds the wait for each command and for the whole
-	// DATA transfer. Zero means DefaultReadTimeout.
+	// MaxConnectionsPerClient is the most connections one client IP
+	// address may have open at once; one more is answered 421 4.7.0 and
+	// closed at once, without taking a slot of MaxConnections. It mirrors
+	// Postfix's smtpd_client_connection_count_limit. Connections without
+	// an IP address (a Unix socket) are not counted. Zero means half of
+	// MaxConnections, at least 1, as Postfix's default (50) is half its
+	// default_process_limit (100).
+	MaxConnectionsPerClient int
+
+	// StressReadTimeout replaces ReadTimeout while at least four fifths of
+	// MaxConnections are open: then each read from a client, a new
+	// connection's or one already waiting, waits at most this long, so
+	// that idle connections make room for new ones. It mirrors Postfix's
+	// stress-dependent smtpd_timeout = ${stress?{10}:{300}}s. It is never
+	// longer than ReadTimeout. Zero means DefaultStressReadTimeout (10 s).
+	StressReadTimeout time.Duration
+
+	// MaxSessionTime bounds a whole connection, however busy: when it is
+	// over, the server answers 421 4.4.2 and closes the connection,
+	// whatever the client is sending. Postfix has no such limit (its
+	// smtpd_timeout bounds each read, and smtpd_per_request_deadline each
+	// command); this one bounds what a client trickling commands or a
+	// message can hold. Zero means DefaultMaxSessionTime (20 minutes).
+	MaxSessionTime time.Duration
+
+	// MaxJunkCommands is how many commands that carry no mail (NOOP,
+	// RSET, VRFY, HELO, EHLO, LHLO, HELP and any other besides MAIL,
+	// RCPT, DATA, BDAT, AUTH, STARTTLS and QUIT) a client may send
+	// between two messages taken; one more is answered 421 4.7.0 and the
+	// connection closed. It mirrors Postfix's smtpd_junk_command_limit
+	// (which counts NOOP, VRFY, ETRN, RSET, HELO and EHLO, reset when a
+	// message is delivered). It is not counted after STARTTLS: then
+	// MaxSessionTime bounds such a session. Zero means
+	// DefaultMaxJunkCommands (100).
+	MaxJunkCommands int
+
+	// MaxLogRepeats is how many lines with the same message the Receiver
+	// logs per minute (a flood of unknown send ids, of timeouts); the
+	// next line of that message logged after the minute carries the count
+	// of those left out ("suppressed"). Postfix has no such limit (it
+	// leaves it to syslog's rate limiting). Zero means
+	// DefaultMaxLogRepeats (10); negative means no limit.
+	MaxLogRepeats int
+
+	// ReadTimeout bounds the wait for each command line, from the end of
+	// the previous reply to the command's end of line, and the whole DATA
+	// transfer or BDAT chunk; when it is over, the server answers 421
+	// 4.4.2 and closes the connection (a command line cut by it is never
+	// run as a new wait's start). It mirrors Postfix's smtpd_timeout with
+	// smtpd_per_request_deadline = yes. Zero means DefaultReadTimeout.
 	ReadTimeout time.Duration
 
 	// WriteTimeout bounds each reply. Zero means DefaultWriteTimeout.
@@ -181,7 +246,9 @@ type Options struct {
 	TLS *tls.Config
 
 	// Logger receives what the Receiver drops (unknown send ids, reports
-	// naming other addresses) and the server's errors. Nil means
+	// naming other addresses), the sessions and connections the server
+	// ends or refuses under its limits, and the server's errors, at most
+	// MaxLogRepeats lines of one message a minute. Nil means
 	// slog.Default().
 	Logger *slog.Logger
 
@@ -238,6 +305,14 @@ func New(opts Options) (*Receiver, error) {
 		return nil, fmt.Errorf("inbound: New: Options.ReadTimeout %v is negative", opts.ReadTimeout)
 	case opts.WriteTimeout < 0:
 		return nil, fmt.Errorf("inbound: New: Options.WriteTimeout %v is negative", opts.WriteTimeout)
+	case opts.MaxConnectionsPerClient < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxConnectionsPerClient %d is negative", opts.MaxConnectionsPerClient)
+	case opts.StressReadTimeout < 0:
+		return nil, fmt.Errorf("inbound: New: Options.StressReadTimeout %v is negative", opts.StressReadTimeout)
+	case opts.MaxSessionTime < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxSessionTime %v is negative", opts.MaxSessionTime)
+	case opts.MaxJunkCommands < 0:
+		return nil, fmt.Errorf("inbound: New: Options.MaxJunkCommands %d is negative", opts.MaxJunkCommands)
 	case opts.MaxUnknownSends < 0:
 		return nil, fmt.Errorf("inbound: New: Options.MaxUnknownSends %d is negative", opts.MaxUnknownSends)
 	case opts.MaxSendWaits < 0:
@@ -262,8 +337,27 @@ func New(opts Options) (*Receiver, error) {
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
+	if opts.MaxConnectionsPerClient == 0 {
+		opts.MaxConnectionsPerClient = max(opts.MaxConnections/2, 1)
+	}
+	if opts.StressReadTimeout == 0 {
+		opts.StressReadTimeout = DefaultStressReadTimeout
+	}
+	opts.StressReadTimeout = min(opts.StressReadTimeout, opts.ReadTimeout)
+	if opts.MaxSessionTime == 0 {
+		opts.MaxSessionTime = DefaultMaxSessionTime
+	}
+	if opts.MaxJunkCommands == 0 {
+		opts.MaxJunkCommands = DefaultMaxJunkCommands
+	}
+	if opts.MaxLogRepeats == 0 {
+		opts.MaxLogRepeats = DefaultMaxLogRepeats
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.MaxLogRepeats > 0 {
+		opts.Logger = slog.New(newRepeatLimiter(opts.Logger.Handler(), opts.MaxLogRepeats, time.Minute))
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"math"
 	"net"
+	"strings"
 
 	"github.com/emersion/go-smtp"
 )
@@ -43,8 +44,15 @@ func (rc *Receiver) ServeLMTP(ctx context.Context, ln net.Listener) error {
 }
 
 func (rc *Receiver) serve(ctx context.Context, ln net.Listener, lmtp bool) error {
-	ll := newLimitListener(ln, rc.opts.MaxConnections)
+	ll := newLimitListener(ln, rc.connLimits())
 	srv := smtp.NewServer(backend{rc: rc, ctx: ctx, lmtp: lmtp})
+	// Message lines as long as the message may be: a DSN can return a
+	// message with lines of any length, and the report is parsed as
+	// bytes; Postfix takes such lines too (it breaks them at
+	// line_length_limit, 2048). Command lines are bounded by the
+	// clientConn (maxCommandLine); this bounds them after STARTTLS, where
+	// it cannot see them.
+	srv.MaxLineLength = maxLineLength(rc.opts.MaxMessageBytes)
 	srv.LMTP = lmtp
 	srv.Domain = rc.opts.Hostname
 	srv.MaxMessageBytes = rc.opts.MaxMessageBytes
@@ -80,118 +88,6 @@ func (rc *Receiver) serve(ctx context.Context, ln net.Listener, lmtp bool) error
 	return err
 }
 
-// backend makes a session per connection; ctx is Serve's.
-type backend struct {
-	rc   *Receiver
-	ctx  context.Context
-	lmtp bool
-}
-
-func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) {
-	return &session{rc: b.rc, ctx: b.ctx, lmtp: b.lmtp}, nil
-}
-
-// session is one connection's transaction state.
-type session struct {
-	rc     *Receiver
-	ctx    context.Context
-	lmtp   bool     // a reply per recipient after DATA
-	rcpts  []string // as given to Rcpt, for LMTP's per-recipient replies
-	routes []route
-}
-
-func (s *session) Reset()        { s.rcpts, s.routes = nil, nil }
-func (s *session) Logout() error { return nil }
-
-func (s *session) Mail(string, *smtp.MailOptions) error {
-	s.Reset()
-	return nil
-}
-
-func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
-	rt, err := s.rc.route(to)
-	var re *RecipientError
-	if errors.As(err, &re) {
-		if re.OtherDomain {
-			return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Relay access denied"}
-		}
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user"}
-	}
-	s.rcpts = append(s.rcpts, to)
-	s.routes = append(s.routes, rt)
-	return nil
-}
-
-// Data reads the message once and applies it for every recipient; one
-// reply for all.
-func (s *session) Data(r io.Reader) error {
-	errs := s.handle(r)
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// LMTPData is Data with a reply per recipient.
-func (s *session) LMTPData(r io.Reader, status smtp.StatusCollector) error {
-	errs := s.handle(r)
-	for i, rcpt := range s.rcpts {
-		status.SetStatus(rcpt, errs[i])
-	}
-	return nil
-}
-
-// handle reads the message and applies it for each recipient, returning
-// each recipient's SMTP error or nil.
-func (s *session) handle(r io.Reader) []error {
-	errs := make([]error, len(s.routes))
-	rep, err := s.rc.read(r)
-	if err != nil {
-		for i := range errs {
-			errs[i] = smtpError(err)
-		}
-		return errs
-	}
-	// Prove for every recipient before recording for any: over SMTP one
-	// reply answers them all, and when it asks for the message again the
-	// retry must find nothing recorded yet (a soft bounce counted twice
-	// would bring its address nearer the list).
-	proofs := make([]proof, len(s.routes))
-	var retry error
-	for i, rt := range s.routes {
-		p, err := s.rc.prove(s.ctx, rep, rt)
-		switch {
-		case err != nil:
-			s.rc.opts.Logger.Error("inbound: looking up a report's send failed; the sender is asked to retry", "rcpt", rt.addr, "err", err)
-			errs[i] = smtpError(err)
-		case p.out.Verdict == VerdictRetryLater:
-			errs[i] = errRetryLater
-		}
-		if retry == nil {
-			retry = errs[i]
-		}
-		proofs[i] = p
-	}
-	if retry != nil && !s.lmtp {
-		for i := range errs {
-			errs[i] = retry
-		}
-		return errs
-	}
-	for i, p := range proofs {
-		if errs[i] != nil || p.out.Verdict != VerdictRecorded {
-			continue
-		}
-		if _, err := s.rc.record(s.ctx, p); err != nil {
-			s.rc.opts.Logger.Error("inbound: recording a report failed; the sender is asked to retry", "rcpt", s.routes[i].addr, "err", err)
-			errs[i] = smtpError(err)
-		}
-	}
-	return errs
-}
-
 // errRetryLater is the reply to a report for a send id not recorded yet
 // (VerdictRetryLater).
 var errRetryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Send not recorded yet, try again later"}
@@ -208,11 +104,24 @@ func smtpError(err error) error {
 	return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Error reading the message, try again later"}
 }
 
-// slogPrinter is go-smtp's error log on an slog.Logger.
+// maxLineLength is go-smtp's Server.MaxLineLength for messages of at most
+// maxMessage octets: a line with its CRLF is no longer than the message.
+func maxLineLength(maxMessage int64) int {
+	return int(min(maxMessage+2, math.MaxInt32))
+}
+
+// slogPrinter is go-smtp's error log on an slog.Logger. The message is
+// the format's text before its first verb, the same for every line of a
+// kind (so that Options.MaxLogRepeats limits them together); the line
+// itself is the attribute "detail".
 type slogPrinter struct{ l *slog.Logger }
 
 func (p slogPrinter) Printf(format string, v ...any) {
-	p.l.Warn("inbound: smtp server: " + fmt.Sprintf(format, v...))
+	kind, _, _ := strings.Cut(format, "%")
+	kind = strings.TrimRight(kind, " :")
+	p.l.Warn("inbound: smtp server: "+kind, "detail", fmt.Sprintf(format, v...))
 }
 
-func (p slogPrinter) Println(v ...any) { p.l.Warn("inbound: smtp server: " + fmt.Sprint(v...)) }
+func (p slogPrinter) Println(v ...any) {
+	p.l.Warn("inbound: smtp server", "detail", fmt.Sprint(v...))
+}

@@ -475,7 +475,7 @@ func TestStoreDownAsksToRetry(t *testing.T) {
 
 func TestServeEndsWithOpenConnections(t *testing.T) {
 	sends, _ := events.NewMemory(events.MemoryOptions{})
-	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, MaxConnections: 2, Logger: testLogger(t)})
+	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, MaxConnections: 2, MaxConnectionsPerClient: 2, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,6 +531,10 @@ func TestNewValidates(t *testing.T) {
 		{"negative timeout", inbound.Options{VERP: verp, Sends: sends, ReadTimeout: -1}, "ReadTimeout"},
 		{"bad report local", inbound.Options{VERP: verp, Sends: sends, ReportLocals: []string{"a@b"}}, "ReportLocals"},
 		{"negative unknown sends", inbound.Options{VERP: verp, Sends: sends, MaxUnknownSends: -1}, "MaxUnknownSends"},
+		{"negative per client", inbound.Options{VERP: verp, Sends: sends, MaxConnectionsPerClient: -1}, "MaxConnectionsPerClient"},
+		{"negative stress timeout", inbound.Options{VERP: verp, Sends: sends, StressReadTimeout: -1}, "StressReadTimeout"},
+		{"negative session time", inbound.Options{VERP: verp, Sends: sends, MaxSessionTime: -1}, "MaxSessionTime"},
+		{"negative junk", inbound.Options{VERP: verp, Sends: sends, MaxJunkCommands: -1}, "MaxJunkCommands"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := inbound.New(tc.opts)
