@@ -70,6 +70,9 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 		return nil
 	}
 	now := s.opts.Now()
+	// A batch's events mostly share their account, type and list (a
+	// call's sends): each is boxed once, not once per row.
+	var account, typ, list box
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"postroom_events"},
 		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at"},
 		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
@@ -78,12 +81,26 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 			if at.IsZero() {
 				at = now
 			}
-			return []any{e.AccountID, string(e.Type), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, e.List, at}, nil
+			return []any{account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("events: record %d events: %w", len(evs), err)
 	}
 	return nil
+}
+
+// box is the interface value of the last string it boxed: of returns
+// the same value, allocating nothing, while the string is the same.
+type box struct {
+	s string
+	v any
+}
+
+func (b *box) of(s string) any {
+	if b.v == nil || b.s != s {
+		b.s, b.v = s, s
+	}
+	return b.v
 }
 
 // List returns up to limit events of accountID recorded after the cursor

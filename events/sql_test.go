@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -174,6 +175,22 @@ func TestRecorder(t *testing.T) {
 	}
 	if n := count(); n != 35 {
 		t.Errorf("%d events written after a cancelled call's batch, want 35", n)
+	}
+	// Each event written once, as given, though the batches' arrays are
+	// reused for the events that follow them.
+	var ids []string
+	if err := pool.QueryRow(t.Context(), `SELECT array_agg(send_id ORDER BY send_id) FROM postroom_events`).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, 0, 35)
+	for i := range 25 {
+		want = append(want, id(i))
+	}
+	for i := range 10 {
+		want = append(want, id(100+i))
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("send ids written %q, want %q", ids, want)
 	}
 }
 
