@@ -3,6 +3,7 @@ package events_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
@@ -36,5 +37,43 @@ func BenchmarkAfter(b *testing.B) {
 		if len(got) != n/25 {
 			b.Fatalf("%d later events, want %d", len(got), n/25)
 		}
+	}
+}
+
+// BenchmarkRecorder is the Recorder's write path as a Mailer drives it:
+// the send events of a 25,000-recipient call given to OnEvent one by
+// one, written by COPYs of DefaultFlushEvents, then Flush. "list" is a
+// list call's (each event carries the call's list id), "transactional"
+// a call without one. Run it for a fixed count (-benchtime=Nx), so that
+// the versions compared write the same number of rows into a table
+// that grows.
+func BenchmarkRecorder(b *testing.B) {
+	const n = 25_000
+	for _, list := range []string{"", "news.shop.example.com"} {
+		name := "transactional"
+		if list != "" {
+			name = "list"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := newSQL(b, events.SQLOptions{})
+			r, err := s.NewRecorder(events.RecorderOptions{FlushAfter: time.Hour})
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs := make([]postroom.Event, n)
+			for i := range evs {
+				evs[i] = postroom.Event{Type: postroom.EventSend, SendID: id(i), AccountID: "acct", Email: fmt.Sprintf("r%d@example.org", i), At: time.Now()}
+				evs[i].List = list
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, e := range evs {
+					r.OnEvent(b.Context(), e)
+				}
+				if err := r.Flush(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -17,7 +17,11 @@
 //     later event of many sends at once (SQL.After: a bounce that came
 //     back after a queued call's result).
 //
-// Both satisfy Sends, the lookup package inbound uses to prove a bounce.
+// Both satisfy Sends, the lookup package inbound uses to prove a bounce
+// and to learn the list of the message it is about (Send.List: a
+// complaint about a list message is not one about a receipt). Every
+// event keeps its list (postroom.Event.List); SQL reads it back wherever
+// it reads events.
 //
 // # Batching and the window it opens
 //

@@ -24,7 +24,8 @@ const (
 // MemoryOptions configure a Memory.
 type MemoryOptions struct {
 	// MaxSends is how many sends are kept; when full, the oldest is
-	// forgotten. Zero means DefaultMaxSends. Each takes about 200 bytes.
+	// forgotten. Zero means DefaultMaxSends. Each takes about 200 bytes
+	// (a call's sends share its list id).
 	MaxSends int
 
 	// Retention is how long a send is kept. Zero means DefaultRetention.
@@ -82,7 +83,7 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	if at.IsZero() {
 		at = m.opts.Now()
 	}
-	m.record(Send{ID: id, AccountID: e.AccountID, Email: e.Email, At: at})
+	m.record(Send{ID: id, AccountID: e.AccountID, Email: e.Email, List: e.List, At: at})
 }
 
 // record keeps s, forgetting the oldest send when full.

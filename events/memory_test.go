@@ -44,6 +44,14 @@ func TestMemory(t *testing.T) {
 			t.Errorf("Send(%s) = %+v, %v, %v; want found %v email %q", tc.id, s, ok, err, tc.found, tc.email)
 		}
 	}
+	// A list message's send keeps its list; a transactional one has none.
+	m.OnEvent(ctx, postroom.Event{Type: postroom.EventSend, SendID: id(5), AccountID: "a", Email: "u5@example.net", List: "news.shop.example.com", At: now})
+	if s, ok, _ := m.Send(ctx, id(5)); !ok || s.List != "news.shop.example.com" {
+		t.Errorf("Send of a list message = %+v, %v; want list news.shop.example.com", s, ok)
+	}
+	if s, ok, _ := m.Send(ctx, id(4)); !ok || s.List != "" {
+		t.Errorf("Send of a transactional message = %+v, %v; want no list", s, ok)
+	}
 	// Upper-case ids are the same ids.
 	if _, ok, _ := m.Send(ctx, fmt.Sprintf("%032X", 4)); !ok {
 		t.Error("an upper-case send id was not found")

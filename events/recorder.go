@@ -62,9 +62,10 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	buf     []postroom.Event
-	first   time.Time // when the oldest buffered event arrived
-	err     error     // the failed writes' errors since the last Flush
-	retryAt time.Time // after a failed write, OnEvent writes no sooner
+	spare   []postroom.Event // a written batch's array, emptied, for the next buffer
+	first   time.Time        // when the oldest buffered event arrived
+	err     error            // the failed writes' errors since the last Flush
+	retryAt time.Time        // after a failed write, OnEvent writes no sooner
 	dropped int
 }
 
@@ -114,6 +115,9 @@ func (r *Recorder) OnEvent(ctx context.Context, e postroom.Event) {
 	r.mu.Lock()
 	if len(r.buf) == 0 {
 		r.first = now
+		if r.buf == nil {
+			r.buf, r.spare = r.spare, nil
+		}
 	}
 	r.buf = append(r.buf, e)
 	due := (len(r.buf) >= r.opts.FlushEvents || now.Sub(r.first) >= r.opts.FlushAfter) && !now.Before(r.retryAt)
@@ -159,11 +163,18 @@ func (r *Recorder) take() []postroom.Event {
 // was buffered since, dropping the oldest beyond MaxBuffered.
 func (r *Recorder) write(ctx context.Context, batch []postroom.Event) error {
 	err := r.sql.Record(ctx, batch)
-	if err == nil {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err == nil {
+		// Record kept nothing of batch: its array buffers the events to
+		// come, so that a steady stream reuses one array per write in
+		// flight rather than growing a new one each time.
+		if r.spare == nil && cap(batch) > 0 {
+			clear(batch[:cap(batch)])
+			r.spare = batch[:0]
+		}
+		return nil
+	}
 	all := append(batch, r.buf...)
 	if drop := len(all) - r.opts.MaxBuffered; drop > 0 {
 		r.dropped += drop

@@ -70,20 +70,37 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 		return nil
 	}
 	now := s.opts.Now()
+	// A batch's events mostly share their account, type and list (a
+	// call's sends): each is boxed once, not once per row.
+	var account, typ, list box
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"postroom_events"},
-		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "at"},
+		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at"},
 		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
 			e := &evs[i]
 			at := e.At
 			if at.IsZero() {
 				at = now
 			}
-			return []any{e.AccountID, string(e.Type), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, at}, nil
+			return []any{account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("events: record %d events: %w", len(evs), err)
 	}
 	return nil
+}
+
+// box is the interface value of the last string it boxed: of returns
+// the same value, allocating nothing, while the string is the same.
+type box struct {
+	s string
+	v any
+}
+
+func (b *box) of(s string) any {
+	if b.v == nil || b.s != s {
+		b.s, b.v = s, s
+	}
+	return b.v
 }
 
 // List returns up to limit events of accountID recorded after the cursor
@@ -107,7 +124,7 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 		return nil, "", err
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT xid::text, id, event, send_id, email, reason, status, diagnostic, at
+		SELECT xid::text, id, event, send_id, email, reason, status, diagnostic, list, at
 		FROM postroom_events
 		WHERE account_id = $1 AND (xid, id) > ($2::text::xid8, $3)
 		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
@@ -125,7 +142,7 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 			e       postroom.Event
 			typ     string
 		)
-		if err := rows.Scan(&xidText, &id, &typ, &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.At); err != nil {
+		if err := rows.Scan(&xidText, &id, &typ, &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
 			return nil, "", fmt.Errorf("events: list: %w", err)
 		}
 		e.Type, e.AccountID = postroom.EventType(typ), accountID
@@ -165,9 +182,9 @@ func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
 	}
 	snd := Send{ID: id}
 	err := s.pool.QueryRow(ctx, `
-		SELECT account_id, email, at FROM postroom_events
+		SELECT account_id, email, list, at FROM postroom_events
 		WHERE send_id = $1 AND event = 'send' AND at >= $2
-		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.Retention)).Scan(&snd.AccountID, &snd.Email, &snd.At)
+		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.Retention)).Scan(&snd.AccountID, &snd.Email, &snd.List, &snd.At)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Send{}, false, nil
 	}
@@ -194,7 +211,7 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 		return out, nil
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT DISTINCT ON (send_id) send_id, account_id, event, email, reason, status, diagnostic, at
+		SELECT DISTINCT ON (send_id) send_id, account_id, event, email, reason, status, diagnostic, list, at
 		FROM postroom_events
 		WHERE send_id = ANY($1) AND event <> 'send'
 		ORDER BY send_id, at DESC, id DESC`, ids)
@@ -205,7 +222,7 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 	for rows.Next() {
 		var e postroom.Event
 		var typ string
-		if err := rows.Scan(&e.SendID, &e.AccountID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.At); err != nil {
+		if err := rows.Scan(&e.SendID, &e.AccountID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
 			return nil, fmt.Errorf("events: after: %w", err)
 		}
 		e.Type = postroom.EventType(typ)

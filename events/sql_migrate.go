@@ -11,8 +11,9 @@ import (
 )
 
 // SQLSchemaVersion is the version of the schema that SQL reads and
-// MigrateSQL brings a database to.
-const SQLSchemaVersion = 1
+// MigrateSQL brings a database to. Version 2 adds each event's list
+// (postroom.Event.List); the events recorded before read with none.
+const SQLSchemaVersion = 2
 
 // sqlSchema holds the schema's migrations, one file per version.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +176,22 @@ func TestRecorder(t *testing.T) {
 	if n := count(); n != 35 {
 		t.Errorf("%d events written after a cancelled call's batch, want 35", n)
 	}
+	// Each event written once, as given, though the batches' arrays are
+	// reused for the events that follow them.
+	var ids []string
+	if err := pool.QueryRow(t.Context(), `SELECT array_agg(send_id ORDER BY send_id) FROM postroom_events`).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, 0, 35)
+	for i := range 25 {
+		want = append(want, id(i))
+	}
+	for i := range 10 {
+		want = append(want, id(100+i))
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("send ids written %q, want %q", ids, want)
+	}
 }
 
 func TestRecorderKeepsEventsWhenTheDatabaseFails(t *testing.T) {
@@ -228,4 +245,65 @@ func BenchmarkRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSQLRoundTrip: what a Recorder writes reads back field for field,
+// the list included, from List, After and Send, for list mail and
+// transactional mail alike.
+func TestSQLRoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	s, _ := newSQL(t, events.SQLOptions{Now: func() time.Time { return at.Add(time.Hour) }})
+	r, err := s.NewRecorder(events.RecorderOptions{FlushAfter: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const news = "news.shop.example.com"
+	in := []postroom.Event{
+		{Type: postroom.EventSend, SendID: id(1), AccountID: "a", Email: "ann@example.net", List: news, At: at},
+		{Type: postroom.EventSend, SendID: id(2), AccountID: "a", Email: "bob@example.net", At: at},
+		{Type: postroom.EventHardBounce, SendID: id(1), AccountID: "a", Email: "ann@example.net", Reason: "user-unknown", Status: "5.1.1", Diagnostic: "550 5.1.1 no such user", List: news, At: at.Add(time.Minute)},
+		{Type: postroom.EventSpam, SendID: id(2), AccountID: "a", Email: "bob@example.net", Reason: "complaint", At: at.Add(2 * time.Minute)},
+	}
+	for _, e := range in {
+		r.OnEvent(t.Context(), e)
+	}
+	if err := r.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.List(t.Context(), "a", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(in) {
+		t.Fatalf("List: %d events, want %d", len(got), len(in))
+	}
+	for i := range in {
+		if !same(got[i], in[i]) {
+			t.Errorf("List[%d] = %+v, want %+v", i, got[i], in[i])
+		}
+	}
+	later, err := s.After(t.Context(), []string{id(1), id(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(later[id(1)], in[2]) || !same(later[id(2)], in[3]) {
+		t.Errorf("After = %+v, want the bounce and the complaint as recorded", later)
+	}
+	for _, e := range in[:2] {
+		snd, ok, err := s.Send(t.Context(), e.SendID)
+		want := events.Send{ID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, At: e.At}
+		if err != nil || !ok || !snd.At.Equal(want.At) || snd.ID != want.ID || snd.AccountID != want.AccountID || snd.Email != want.Email || snd.List != want.List {
+			t.Errorf("Send(%s) = %+v, %v, %v; want %+v", e.SendID, snd, ok, err, want)
+		}
+	}
+}
+
+// same reports whether a and b are the same event, their times compared
+// as instants (the database gives them back in its time zone).
+func same(a, b postroom.Event) bool {
+	if !a.At.Equal(b.At) {
+		return false
+	}
+	a.At, b.At = time.Time{}, time.Time{}
+	return a == b
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,8 +46,8 @@ type EnqueueOptions struct {
 //
 // The call is stored as its JSON, once: its body (message, files, global
 // params, and its key, which the workers check again through the
-// Mailer's Options.Auth) in one row, and its recipients in one row per
-// job of at most Options.JobSize. Params are sent as JSON gives them back
+// Mailer's Options.Auth) in one row, with its list (CallLists), and its
+// recipients in one row per job of at most Options.JobSize. Params are sent as JSON gives them back
 // (numbers as float64), as when the call comes over HTTP.
 func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, call *postroom.Call, eo EnqueueOptions) (string, error) {
 	if tx == nil {
@@ -84,10 +85,10 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	}
 	var got string
 	err = tx.QueryRow(ctx, `INSERT INTO postroom_outbox_calls
-		(id, account_id, idempotency_key, request_hash, operation, body, recipients, started_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		(id, account_id, idempotency_key, request_hash, operation, body, recipients, started_at, list)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (account_id, idempotency_key) DO NOTHING RETURNING id`,
-		id, call.AccountID, key, hash, int16(op), body, len(call.Recipients), start).Scan(&got)
+		id, call.AccountID, key, hash, int16(op), body, len(call.Recipients), start, callList(call.Message.Headers)).Scan(&got)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		// The key's call exists: the same call, or a conflict.
@@ -172,6 +173,26 @@ func encodeRecipients(rs []postroom.Recipient) ([]byte, error) {
 		c = append(c, b...)
 	}
 	return append(c, ']'), nil
+}
+
+// callList is the list id of the messages of a call that Validate
+// accepted, as postroom.Prepared.List gives it: the id of its List-Id
+// header (RFC 2919) lower-cased, or "" for a transactional call. Validate
+// refuses a second List-Id and one that does not end in <id>, so the id
+// is what the last angle brackets hold. The Prepared that Validate made
+// is not the caller's, and preparing the call again for its List would
+// check every recipient a second time.
+func callList(headers []postroom.Header) string {
+	for _, h := range headers {
+		if !strings.EqualFold(h.Name, "List-Id") {
+			continue
+		}
+		v := strings.TrimSpace(h.Value)
+		if open := strings.LastIndexByte(v, '<'); open >= 0 && strings.HasSuffix(v, ">") {
+			return strings.ToLower(v[open+1 : len(v)-1])
+		}
+	}
+	return ""
 }
 
 // newCallID returns a random call id: 32 lowercase hex characters.

@@ -14,7 +14,7 @@ import (
 
 // SchemaVersion is the version of the outbox's own tables that this
 // package reads and writes and Migrate brings a database to.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // schema holds the migrations of the outbox's tables, one file per
 // version, named <version>_<what>.sql and applied in version order. They
@@ -34,7 +34,9 @@ const migrateLock int64 = 0x706f_7374_6f75_7462 // "postoutb"
 // postroom_outbox_chunks, postroom_outbox_results (with the view
 // postroom_outbox_recipients) and postroom_outbox_schema, which records
 // the versions applied. Stop the instances of an older version before
-// migrating to version 3: they write the table it replaces.
+// migrating to version 3: they write the table it replaces. Version 4
+// adds each call's list (Outbox.CallLists), read from the bodies of the
+// calls stored before; instances of version 3 may run beside it.
 //
 // It does nothing when the database is up to date, so it is safe to call
 // at every start, from every instance at once: they wait for each other

@@ -1,13 +1,18 @@
 package outbox
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/transport"
 )
 
 // TestMigrateFromVersion2 upgrades a database at schema version 2 that
@@ -83,6 +88,86 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT attcompression::text FROM pg_attribute
 		WHERE attrelid = 'postroom_outbox_chunks'::regclass AND attname = 'recipients'`).Scan(&compression); err == nil {
 		t.Logf("chunks' recipients compression: %q (l: lz4)", compression)
+	}
+	if err := Migrate(ctx, pool); err != nil { // again: nothing to do
+		t.Fatal(err)
+	}
+}
+
+// TestMigrateFromVersion3 upgrades a database at schema version 3 whose
+// calls were stored without their list: Migrate reads each list from the
+// call's body as Enqueue's callList would, a body without headers or that
+// is not such JSON keeps none, and Migrate again changes nothing.
+func TestMigrateFromVersion3(t *testing.T) {
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		return sqlschema.Apply(ctx, tx, "postroom_outbox_schema", ms[:3], 3)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(headers ...postroom.Header) []byte {
+		b, err := json.Marshal(&postroom.Call{AccountID: "a", Message: postroom.Message{Subject: "s", Headers: headers}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bodies := map[string][]byte{
+		"none":      list(),
+		"others":    list(postroom.Header{Name: "X-Campaign", Value: "<x.y>"}),
+		"ListID":    list(postroom.ListID("Shop news", "News.Shop.Example.COM")),
+		"lower":     list(postroom.Header{Name: "X-A", Value: "<x.y>"}, postroom.Header{Name: "list-id", Value: ` "A <b>" <Deals.Example> `}),
+		"quoted":    list(postroom.ListID("News, deals & more", "deals.shop.example.com")),
+		"empty":     []byte(`{}`),
+		"not json":  []byte(`{"message":{"headers":[{"name":"List-Id","value":"<a.b>"}` + "\xff"),
+		"not array": []byte(`{"message":{"headers":{"List-Id":"<a.b>"}}}`),
+	}
+	want := map[string]string{}
+	for id, body := range bodies {
+		if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls (id, account_id, request_hash, operation, body, recipients, started_at)
+			VALUES ($1, 'a', '\x00', 0, $2, 1, now())`, id, body); err != nil {
+			t.Fatal(err)
+		}
+		var c postroom.Call
+		if json.Unmarshal(body, &c) == nil {
+			want[id] = callList(c.Message.Headers)
+		} else {
+			want[id] = ""
+		}
+	}
+	if want["ListID"] != "news.shop.example.com" || want["lower"] != "deals.example" {
+		t.Fatalf("callList: %q", want)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	if err := pool.QueryRow(ctx, `SELECT max(version) FROM postroom_outbox_schema`).Scan(&version); err != nil || version != SchemaVersion {
+		t.Fatalf("after Migrate: version %d (%v), want %d", version, err, SchemaVersion)
+	}
+	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(m, pool, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.CallLists(ctx, slices.Collect(maps.Keys(bodies)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("after Migrate: lists %q, want %q", got, want)
 	}
 	if err := Migrate(ctx, pool); err != nil { // again: nothing to do
 		t.Fatal(err)

@@ -69,3 +69,32 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 	}
 	return s, nil
 }
+
+// CallLists returns the list of each of the calls callIDs that the
+// outbox holds, in one query: the list id of its messages (their List-Id,
+// RFC 2919, lower-cased, as postroom.Prepared.List gives it), or "" for a
+// transactional call. An id the outbox does not hold is absent from the
+// map. Enqueue stores the list beside the call, so CallLists reads no
+// call's body; a list call's events carry the same id (postroom.Event.List).
+func (o *Outbox) CallLists(ctx context.Context, callIDs []string) (map[string]string, error) {
+	lists := make(map[string]string, len(callIDs))
+	if len(callIDs) == 0 {
+		return lists, nil
+	}
+	rows, err := o.pool.Query(ctx, `SELECT id, list FROM postroom_outbox_calls WHERE id = ANY($1)`, callIDs)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: call lists: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, list string
+		if err := rows.Scan(&id, &list); err != nil {
+			return nil, fmt.Errorf("outbox: call lists: %w", err)
+		}
+		lists[id] = list
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outbox: call lists: %w", err)
+	}
+	return lists, nil
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/replytext"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/transport"
 )
@@ -65,23 +66,51 @@ func runCalls(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.json {
-		if calls == nil {
-			calls = []outbox.CallSummary{}
-		}
-		return printJSON(e.stdout, struct {
-			Calls []outbox.CallSummary `json:"calls"`
-			Next  outbox.Cursor        `json:"next,omitempty"`
-		}{calls, next})
+	ids := make([]string, len(calls))
+	for i, s := range calls {
+		ids[i] = s.ID
 	}
-	for _, s := range calls {
-		fmt.Fprintf(e.stdout, "%s  %s  %-21s  %-7s  %d recipients: %s\n", s.ID,
-			s.StartedAt.UTC().Format(time.RFC3339), s.Operation, s.State, s.Recipients, counts(s.Counts))
+	lists, err := ob.CallLists(ctx, ids)
+	if err != nil {
+		return err
+	}
+	lines := make([]callLine, len(calls))
+	for i, s := range calls {
+		lines[i] = callLine{CallSummary: s, List: lists[s.ID]}
+	}
+	if c.json {
+		return printJSON(e.stdout, struct {
+			Calls []callLine    `json:"calls"`
+			Next  outbox.Cursor `json:"next,omitempty"`
+		}{lines, next})
+	}
+	for _, s := range lines {
+		fmt.Fprintf(e.stdout, "%s  %s  %-21s  %-7s  %d recipients: %s%s\n", s.ID,
+			s.StartedAt.UTC().Format(time.RFC3339), s.Operation, s.State, s.Recipients, counts(s.Counts), listNote(s.List))
 	}
 	if next != "" {
 		fmt.Fprintf(e.stdout, "more: postroom calls -account %s -before %s\n", quote(q.AccountID), next)
 	}
 	return nil
+}
+
+// callLine is a call as calls prints it: its summary, and its list (the
+// list id of a list call's messages, "" for a transactional call).
+type callLine struct {
+	outbox.CallSummary
+	List string `json:"list,omitempty"`
+}
+
+// listNote is the end of a call's line that names its list: "; list ID",
+// or nothing for a transactional call. Enqueue accepts only printable
+// ASCII list ids (RFC 2919), but a call stored before it checked them
+// got its list from its header as it was: it is made one line of
+// printable text (replytext.Line) like the texts that come from afar.
+func listNote(list string) string {
+	if list == "" {
+		return ""
+	}
+	return "; list " + replytext.Line(list)
 }
 
 // counts writes counts by status, in a stable order.
@@ -101,6 +130,9 @@ func counts(c map[postroom.Status]int) string {
 // callView is call's JSON output.
 type callView struct {
 	*postroom.CallStatus
+	// List is the list id of the call's messages, "" for a transactional
+	// call.
+	List    string                    `json:"list,omitempty"`
 	Waiting []outbox.WaitingRecipient `json:"waiting"`
 }
 
@@ -151,13 +183,17 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	lists, err := ob.CallLists(ctx, []string{id})
+	if err != nil {
+		return err
+	}
 	if c.json {
 		if waiting == nil {
 			waiting = []outbox.WaitingRecipient{}
 		}
-		return printJSON(e.stdout, callView{CallStatus: s, Waiting: waiting})
+		return printJSON(e.stdout, callView{CallStatus: s, List: lists[id], Waiting: waiting})
 	}
-	printCall(e.stdout, s, waiting, *show)
+	printCall(e.stdout, s, lists[id], waiting, *show)
 	if s.State == postroom.CallDone {
 		printLater(e.stdout, s, later.missing.Load(), *showLater)
 	}
@@ -203,9 +239,10 @@ func follow(ctx context.Context, ob *outbox.Outbox, s *postroom.CallStatus, w io
 	return s, nil
 }
 
-// printCall writes a call's status and waiting recipients as text.
-func printCall(w io.Writer, s *postroom.CallStatus, waiting []outbox.WaitingRecipient, show int) {
-	fmt.Fprintf(w, "call %s: %s; %s\n", s.ID, s.State, counts(s.Counts))
+// printCall writes a call's status, its list, and its waiting recipients
+// as text.
+func printCall(w io.Writer, s *postroom.CallStatus, list string, waiting []outbox.WaitingRecipient, show int) {
+	fmt.Fprintf(w, "call %s: %s; %s%s\n", s.ID, s.State, counts(s.Counts), listNote(list))
 	if len(waiting) == 0 {
 		return
 	}

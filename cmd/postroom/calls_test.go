@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/outbox"
@@ -182,4 +183,61 @@ func TestCancelInFlight(t *testing.T) {
 	}
 	smtptest.CheckLedger(t, srv, s.Results)
 	t.Logf("counts %v", s.Counts)
+}
+
+// TestCallsList: calls and call name a list call's list, in text and in
+// JSON, and nothing for a transactional call.
+func TestCallsList(t *testing.T) {
+	c, pool := migrated(t)
+	ob, _ := worker(t, pool, app{}) // no worker: the calls stay queued
+	receipt := enqueue(t, pool, ob, "ann@example.org")
+	call := &postroom.Call{Key: "k", AccountID: "shop", Message: postroom.Message{FromEmail: "shop@example.com", Subject: "News", Text: "New in.",
+		Headers: []postroom.Header{postroom.ListID("Shop news", "News.Shop.Example.com")}}}
+	call.Recipients = []postroom.Recipient{{Email: "ann@example.org"}, {Email: "bob@example.org"}}
+	news := outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
+
+	lines := map[string]string{}
+	for line := range strings.Lines(c.ok(t, "calls", "-account", "shop")) {
+		id, _, _ := strings.Cut(line, " ")
+		lines[id] = line
+	}
+	if l := lines[news]; !strings.HasSuffix(l, "2 recipients: queued 2; list news.shop.example.com\n") {
+		t.Errorf("calls printed the list call as %q", l)
+	}
+	if l := lines[receipt]; !strings.HasSuffix(l, "1 recipients: queued 1\n") {
+		t.Errorf("calls printed the transactional call as %q", l)
+	}
+	var listed struct {
+		Calls []map[string]any `json:"calls"`
+	}
+	c.jsonOf(t, &listed, "calls", "-account", "shop")
+	if len(listed.Calls) != 2 {
+		t.Fatalf("calls -json: %v", listed.Calls)
+	}
+	for _, s := range listed.Calls {
+		want, has := any("news.shop.example.com"), true
+		if s["id"] == receipt {
+			want, has = nil, false
+		}
+		if got, ok := s["list"]; ok != has || got != want {
+			t.Errorf("calls -json: call %v has list %v (%v), want %v", s["id"], got, ok, want)
+		}
+	}
+
+	if text := c.ok(t, "call", news); !strings.HasPrefix(text, "call "+news+": queued; queued 2; list news.shop.example.com\n") {
+		t.Errorf("call printed:\n%s", text)
+	}
+	if text := c.ok(t, "call", receipt); strings.Contains(text, "list") {
+		t.Errorf("call printed a list for a transactional call:\n%s", text)
+	}
+	for id, want := range map[string]string{news: "news.shop.example.com", receipt: ""} {
+		var view struct {
+			ID   string  `json:"id"`
+			List *string `json:"list"`
+		}
+		c.jsonOf(t, &view, "call", id)
+		if got := view.List; (got == nil) != (want == "") || got != nil && *got != want {
+			t.Errorf("call -json %s: list %v, want %q (absent when empty)", id, got, want)
+		}
+	}
 }
