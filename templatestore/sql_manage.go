@@ -116,7 +116,8 @@ func (s *SQL) Info(ctx context.Context, accountID, id string) (*Template, error)
 	}
 	var t *Template
 	// One snapshot for the template's row and its versions.
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	snapshot := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	err := s.inTxWith(ctx, snapshot, func(tx pgx.Tx) error {
 		var err error
 		t, err = load(ctx, tx, accountID, id, true)
 		return err
@@ -172,7 +173,12 @@ func (s *SQL) List(ctx context.Context, accountID string) ([]Template, error) {
 // f that is the store's own (a missing template, ErrExists) is returned
 // as is, a database error wrapped (dbError).
 func (s *SQL) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, s.Pool, f)
+	return s.inTxWith(ctx, pgx.TxOptions{}, f)
+}
+
+// inTxWith is inTx in a transaction of opts.
+func (s *SQL) inTxWith(ctx context.Context, opts pgx.TxOptions, f func(tx pgx.Tx) error) error {
+	err := pgx.BeginTxFunc(ctx, s.Pool, opts, f)
 	switch {
 	case err == nil:
 		return nil

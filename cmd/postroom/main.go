@@ -15,8 +15,8 @@
 //	postroom rejects add -account ID -email ADDR [-reason CODE] [-detail TEXT] [-for DURATION]
 //	postroom rejects delete -account ID -email ADDR
 //	postroom templates list -account ID
-//	postroom templates add|update -account ID -name ID -file FILE [-publish] [-no-check]
-//	postroom templates publish -account ID -name ID [-version N]
+//	postroom templates add|update -account ID -name ID -file FILE [-publish] [-no-check] [-keep-versions N]
+//	postroom templates publish -account ID -name ID [-version N] [-keep-versions N]
 //	postroom templates info|delete -account ID -name ID
 //	postroom templates render -account ID (-name ID [-published] | -file FILE) [-params FILE.json] [-subject S] [-text]
 //	postroom preview [-recipient N] FILE.json

@@ -22,7 +22,7 @@ type templatesFlags struct {
 	common
 	account, name, file, params, subject string
 	publish, published, text, noCheck    bool
-	version                              int
+	version, keep                        int
 }
 
 func runTemplates(ctx context.Context, e *env, args []string) error {
@@ -36,14 +36,19 @@ func runTemplates(ctx context.Context, e *env, args []string) error {
 	name := func() {
 		fs.StringVar(&f.name, "name", "", "the template's id, as calls name it in html_template_id or text_template_id (required)")
 	}
+	keep := func() {
+		fs.IntVar(&f.keep, "keep-versions", templatestore.DefaultKeepVersions, "published versions kept of the template: publishing forgets older ones (use the application's templatestore.SQL KeepVersions)")
+	}
 	switch args[0] {
 	case "add", "update":
 		name()
+		keep()
 		fs.StringVar(&f.file, "file", "", "the file holding the template's source (required)")
 		fs.BoolVar(&f.publish, "publish", false, "publish it at once: calls use it from now on (default: a draft, which publish makes live)")
 		fs.BoolVar(&f.noCheck, "no-check", false, "save it without compiling it first (for a template calling the application's own helpers, which this command does not know)")
 	case "publish":
 		name()
+		keep()
 		fs.IntVar(&f.version, "version", 0, "publish this kept version again (a rollback) rather than the draft")
 	case "info", "delete":
 		name()
@@ -69,7 +74,7 @@ func runTemplates(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	store := templatestore.NewSQL(pool)
+	store := &templatestore.SQL{Pool: pool, KeepVersions: f.keep}
 	// The Mailer compiles and renders as the application's would, with
 	// postroom's helpers only; it sends nothing.
 	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}, Templates: store})
@@ -94,6 +99,8 @@ func (f *templatesFlags) check(cmd string) error {
 		return usagef("-published renders a stored template: give -name")
 	case f.version < 0:
 		return usagef("-version is negative")
+	case f.keep < 0:
+		return usagef("-keep-versions is negative")
 	}
 	return nil
 }

@@ -65,6 +65,16 @@ func TestTemplates(t *testing.T) {
 	// application's own helpers), as a draft here.
 	c.ok(t, "templates", "add", "-account", "shop", "-name", "raw", "-file", bad, "-no-check")
 
+	// -keep-versions bounds the versions kept.
+	c.ok(t, "templates", "add", "-account", "shop", "-name", "kept", "-file", v1, "-publish")
+	c.ok(t, "templates", "update", "-account", "shop", "-name", "kept", "-file", v2, "-publish")
+	c.ok(t, "templates", "publish", "-account", "shop", "-name", "kept", "-version", "1", "-keep-versions", "2")
+	var kept templatestore.Template
+	c.jsonOf(t, &kept, "templates", "delete", "-account", "shop", "-name", "kept")
+	if len(kept.Versions) != 2 || kept.Versions[1].Version != 2 {
+		t.Errorf("-keep-versions 2 kept %+v", kept.Versions)
+	}
+
 	var info templatestore.Template
 	c.jsonOf(t, &info, "templates", "info", "-account", "shop", "-name", "welcome")
 	var versions []int
