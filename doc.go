@@ -163,6 +163,11 @@
 //     the part and position of the problem. The name of one of
 //     postroom's own helpers alone ({{title}}) is a param; the name of one
 //     of Options.Helpers is a call of it, even with no arguments.
+//   - Mailer.CheckTemplate compiles a template to be stored, as a call
+//     would, and returns a *TemplateError with its line and column;
+//     Mailer.RenderTemplate renders one for sample params. Package
+//     templatestore keeps drafts and published versions (calls use the
+//     published one).
 //   - The rendered html is compared byte for byte with handlebars.js's by
 //     a differential test and a fuzz test.
 //   - All the parts of a recipient's message render within the message

@@ -6,6 +6,8 @@
 //
 // and, with Options.Suppressions, the suppression list's rejects.add,
 // rejects.list and rejects.delete (see # Suppression list); with
+// Options.Templates, the stored templates' templates.add, update,
+// publish, delete, info, list and render (see # Stored templates); with
 // Options.Async, the calls run later, listed and steered with calls.list,
 // calls.cancel and calls.retry (see # Calls run later).
 //
@@ -40,11 +42,15 @@
 //	400     no_recipients            postroom.ErrNoRecipients
 //	400     too_many_recipients      postroom.ErrTooManyRecipients
 //	400     unknown_template         a stored template or partial is not found (postroom.ErrTemplateNotFound)
-//	400     template_syntax          a template does not compile (postroom.ErrTemplateSyntax)
+//	400     template_syntax          a template does not compile (postroom.ErrTemplateSyntax); from
+//	                                 templates.*, with "line" and "column"
 //	400     invalid_idempotency_key  the Idempotency-Key header is empty, too long, or repeated
 //	401     invalid_key              postroom.ErrUnauthorized: the key is not valid for the account
 //	404     not_found                no such endpoint; with Options.Async, no such call id, or (calls.*)
 //	                                 a call of another account
+//	404     unknown_template         (templates.*) no such template in the account
+//	404     unknown_version          (templates.publish) the template keeps no such version
+//	409     template_exists          (templates.add) the name is taken
 //	405     method_not_allowed       not POST (not GET for a call's status); with an Allow header
 //	408     timeout                  the body did not arrive within the server's read timeout
 //	409     idempotency_conflict     the Idempotency-Key was used with another body
@@ -138,6 +144,49 @@
 // a malformed address, reason, scope, list, limit or cursor 400
 // validation_error naming it (an "account_id" too: see # Errors). Without
 // Options.Suppressions the three paths are 404 not_found.
+//
+// # Stored templates
+//
+// With Options.Templates (a templatestore.Manager, usually the store the
+// Mailer reads), the Handler serves the templates of message.send_template
+// in Mandrill's shapes, each a POST of a JSON object with the account's
+// "key" and "account_id", checked as the rejects endpoints check them:
+//
+//	POST /api/1.0/templates.add      {"name", "code", "publish"}  →  template
+//	POST /api/1.0/templates.update   {"name", "code", "publish"}  →  template
+//	POST /api/1.0/templates.publish  {"name", "version"}  →  template
+//	POST /api/1.0/templates.delete   {"name"}  →  template, with "versions"
+//	POST /api/1.0/templates.info     {"name"}  →  template, with "versions"
+//	POST /api/1.0/templates.list     {}  →  [template, ...] (by name)
+//	POST /api/1.0/templates.render   {"name" or "code", "published", "subject", "params", "as"}
+//	                                 →  {"subject", "html" or "text", "missing"}
+//
+// where a template is {"name", "slug", "code", "publish_code",
+// "publish_version", "published_at", "created_at", "updated_at"}, and
+// "versions" lists the kept published versions, newest first, each
+// {"version", "code", "published_at", "from_version"}. "name" (and "slug",
+// the same) is the id a call names in message.html_template_id or
+// text_template_id; "code" is the draft, "publish_code" the live version
+// message.send_template uses (null until the template is published). add
+// and update write the draft and, with "publish": true, publish it;
+// publish publishes the draft, or, with "version", a kept version again (a
+// rollback: a new version, whose "from_version" it is). A template holds
+// one source: Mandrill's "text" is refused (store the text version as a
+// template of its own), and so are its "subject", "from_email" and
+// "labels", as unknown fields. render renders the draft (the live version
+// with "published": true, or "code", a source not stored) for one
+// recipient with "params", as html (or as text with "as": "text"), as the
+// Mailer would, partials included.
+//
+// A source is compiled by the Mailer (postroom.Mailer.CheckTemplate)
+// before it is saved: one that does not compile is 400 template_syntax,
+// naming "code", with the position in "line" and "column" (both left out
+// when the problem has none, such as a source over the Mailer's
+// MaxTemplateBytes). A template not found is 404 unknown_template, a
+// version not kept 404 unknown_version, a name taken by templates.add 409
+// template_exists; a name that is not 1 to 255 of A-Z a-z 0-9 . _ - is 400
+// validation_error naming "name". Bodies are bounded at 8 MiB. Without
+// Options.Templates the seven paths are 404 not_found.
 //
 // # Calls run later
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/suppression"
+	"github.com/postroom/postroom/templatestore"
 )
 
 // Paths of the endpoints the Handler serves.
@@ -117,6 +118,14 @@ type Options struct {
 	// (postroom.Options.Suppressions). Nil means those paths answer 404
 	// as unknown paths do.
 	Suppressions suppression.List
+
+	// Templates, when not nil, is the template store served at
+	// TemplatesAddPath and the other templates paths (see the package
+	// documentation, # Stored templates), with the keys of the Mailer's
+	// Options.Auth: usually the store the Mailer reads
+	// (postroom.Options.Templates). Nil means those paths answer 404 as
+	// unknown paths do.
+	Templates templatestore.Manager
 }
 
 // setDefaults gives every zero field of o its default, by the root
@@ -211,6 +220,9 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 	}
 	if opts.Suppressions != nil {
 		h.mountRejects(mux, m, opts.Suppressions)
+	}
+	if opts.Templates != nil {
+		h.mountTemplates(mux, m, opts.Templates)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})

@@ -4,16 +4,35 @@
 // Three stores are provided:
 //
 //   - Memory keeps templates in a map, for tests, previews and applications
-//     that load their templates at start-up.
+//     that load their templates at start-up or keep them for one process.
 //   - Dir reads templates from an io/fs.FS laid out as
 //     <account_id>/<template_id>, such as os.DirFS("templates") or, to stop
 //     symbolic links from leading out of the folder, the FS of an os.Root.
-//   - SQL reads and writes templates in a PostgreSQL table, on the
+//   - SQL reads and writes templates in PostgreSQL tables, on the
 //     application's pgx pool, shared by every instance of an application.
 //
 // All scope every lookup by account: one account never reaches another
 // account's templates. A missing template is reported with an error wrapping
 // postroom.ErrTemplateNotFound.
+//
+// # Drafts and published versions
+//
+// Memory and SQL are Managers: their templates are managed as Mandrill's
+// templates/add, update, publish, delete, info and list manage theirs
+// (package httpapi serves them as templates.add and so on, and the
+// postroom command as postroom templates). Each template has a draft,
+// which Add and Update write, and published versions, which Publish (of
+// the draft) and PublishVersion (of a kept version: a rollback) make;
+// message.send_template uses the live version, the newest published one,
+// so a draft is never sent. Each store keeps the last KeepVersions
+// published versions of a template (DefaultKeepVersions, 10, unless set).
+// A template id holds one source, used as a call's html or text; an html
+// and a text version are two templates. The stores keep sources as given:
+// postroom.Mailer.CheckTemplate refuses one that does not compile, with
+// its line and column, and httpapi and the command call it before saving.
+// Put, the older way to store a template, writes the draft and publishes
+// it at once. Dir reads files and is not a Manager: its templates change
+// with its files.
 //
 // # Identifiers
 //
@@ -25,12 +44,13 @@
 //
 // # SQL
 //
-// SQL keeps templates in a PostgreSQL table, postroom_templates, for
+// SQL keeps templates in PostgreSQL tables, postroom_templates and
+// postroom_template_versions, for
 // applications running several instances that must share their templates.
-// MigrateSQL creates the table (its schema is embedded, in
-// templatestore/sql/*.sql) and is safe to call at every start; Put and
-// Delete write templates, and every lookup reads the table, so an update is
-// seen by the next call of every instance. ExampleSQL shows the whole path,
+// MigrateSQL creates the tables (their schema is embedded, in
+// templatestore/sql/*.sql) and is safe to call at every start; the
+// Manager methods, Put and Delete write templates, and every lookup reads
+// the tables, so a change is seen by the next call of every instance. ExampleSQL shows the whole path,
 // from pgxpool.New to a message.send_template call that uses a stored
 // template; the package's tests run it against a real PostgreSQL.
 //

@@ -46,14 +46,23 @@ func validID(s string) bool {
 
 // checkIDs returns an error wrapping ErrInvalidID unless both ids are valid.
 func checkIDs(accountID, id string) error {
+	if err := checkAccountID(accountID); err != nil {
+		return err
+	}
+	if !validID(id) {
+		return fmt.Errorf("%w: template id %q", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// checkAccountID returns an error wrapping ErrInvalidID unless accountID
+// is valid.
+func checkAccountID(accountID string) error {
 	if accountID == "" {
 		return fmt.Errorf("%w: the account id is empty: stored templates belong to an account, also under postroom.NoAuth; store them under the account_id the calls carry", ErrInvalidID)
 	}
 	if !validID(accountID) {
 		return fmt.Errorf("%w: account id %q", ErrInvalidID, accountID)
-	}
-	if !validID(id) {
-		return fmt.Errorf("%w: template id %q", ErrInvalidID, id)
 	}
 	return nil
 }

@@ -4,38 +4,41 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// ErrInvalidSource is wrapped by the error of SQL.Put for a source that is
-// not valid UTF-8 or holds a NUL byte, which PostgreSQL's text cannot
-// store.
-var ErrInvalidSource = errors.New("templatestore: source is not UTF-8 text without NUL")
-
-// SQL is a TemplateStore in a PostgreSQL database, reached through the
+// SQL is a Manager in a PostgreSQL database, reached through the
 // application's pgx pool, for applications that run several instances
-// sharing their templates. It reads and writes the table postroom_templates, which
-// MigrateSQL creates; each lookup is one query, so a template changed by
-// Put, by another instance or by hand is seen by the next call, and
-// nothing is cached.
+// sharing their templates. It reads and writes the tables
+// postroom_templates (each template's draft) and postroom_template_versions
+// (its published versions), which MigrateSQL creates; each lookup is one
+// query, so a template changed by any method, by another instance or by
+// hand is seen by the next call, and nothing is cached. Each change runs
+// in one transaction that locks the template's row, so instances changing
+// one template at once change it one after another.
 //
 // The pool is the one the application already has (see the package
 // documentation, # SQL): the store takes no connection of its own but for
-// the length of each query. Every lookup keeps
-// the account id in its WHERE clause, so one account never reaches
-// another's templates, and ids that break the rules in the package
-// documentation are refused before any query.
+// the length of each query or transaction. Every statement keeps the
+// account id in its WHERE clause, so one account never reaches another's
+// templates, and ids that break the rules in the package documentation
+// are refused before any query.
 //
 // The zero value has no Pool and must not be used; NewSQL returns an SQL
 // ready to use. An SQL is safe for concurrent use, as *pgxpool.Pool is.
-// Pool must not be changed once it is in use; the SQL never closes it.
+// Its fields must not be changed once it is in use; the SQL never closes
+// the pool.
 type SQL struct {
-	// Pool is the pool of the database holding postroom_templates.
+	// Pool is the pool of the database holding the tables.
 	Pool *pgxpool.Pool
+
+	// KeepVersions is how many published versions of each template are
+	// kept, the live one included: publishing forgets the older ones.
+	// Zero (or negative) means DefaultKeepVersions. Instances sharing a
+	// database should agree on it.
+	KeepVersions int
 }
 
 // NewSQL returns an SQL reading and writing templates in the database of
@@ -45,22 +48,21 @@ func NewSQL(pool *pgxpool.Pool) *SQL {
 	return &SQL{Pool: pool}
 }
 
-// Template returns the source of template id of account accountID.
+// Template returns the live source of template id of account accountID:
+// its newest published version.
 //
-// A template that is not stored, or an invalid id, gives an error wrapping
-// postroom.ErrTemplateNotFound; a ctx done before or during the query gives
-// ctx.Err(). Other errors are the database's, wrapped (a missing table,
-// when MigrateSQL was not run, is one).
+// A template that is not stored or never published, or an invalid id,
+// gives an error wrapping postroom.ErrTemplateNotFound; a ctx done before
+// or during the query gives ctx.Err(). Other errors are the database's,
+// wrapped (a missing table, when MigrateSQL was not run, is one).
 func (s *SQL) Template(ctx context.Context, accountID, id string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	if err := checkIDs(accountID, id); err != nil {
+	if err := checkLookup(ctx, accountID, id); err != nil {
 		return "", err
 	}
 	var source string
 	err := s.Pool.QueryRow(ctx,
-		`SELECT source FROM postroom_templates WHERE account_id = $1 AND id = $2`,
+		`SELECT source FROM postroom_template_versions WHERE account_id = $1 AND id = $2
+		ORDER BY version DESC LIMIT 1`,
 		accountID, id).Scan(&source)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -71,39 +73,38 @@ func (s *SQL) Template(ctx context.Context, accountID, id string) (string, error
 	return source, nil
 }
 
-// Put stores source as template id of account accountID, replacing any
-// template stored under the same ids; the next lookup, by any instance,
-// sees it. An invalid id gives an error wrapping ErrInvalidID, a source
-// PostgreSQL cannot store one wrapping ErrInvalidSource, and nothing is
-// stored. A done ctx gives ctx.Err().
+// Put stores source as template id of account accountID, as its draft and
+// its live version, replacing any template stored under the same ids (the
+// live version before it stays among the kept versions); the next lookup,
+// by any instance, sees it. An invalid id gives an error wrapping
+// ErrInvalidID, a source PostgreSQL cannot store (not UTF-8, or holding a
+// NUL) one wrapping ErrInvalidSource, and nothing is stored. Unlike Add
+// and Update, it takes the empty source, as it always has. A done ctx
+// gives ctx.Err().
 func (s *SQL) Put(ctx context.Context, accountID, id, source string) error {
-	if err := ctx.Err(); err != nil {
+	if err := checkLookup(ctx, accountID, id); err != nil {
 		return err
 	}
-	if err := checkIDs(accountID, id); err != nil {
+	if err := checkSource(accountID, id, source); err != nil && source != "" {
 		return err
 	}
-	if !utf8.ValidString(source) || strings.IndexByte(source, 0) >= 0 {
-		return fmt.Errorf("%w: account %q, template %q", ErrInvalidSource, accountID, id)
-	}
-	_, err := s.Pool.Exec(ctx,
-		`INSERT INTO postroom_templates (account_id, id, source) VALUES ($1, $2, $3)
-		ON CONFLICT (account_id, id) DO UPDATE SET source = EXCLUDED.source, updated_at = now()`,
-		accountID, id, source)
-	if err != nil {
-		return dbError(ctx, err)
-	}
-	return nil
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx,
+			`INSERT INTO postroom_templates (account_id, id, draft) VALUES ($1, $2, $3)
+			ON CONFLICT (account_id, id) DO UPDATE SET draft = EXCLUDED.draft, updated_at = now()`,
+			accountID, id, source); err != nil {
+			return err
+		}
+		return s.publish(ctx, tx, accountID, id, source, 0)
+	})
 }
 
-// Delete removes template id of account accountID. Deleting a template that
-// is not stored does nothing. An invalid id gives an error wrapping
-// ErrInvalidID, a done ctx ctx.Err().
+// Delete removes template id of account accountID and its versions.
+// Deleting a template that is not stored does nothing; Remove reports it.
+// An invalid id gives an error wrapping ErrInvalidID, a done ctx
+// ctx.Err().
 func (s *SQL) Delete(ctx context.Context, accountID, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkIDs(accountID, id); err != nil {
+	if err := checkLookup(ctx, accountID, id); err != nil {
 		return err
 	}
 	_, err := s.Pool.Exec(ctx,

@@ -12,7 +12,7 @@ import (
 
 // SQLSchemaVersion is the version of the schema that this package's SQL
 // store reads and MigrateSQL brings a database to.
-const SQLSchemaVersion = 1
+const SQLSchemaVersion = 2
 
 // sqlSchema holds the schema's migrations, one file per version, named
 // <version>_<what>.sql and applied in version order.
@@ -25,8 +25,12 @@ var sqlSchema embed.FS
 const migrationLockKey int64 = 0x706f_7374_746d_706c // "posttmpl"
 
 // MigrateSQL creates or updates the tables of the SQL store in the
-// PostgreSQL database of pool: the table postroom_templates, and
+// PostgreSQL database of pool: postroom_templates (each template and its
+// draft), postroom_template_versions (its published versions), and
 // postroom_templatestore_schema, which records the versions applied.
+// Version 2 of the schema adds the published versions: each template of
+// version 1 becomes its own draft and its published version 1, and calls
+// go on using it.
 //
 // It applies, in one transaction, the migrations newer than the database's
 // version, up to SQLSchemaVersion, and does nothing when the database is
@@ -38,7 +42,7 @@ const migrationLockKey int64 = 0x706f_7374_746d_706c // "posttmpl"
 //
 // The schema is embedded in the package (templatestore/sql/*.sql) for
 // those who prefer to run it with their own migration tool; the SQL store
-// only needs the table postroom_templates as version 1 defines it.
+// needs the tables as version 2 leaves them.
 func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 	if pool == nil {
 		return fmt.Errorf("templatestore: MigrateSQL: nil pool")

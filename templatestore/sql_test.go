@@ -181,7 +181,8 @@ func TestSQLCanceled(t *testing.T) {
 }
 
 // TestSQLCanceledWhileWaiting cancels a lookup blocked in the database, on
-// a table another transaction holds locked: ctx reaches the query.
+// the versions table another transaction holds locked: ctx reaches the
+// query.
 func TestSQLCanceledWhileWaiting(t *testing.T) {
 	store, db := sqlStore(t)
 	tx, err := db.Begin(t.Context())
@@ -189,7 +190,7 @@ func TestSQLCanceledWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(t.Context()))
-	if _, err := tx.Exec(t.Context(), `LOCK TABLE postroom_templates IN ACCESS EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(t.Context(), `LOCK TABLE postroom_template_versions IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 
@@ -204,7 +205,7 @@ func TestSQLCanceledWhileWaiting(t *testing.T) {
 	// pg_locks, so the test asks until it does.
 	for waiting := false; !waiting; {
 		err := tx.QueryRow(t.Context(),
-			`SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'postroom_templates'::regclass`).Scan(&waiting)
+			`SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'postroom_template_versions'::regclass`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}

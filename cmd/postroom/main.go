@@ -1,8 +1,8 @@
 // Command postroom is for the people who run an application that sends
 // mail with postroom, and for template authors: it looks at and steers
 // the calls queued in the application's outbox, manages the suppression
-// list, applies the schema migrations, and previews call bodies without
-// sending anything.
+// list and the stored templates, applies the schema migrations, and
+// previews call bodies without sending anything.
 //
 // Usage:
 //
@@ -14,6 +14,11 @@
 //	postroom rejects list -account ID [-reason CODE] [-prefix P] [-scope S] [-list ID] [-all]
 //	postroom rejects add -account ID -email ADDR [-reason CODE] [-detail TEXT] [-for DURATION] [-scope all|lists|list] [-list ID]
 //	postroom rejects delete -account ID -email ADDR [-scope all|lists|list] [-list ID]
+//	postroom templates list -account ID
+//	postroom templates add|update -account ID -name ID -file FILE [-publish] [-no-check] [-keep-versions N]
+//	postroom templates publish -account ID -name ID [-version N] [-keep-versions N]
+//	postroom templates info|delete -account ID -name ID
+//	postroom templates render -account ID (-name ID [-published] | -file FILE) [-params FILE.json] [-subject S] [-text]
 //	postroom preview [-recipient N] FILE.json
 //	postroom send -dry-run FILE.json
 //
@@ -79,14 +84,15 @@ var commands = map[string]struct {
 	summary string
 	run     func(ctx context.Context, e *env, args []string) error
 }{
-	"migrate": {"create or update the database tables of the outbox, River, templates, suppressions and events", runMigrate},
-	"calls":   {"list an account's calls, newest first, with their counts", runCalls},
-	"call":    {"show a call: status, counts, recipients still waiting (-watch follows it), what came back later", runCall},
-	"cancel":  {"cancel a call: recipients not yet handed over become rejected, call-canceled", runCancel},
-	"retry":   {"retry a call's deferred recipients now", runRetry},
-	"rejects": {"list, add or delete suppression list entries", runRejects},
-	"preview": {"render a call body file for each recipient, sending nothing", runPreview},
-	"send":    {"check a call body file (-dry-run); the command never sends", runSend},
+	"migrate":   {"create or update the database tables of the outbox, River, templates, suppressions and events", runMigrate},
+	"calls":     {"list an account's calls, newest first, with their counts", runCalls},
+	"call":      {"show a call: status, counts, recipients still waiting (-watch follows it), what came back later", runCall},
+	"cancel":    {"cancel a call: recipients not yet handed over become rejected, call-canceled", runCancel},
+	"retry":     {"retry a call's deferred recipients now", runRetry},
+	"rejects":   {"list, add or delete suppression list entries", runRejects},
+	"templates": {"add, update, publish (or roll back), list, show, render or delete stored templates", runTemplates},
+	"preview":   {"render a call body file for each recipient, sending nothing", runPreview},
+	"send":      {"check a call body file (-dry-run); the command never sends", runSend},
 }
 
 // run runs the command line args and returns the exit status: 0, 1 for
@@ -129,7 +135,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'postroom <command> -h' for a command's flags. The database is POSTROOM_DATABASE_URL, or -database-url.")
 }

@@ -20,7 +20,10 @@
 //
 // With -database-url (or POSTROOM_DATABASE_URL), stored templates come
 // from PostgreSQL (templatestore.SQL, its tables created or updated at
-// start), and so do the records of calls made with an Idempotency-Key
+// start), managed over HTTP with templates.add, update, publish, delete,
+// info, list and render (package httpapi's Options.Templates;
+// -templates-in-memory serves the same from memory, for development), and
+// so do the records of calls made with an Idempotency-Key
 // header (idempotency.SQL) and the calls sent later (package outbox, on
 // River): instances behind a load balancer share them all, through one
 // pool per instance; see database.go. Without it, idempotency records are kept in memory.

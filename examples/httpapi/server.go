@@ -35,14 +35,17 @@ type config struct {
 	// system's roots, verifying the host of -smtp. No flag sets it.
 	SMTPTLSConfig *tls.Config
 	Templates     string // a templatestore.Dir folder: <account_id>/<template_id>
-	Keys          string // a JSON file: account id to accepted keys
-	NoAuth        bool
-	MaxBody       int64
-	MaxInflight   int64 // bytes of request bodies in flight (httpapi.Options.MaxInflightBytes)
-	Preview       bool  // serve the preview page at /preview/
-	ResultLog     httpapi.ResultLog
-	LogLevel      slog.Level // the server's log: records below it are dropped
-	Timeouts      timeouts
+	// TemplatesInMemory keeps the stored templates in memory
+	// (templatestore.Memory), managed over templates.*, lost at exit.
+	TemplatesInMemory bool
+	Keys              string // a JSON file: account id to accepted keys
+	NoAuth            bool
+	MaxBody           int64
+	MaxInflight       int64 // bytes of request bodies in flight (httpapi.Options.MaxInflightBytes)
+	Preview           bool  // serve the preview page at /preview/
+	ResultLog         httpapi.ResultLog
+	LogLevel          slog.Level // the server's log: records below it are dropped
+	Timeouts          timeouts
 	// Queue is the outbox's settings (-outbox-*), for calls sent later.
 	Queue queueConfig
 	// Hearing is what the server hears back on: bounces (-bounce-listen,
@@ -103,6 +106,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls")
 	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
 	fs.StringVar(&cfg.Templates, "templates", "", "stored templates for message.send_template, in `dir`/<account_id>/<template_id>")
+	fs.BoolVar(&cfg.TemplatesInMemory, "templates-in-memory", false, "keep the stored templates in memory, managed with templates.add and the other templates endpoints, and lost at exit (for development; -database-url keeps them)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL `dsn` holding the stored templates, idempotency records and calls sent later (Prefer: respond-async), shared by every instance (default $"+databaseEnv+")")
 	fs.StringVar(&cfg.Keys, "keys", "", "accept the keys in `file`, a JSON object of account id to a list of keys")
 	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
@@ -135,6 +139,8 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 		return config{}, errors.New("-eml-dir and -smtp exclude each other: deliver into a folder or through SMTP")
 	case cfg.Templates != "" && cfg.DatabaseURL != "":
 		return config{}, errors.New("-templates and -database-url exclude each other: templates come from a folder or from the database")
+	case cfg.TemplatesInMemory && (cfg.Templates != "" || cfg.DatabaseURL != ""):
+		return config{}, errors.New("-templates-in-memory excludes -templates and -database-url: templates come from memory, a folder or the database")
 	case cfg.Keys != "" && cfg.NoAuth:
 		return config{}, errors.New("-keys and -no-auth exclude each other")
 	case cfg.Keys == "" && !cfg.NoAuth:
@@ -174,8 +180,17 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		}
 		opts.Templates = templatestore.NewDir(os.DirFS(cfg.Templates))
 	}
-	if cfg.DB != nil {
-		opts.Templates = templatestore.NewSQL(cfg.DB)
+	// The stores that can change (not a folder's) are also served at
+	// templates.add and the other templates endpoints.
+	var managed templatestore.Manager
+	switch {
+	case cfg.DB != nil:
+		managed = templatestore.NewSQL(cfg.DB)
+	case cfg.TemplatesInMemory:
+		managed = templatestore.NewMemory()
+	}
+	if managed != nil {
+		opts.Templates = managed
 	}
 	hr, err := newHearing(cfg.Hearing, cfg.DB, logger)
 	if err != nil {
@@ -234,6 +249,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		NoTemplateStore:  opts.Templates == nil,
 		ResultLog:        cfg.ResultLog,
 		Suppressions:     hr.list,
+		Templates:        managed,
 	}
 	if cfg.Preview {
 		// An application would put the page behind its admin
