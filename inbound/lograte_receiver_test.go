@@ -15,7 +15,7 @@ import (
 func TestLogRepeats(t *testing.T) {
 	log := &logRecorder{}
 	sends, _ := events.NewMemory(events.MemoryOptions{})
-	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, Logger: slog.New(log), UnknownSendGrace: -1})
+	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, Logger: slog.New(log), UnknownSendGrace: -1, SendWait: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
