@@ -77,7 +77,7 @@ func (rc *Receiver) prove(ctx context.Context, m *message, rt route) (proof, err
 	var obs []suppression.Observation
 	var evs []postroom.Event
 	now := rc.opts.Now()
-	base := postroom.Event{SendID: snd.ID, AccountID: snd.AccountID, Email: snd.Email, At: now}
+	base := postroom.Event{SendID: snd.ID, AccountID: snd.AccountID, Email: snd.Email, List: snd.List, At: now}
 	observe := func(kind suppression.Kind, typ postroom.EventType, reason, status, diag string) {
 		e := base
 		e.Type, e.Reason, e.Status, e.Diagnostic = typ, reason, status, diag
@@ -85,6 +85,7 @@ func (rc *Receiver) prove(ctx context.Context, m *message, rt route) (proof, err
 		obs = append(obs, suppression.Observation{
 			AccountID: snd.AccountID, Address: snd.Email, Kind: kind,
 			Status: status, Diagnostic: diag, SendID: snd.ID, At: now,
+			List: snd.List, // a complaint about list mail silences list mail only
 		})
 	}
 

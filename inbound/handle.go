@@ -83,7 +83,11 @@ type Outcome struct {
 // suppression.HardBounce (event hard_bounce), another failed one as
 // suppression.SoftBounce (soft_bounce; the list's policy decides), a
 // complaint as suppression.Complaint (spam), a delayed one only emits a
-// deferral event; auto-replies and delivery reports do nothing.
+// deferral event; auto-replies and delivery reports do nothing. Events
+// and observations carry the list of the recorded send (events.Send.List):
+// a complaint about a list message silences the address's list mail, one
+// about a transactional message all its mail (suppression.Observation);
+// a bounce silences all mail whatever the message.
 //
 // Handle reads r to its end, at most Options.MaxMessageBytes
 // (ErrMessageTooLarge beyond, and nothing acted on), in bounded memory.
