@@ -63,6 +63,9 @@ type CallSummary struct {
 	StartedAt time.Time `json:"started_at"`
 	// Recipients is the number of recipients of the call.
 	Recipients int `json:"recipients"`
+	// List is the call's list, or "" for a transactional call (as
+	// CallStatus.List).
+	List string `json:"list,omitempty"`
 	// State and Counts mean what CallStatus's do: a recipient without a
 	// final result yet counts as StatusQueued.
 	State  CallState      `json:"state"`

@@ -130,6 +130,9 @@ type CallStatus struct {
 	// ID is the call's id, as its queue gave it.
 	ID    string    `json:"id"`
 	State CallState `json:"state"`
+	// List is the call's list (its List-Id's id, lower-cased; see
+	// ListID), or "" for a transactional call.
+	List string `json:"list,omitempty"`
 	// Counts is the number of the call's recipients by status: a
 	// recipient without its final result yet counts as StatusQueued.
 	// Nil when the queue does not count (and in an HTTP 202 answer).

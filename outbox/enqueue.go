@@ -46,7 +46,7 @@ type EnqueueOptions struct {
 //
 // The call is stored as its JSON, once: its body (message, files, global
 // params, and its key, which the workers check again through the
-// Mailer's Options.Auth) in one row, with its list (CallLists), and its
+// Mailer's Options.Auth) in one row, with its list (CallStatus.List), and its
 // recipients in one row per job of at most Options.JobSize. Params are sent as JSON gives them back
 // (numbers as float64), as when the call comes over HTTP.
 func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, call *postroom.Call, eo EnqueueOptions) (string, error) {

@@ -77,7 +77,7 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 	}
 	// The counts of final results by status, per call, in the same
 	// query: reserved and deferred recipients are not final, as in Status.
-	rows, err := o.pool.Query(ctx, `SELECT c.id, c.operation, c.started_at, c.recipients,
+	rows, err := o.pool.Query(ctx, `SELECT c.id, c.operation, c.started_at, c.recipients, c.list,
 			coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM (
 				SELECT u.status, count(*) AS n FROM postroom_outbox_results r, unnest(r.status) AS u(status)
 				WHERE r.call_id = c.id AND u.status NOT IN ('', 'reserved', 'deferred')
@@ -94,7 +94,7 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 		var s CallSummary
 		var op int16
 		var counts []byte
-		if err := rows.Scan(&s.ID, &op, &s.StartedAt, &s.Recipients, &counts); err != nil {
+		if err := rows.Scan(&s.ID, &op, &s.StartedAt, &s.Recipients, &s.List, &counts); err != nil {
 			return nil, "", fmt.Errorf("outbox: Calls: %w", err)
 		}
 		s.Operation = postroom.Operation(op).String()

@@ -2,7 +2,6 @@ package outbox_test
 
 import (
 	"context"
-	"maps"
 	"sync"
 	"testing"
 
@@ -15,8 +14,7 @@ import (
 
 // TestEnqueueStoresTheList: the list Enqueue stores for a call is the
 // one postroom.Prepared.List gives for it, whatever the List-Id's shape,
-// and "" for a call without one; CallLists reads it back and leaves out
-// ids it does not hold.
+// and "" for a call without one; Status and Calls read it back.
 func TestEnqueueStoresTheList(t *testing.T) {
 	e := newEnv(t, setup{noWork: true})
 	m := smtpMailer(t, e.srv.Addr(), nil)
@@ -41,17 +39,18 @@ func TestEnqueueStoresTheList(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
-			lists, err := e.ob.CallLists(t.Context(), []string{id, "no-such-call"})
+			st, err := e.ob.Status(t.Context(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[string]string{id: p.List()}; !maps.Equal(lists, want) {
-				t.Errorf("CallLists = %q, want %q (Prepared.List)", lists, want)
+			if st.List != p.List() {
+				t.Errorf("Status: list %q, want %q (Prepared.List)", st.List, p.List())
+			}
+			calls, _, err := e.ob.Calls(t.Context(), outbox.CallsQuery{AccountID: call.AccountID, Limit: 1})
+			if err != nil || len(calls) != 1 || calls[0].ID != id || calls[0].List != p.List() {
+				t.Errorf("Calls: %+v, %v; want call %s of list %q", calls, err, id, p.List())
 			}
 		})
-	}
-	if lists, err := e.ob.CallLists(t.Context(), nil); err != nil || len(lists) != 0 {
-		t.Errorf("CallLists(nil) = %v, %v; want an empty map", lists, err)
 	}
 }
 
@@ -150,11 +149,10 @@ func TestListCallEvents(t *testing.T) {
 		t.Errorf("Later = %+v, want recipient 3's complaint of list %s", st.Later, news)
 	}
 
-	lists, err := ob.CallLists(ctx, []string{listID, txID})
-	if err != nil {
-		t.Fatal(err)
+	if st.List != news {
+		t.Errorf("Status(list call).List = %q, want %q", st.List, news)
 	}
-	if want := map[string]string{listID: news, txID: ""}; !maps.Equal(lists, want) {
-		t.Errorf("CallLists = %q, want %q", lists, want)
+	if st, err = ob.Status(ctx, txID); err != nil || st.List != "" {
+		t.Errorf("Status(transactional call): %+v, %v; want no list", st, err)
 	}
 }

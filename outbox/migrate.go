@@ -35,7 +35,7 @@ const migrateLock int64 = 0x706f_7374_6f75_7462 // "postoutb"
 // postroom_outbox_recipients) and postroom_outbox_schema, which records
 // the versions applied. Stop the instances of an older version before
 // migrating to version 3: they write the table it replaces. Version 4
-// adds each call's list (Outbox.CallLists), read from the bodies of the
+// adds each call's list (CallStatus.List), read from the bodies of the
 // calls stored before; instances of version 3 may run beside it.
 //
 // It does nothing when the database is up to date, so it is safe to call

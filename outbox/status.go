@@ -21,11 +21,13 @@ import (
 // Options.Events, a done call's status also shows what came back later
 // for its messages that were handed over (postroom.CallStatus.Later: a
 // bounce, a complaint, an unsubscribe), read in one lookup; the results
-// themselves keep their final form. An unknown id is ErrNotFound, which
+// themselves keep their final form. CallStatus.List is the call's list,
+// stored by Enqueue beside the call (no body is read). An unknown id is ErrNotFound, which
 // wraps postroom.ErrCallNotFound; an error of Options.Events is Status's.
 func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatus, error) {
 	var total int
-	err := o.pool.QueryRow(ctx, `SELECT recipients FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&total)
+	var list string
+	err := o.pool.QueryRow(ctx, `SELECT recipients, list FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&total, &list)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -37,7 +39,7 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
-	s := &postroom.CallStatus{ID: callID, Counts: map[postroom.Status]int{}}
+	s := &postroom.CallStatus{ID: callID, List: list, Counts: map[postroom.Status]int{}}
 	final := 0
 	for rows.Next() {
 		var status string
@@ -68,33 +70,4 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 		return nil, err
 	}
 	return s, nil
-}
-
-// CallLists returns the list of each of the calls callIDs that the
-// outbox holds, in one query: the list id of its messages (their List-Id,
-// RFC 2919, lower-cased, as postroom.Prepared.List gives it), or "" for a
-// transactional call. An id the outbox does not hold is absent from the
-// map. Enqueue stores the list beside the call, so CallLists reads no
-// call's body; a list call's events carry the same id (postroom.Event.List).
-func (o *Outbox) CallLists(ctx context.Context, callIDs []string) (map[string]string, error) {
-	lists := make(map[string]string, len(callIDs))
-	if len(callIDs) == 0 {
-		return lists, nil
-	}
-	rows, err := o.pool.Query(ctx, `SELECT id, list FROM postroom_outbox_calls WHERE id = ANY($1)`, callIDs)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: call lists: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, list string
-		if err := rows.Scan(&id, &list); err != nil {
-			return nil, fmt.Errorf("outbox: call lists: %w", err)
-		}
-		lists[id] = list
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("outbox: call lists: %w", err)
-	}
-	return lists, nil
 }

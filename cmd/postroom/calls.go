@@ -66,25 +66,13 @@ func runCalls(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ids := make([]string, len(calls))
-	for i, s := range calls {
-		ids[i] = s.ID
-	}
-	lists, err := ob.CallLists(ctx, ids)
-	if err != nil {
-		return err
-	}
-	lines := make([]callLine, len(calls))
-	for i, s := range calls {
-		lines[i] = callLine{CallSummary: s, List: lists[s.ID]}
-	}
 	if c.json {
 		return printJSON(e.stdout, struct {
-			Calls []callLine    `json:"calls"`
-			Next  outbox.Cursor `json:"next,omitempty"`
-		}{lines, next})
+			Calls []outbox.CallSummary `json:"calls"`
+			Next  outbox.Cursor        `json:"next,omitempty"`
+		}{calls, next})
 	}
-	for _, s := range lines {
+	for _, s := range calls {
 		fmt.Fprintf(e.stdout, "%s  %s  %-21s  %-7s  %d recipients: %s%s\n", s.ID,
 			s.StartedAt.UTC().Format(time.RFC3339), s.Operation, s.State, s.Recipients, counts(s.Counts), listNote(s.List))
 	}
@@ -92,13 +80,6 @@ func runCalls(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "more: postroom calls -account %s -before %s\n", quote(q.AccountID), next)
 	}
 	return nil
-}
-
-// callLine is a call as calls prints it: its summary, and its list (the
-// list id of a list call's messages, "" for a transactional call).
-type callLine struct {
-	outbox.CallSummary
-	List string `json:"list,omitempty"`
 }
 
 // listNote is the end of a call's line that names its list: "; list ID",
@@ -130,9 +111,6 @@ func counts(c map[postroom.Status]int) string {
 // callView is call's JSON output.
 type callView struct {
 	*postroom.CallStatus
-	// List is the list id of the call's messages, "" for a transactional
-	// call.
-	List    string                    `json:"list,omitempty"`
 	Waiting []outbox.WaitingRecipient `json:"waiting"`
 }
 
@@ -183,17 +161,13 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	lists, err := ob.CallLists(ctx, []string{id})
-	if err != nil {
-		return err
-	}
 	if c.json {
 		if waiting == nil {
 			waiting = []outbox.WaitingRecipient{}
 		}
-		return printJSON(e.stdout, callView{CallStatus: s, List: lists[id], Waiting: waiting})
+		return printJSON(e.stdout, callView{CallStatus: s, Waiting: waiting})
 	}
-	printCall(e.stdout, s, lists[id], waiting, *show)
+	printCall(e.stdout, s, waiting, *show)
 	if s.State == postroom.CallDone {
 		printLater(e.stdout, s, later.missing.Load(), *showLater)
 	}
@@ -241,8 +215,8 @@ func follow(ctx context.Context, ob *outbox.Outbox, s *postroom.CallStatus, w io
 
 // printCall writes a call's status, its list, and its waiting recipients
 // as text.
-func printCall(w io.Writer, s *postroom.CallStatus, list string, waiting []outbox.WaitingRecipient, show int) {
-	fmt.Fprintf(w, "call %s: %s; %s%s\n", s.ID, s.State, counts(s.Counts), listNote(list))
+func printCall(w io.Writer, s *postroom.CallStatus, waiting []outbox.WaitingRecipient, show int) {
+	fmt.Fprintf(w, "call %s: %s; %s%s\n", s.ID, s.State, counts(s.Counts), listNote(s.List))
 	if len(waiting) == 0 {
 		return
 	}
