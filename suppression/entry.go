@@ -364,19 +364,20 @@ func checkObservation(o Observation, now time.Time) (Observation, error) {
 	return o, nil
 }
 
-// detail is the Detail of the entry o lists: the list of the message it
-// is about, when it has one ("list news.shop.example.com"), then its
-// status and diagnostic, the status once.
-func (o *Observation) detail() string {
+// detail is the Detail of the entry of scope o lists: the list of the
+// message it is about, when it has one and scope does not name it
+// already ("about list news.shop.example.com": a complaint that silences
+// all lists), then its status and diagnostic, the status once.
+func (o *Observation) detail(scope postroom.Scope) string {
 	d := oneLine(o.Diagnostic)
 	if o.Status != "" && !strings.Contains(d, o.Status) {
 		d = strings.TrimSpace(oneLine(o.Status) + " " + d)
 	}
-	if o.List != "" {
+	if o.List != "" && scope != postroom.ScopeList {
 		if d != "" {
 			d = ": " + d
 		}
-		d = "list " + o.List + d
+		d = "about list " + o.List + d
 	}
 	return oneLine(d)
 }

@@ -69,7 +69,7 @@ func (o *Options) check() error {
 // only at the count), of the scope and list o gives (observedKey).
 func (p *Policy) entry(o *Observation) Entry {
 	scope, list := o.observedKey()
-	e := Entry{AccountID: o.AccountID, Address: o.Address, Reason: o.Kind.reason(), Detail: o.detail(), SendID: o.SendID, Created: o.At, Scope: scope, List: list}
+	e := Entry{AccountID: o.AccountID, Address: o.Address, Reason: o.Kind.reason(), Detail: o.detail(scope), SendID: o.SendID, Created: o.At, Scope: scope, List: list}
 	if o.Kind == SoftBounce {
 		e.Expires = o.At.Add(p.SoftExpiry)
 	}

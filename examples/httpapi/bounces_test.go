@@ -181,6 +181,8 @@ type reject struct {
 	Email  string `json:"email"`
 	Reason string `json:"reason"`
 	SendID string `json:"send_id"`
+	Scope  string `json:"scope"`
+	List   string `json:"list"`
 }
 
 // listRejects asks rejects.list of the API at api for the entries whose
