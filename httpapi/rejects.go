@@ -149,17 +149,39 @@ func (h *Handler) mountRejects(mux *http.ServeMux, m *postroom.Mailer, list supp
 }
 
 // authEndpoint serves one endpoint of an account's own data (the rejects
-// and calls endpoints), named name in the log: a POST of a JSON body,
-// decoded strictly into a *Req, authenticated with the account's key,
-// then run. An account_id over 255 bytes, not UTF-8 or holding a control
-// character (a NUL) is refused first, 400 naming the field, whatever the
-// Authenticator (NoAuth takes any). An error of run that wraps
+// and calls endpoints), named name in the log, as accountEndpoint does,
+// with bodies of at most maxRejectsBody. An error of run that wraps
 // postroom.ErrCallNotFound is a 404, a *postroom.ValidationError a 400,
 // any other a 500.
 func authEndpoint[Req any, PReq interface {
 	*Req
 	auth() rejectsAuth
 }](m *postroom.Mailer, name string, run func(ctx context.Context, w http.ResponseWriter, req PReq) (any, error)) http.HandlerFunc {
+	return accountEndpoint(m, maxRejectsBody, run, func(w http.ResponseWriter, err error) {
+		var ve *postroom.ValidationError
+		if errors.As(err, &ve) {
+			writeValidationError(w, ve)
+			return
+		}
+		if errors.Is(err, postroom.ErrCallNotFound) {
+			writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call in this account"})
+			return
+		}
+		logError(w, slog.LevelError, fmt.Sprintf("%s: %v", name, err))
+		writeError(w, http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"})
+	})
+}
+
+// accountEndpoint serves one endpoint of an account's own data: a POST
+// of a JSON body of at most maxBody bytes, decoded strictly into a *Req,
+// authenticated with the account's key, then run; an error of run is
+// answered by fail, an answer as JSON. An account_id over 255 bytes, not
+// UTF-8 or holding a control character (a NUL) is refused first, 400
+// naming the field, whatever the Authenticator (NoAuth takes any).
+func accountEndpoint[Req any, PReq interface {
+	*Req
+	auth() rejectsAuth
+}](m *postroom.Mailer, maxBody int64, run func(ctx context.Context, w http.ResponseWriter, req PReq) (any, error), fail func(w http.ResponseWriter, err error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -170,7 +192,7 @@ func authEndpoint[Req any, PReq interface {
 			writeError(w, http.StatusUnsupportedMediaType, &apiError{Code: "unsupported_media_type", Message: "the body must be sent as Content-Type: application/json"})
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRejectsBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
 			return
@@ -215,17 +237,7 @@ func authEndpoint[Req any, PReq interface {
 		}
 		answer, err := run(ctx, w, req)
 		if err != nil {
-			var ve *postroom.ValidationError
-			if errors.As(err, &ve) {
-				writeValidationError(w, ve)
-				return
-			}
-			if errors.Is(err, postroom.ErrCallNotFound) {
-				writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call in this account"})
-				return
-			}
-			logError(w, slog.LevelError, fmt.Sprintf("%s: %v", name, err))
-			writeError(w, http.StatusInternalServerError, &apiError{Code: "internal", Message: "internal error"})
+			fail(w, err)
 			return
 		}
 		if err := writeJSON(w, http.StatusOK, answer); err != nil {

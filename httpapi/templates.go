@@ -1,12 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -262,9 +259,7 @@ func render(ctx context.Context, m *postroom.Mailer, store templatestore.Manager
 }
 
 // templatesEndpoint serves one templates endpoint, named name in the log,
-// as authEndpoint serves the rejects endpoints (a POST of a JSON body,
-// decoded strictly into a *Req, authenticated with the account's key,
-// then run), with the templates' errors: a template that does not compile
+// as accountEndpoint does, with the templates' errors: a template that does not compile
 // is 400 template_syntax with its "line" and "column"; a missing template
 // 404 unknown_template, a version not kept 404 unknown_version, a name
 // taken 409 template_exists; an invalid name 400 validation_error naming
@@ -273,66 +268,9 @@ func templatesEndpoint[Req any, PReq interface {
 	*Req
 	auth() rejectsAuth
 }](m *postroom.Mailer, name string, run func(ctx context.Context, req PReq) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, &apiError{Code: "method_not_allowed", Message: r.Method + " is not allowed: use POST"})
-			return
-		}
-		if !isJSON(r.Header.Get("Content-Type")) {
-			writeError(w, http.StatusUnsupportedMediaType, &apiError{Code: "unsupported_media_type", Message: "the body must be sent as Content-Type: application/json"})
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTemplatesBody))
-		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, &apiError{Code: "too_large", Message: "the body is over the server's limit"})
-			return
-		}
-		if err != nil {
-			logError(w, slog.LevelWarn, "reading the body: "+err.Error())
-			writeError(w, http.StatusBadRequest, &apiError{Code: "invalid_json", Message: "the body was cut short"})
-			return
-		}
-		req := PReq(new(Req))
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(req); err != nil || dec.More() {
-			e := &apiError{Code: "invalid_json", Message: "the body is not one JSON object of this endpoint's fields: key, account_id and its own"}
-			var se *json.SyntaxError
-			var te *json.UnmarshalTypeError
-			switch {
-			case errors.As(err, &se):
-				e.Message = fmt.Sprintf("the body is not valid JSON (at byte %d)", se.Offset)
-			case errors.As(err, &te) && te.Field != "":
-				e.Field, e.Message = te.Field, te.Field+": a "+te.Value+" where the endpoint takes a "+te.Type.String()
-			}
-			writeError(w, http.StatusBadRequest, e)
-			return
-		}
-		a := req.auth()
-		if ve := checkAccount(a.AccountID); ve != nil {
-			writeValidationError(w, ve)
-			return
-		}
-		addLogAttrs(w, slog.String("account_id", a.AccountID))
-		ctx := r.Context()
-		if err := m.Authenticate(ctx, a.AccountID, a.Key); err != nil {
-			status, e := callError(err)
-			if status == http.StatusInternalServerError {
-				logError(w, slog.LevelError, err.Error())
-			}
-			writeError(w, status, e)
-			return
-		}
-		answer, err := run(ctx, req)
-		if err != nil {
-			writeTemplatesError(w, name, err)
-			return
-		}
-		if err := writeJSON(w, http.StatusOK, answer); err != nil {
-			logError(w, slog.LevelWarn, "writing the answer: "+err.Error())
-		}
-	}
+	return accountEndpoint(m, maxTemplatesBody,
+		func(ctx context.Context, _ http.ResponseWriter, req PReq) (any, error) { return run(ctx, req) },
+		func(w http.ResponseWriter, err error) { writeTemplatesError(w, name, err) })
 }
 
 // writeTemplatesError answers an error of a templates endpoint named name.
