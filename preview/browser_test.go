@@ -1,7 +1,6 @@
 package preview_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,53 +8,17 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/browsertest"
 	"github.com/postroom/postroom/preview"
 )
-
-// chromiumPath is Debian's chromium package.
-const chromiumPath = "/usr/bin/chromium"
 
 // screenshotEnv names a file to save the screenshot to as well, for the
 // README's picture: POSTROOM_PREVIEW_SCREENSHOT=docs/preview.png.
 const screenshotEnv = "POSTROOM_PREVIEW_SCREENSHOT"
-
-// newBrowser starts headless Chromium with an empty profile and returns a
-// chromedp context for one tab; it skips the test when Chromium is not
-// installed (fails under CI=true).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		testenv.Missing(t, chromiumPath+" is missing", "apt-get install chromium")
-	}
-	actx, cancel := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox, // the tests run as root
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	t.Cleanup(cancel)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(cancelTab)
-	// A bound for a browser that stops answering, far beyond the few
-	// seconds the test takes: the test fails instead of hanging.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(cancelTimeout)
-	return ctx
-}
 
 // TestBrowser submits the shared workload on the page in headless
 // Chromium and checks what a person would see: the recipient list, each
@@ -65,7 +28,7 @@ func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a headless Chromium")
 	}
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 1280, 1000)
 	srv := newServer(t, postroom.Options{}, preview.Options{})
 	// A remote image in the html: the page's policy must keep the
 	// browser from fetching it (no request leaves the page's origin).

@@ -2,7 +2,6 @@ package unsubscribe_test
 
 import (
 	"bytes"
-	"context"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -11,48 +10,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/browsertest"
 )
-
-// chromiumPath is Debian's chromium package.
-const chromiumPath = "/usr/bin/chromium"
-
-// newBrowser starts headless Chromium with an empty profile and returns a
-// chromedp context for one tab; it skips the test when Chromium is not
-// installed (fails under CI=true).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		testenv.Missing(t, chromiumPath+" is missing", "apt-get install chromium")
-	}
-	actx, cancel := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox, // the tests run as root
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 700),
-	)
-	t.Cleanup(cancel)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(cancelTab)
-	// A bound for a browser that stops answering, far beyond the few
-	// seconds the test takes: the test fails instead of hanging.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(cancelTimeout)
-	return ctx
-}
 
 // TestBrowser uses the page as a person does, in headless Chromium, with
 // an address and a list id written to attack it: both show as the text
@@ -64,7 +27,7 @@ func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a headless Chromium")
 	}
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 900, 700)
 	f := newFixture(t, oldKey)
 	var remoteHits atomic.Int64
 	remote := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { remoteHits.Add(1) }))
