@@ -47,6 +47,9 @@ type clientConn struct {
 	deadline time.Time // the read deadline go-smtp asked for
 	ended    bool
 	lines    cmdLines
+	// waiting is when a read began that waits for the next command (no
+	// part of a command or message read yet), zero at other times.
+	waiting time.Time
 
 	wmu sync.Mutex // one write at a time: go-smtp's replies, the last one
 }
@@ -81,11 +84,15 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		return 0, errEnded
 	}
 	c.setReadDeadlineLocked()
+	if c.lines.betweenCommands() {
+		c.waiting = time.Now()
+	}
 	c.mu.Unlock()
 
 	n, err := c.Conn.Read(p)
 
 	c.mu.Lock()
+	c.waiting = time.Time{}
 	ended, s := c.ended, keepOn
 	if !ended && n > 0 {
 		s = c.lines.read(p[:n])
@@ -161,6 +168,18 @@ func (c *clientConn) setReadDeadlineLocked() error {
 		}
 	}
 	return c.Conn.SetReadDeadline(d)
+}
+
+// waitingSince is when c began to wait for its next command, or zero
+// when it is not waiting for one (a command or a message under way, a
+// reply being written, the session ended).
+func (c *clientConn) waitingSince() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return time.Time{}
+	}
+	return c.waiting
 }
 
 // tighten brings the deadline of a read under way within

@@ -60,6 +60,13 @@ type cmdLines struct {
 	junk     int
 }
 
+// betweenCommands says that no part of a command line or a message has
+// been read since the last command: the client owes the next command. It
+// cannot be told after STARTTLS, and is false then.
+func (c *cmdLines) betweenCommands() bool {
+	return !c.off && c.n == 0 && c.skip == 0 && !c.content && !c.lastData && !c.chunking
+}
+
 // stop is why cmdLines ends a connection.
 type stop int
 

@@ -57,6 +57,13 @@
 //   - Options.StressReadTimeout (10 seconds; smtpd_timeout =
 //     ${stress?{10}:{300}}s): every read, while four fifths of
 //     MaxConnections are open, so that idle connections make room.
+//   - When every slot is taken and a new client connects, the connection
+//     that has waited longest for its next command, a second at least,
+//     gives its slot up (421 4.4.2) and the new client is greeted at
+//     once; with none idle so long, the client waits for a slot. Postfix
+//     has no such rule (its stress timeout only shortens the wait): it
+//     keeps idle connections from many addresses from holding a bounce
+//     back.
 //   - Options.MaxSessionTime (20 minutes; Postfix has none): a whole
 //     connection, however busy.
 //   - Options.MaxConnectionsPerClient (half of MaxConnections;

@@ -66,21 +66,55 @@ func newLimitListener(l net.Listener, lim connLimits) *limitListener {
 	}
 }
 
-// Accept waits for a free slot, then for a connection from a client
-// under its own limit.
+// evictIdle is how long a connection must have waited for its next
+// command before a new client may take its slot when every slot is taken.
+const evictIdle = time.Second
+
+// Accept takes the next connection from a client under its own limit.
+// When every slot is taken, the new client gets the slot of the
+// connection that has waited longest for its next command (at least
+// evictIdle; it is closed 421 4.4.2), so that idle connections from many
+// addresses do not keep a bounce from being greeted; with none idle so
+// long, it waits for a slot.
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
+		acquired := false
 		select {
 		case l.sem <- struct{}{}:
+			acquired = true
 		case <-l.done:
 			return nil, net.ErrClosed
+		default:
 		}
 		c, err := l.Listener.Accept()
 		if err != nil {
-			<-l.sem
+			if acquired {
+				<-l.sem
+			}
 			return nil, err
 		}
 		client := clientAddr(c.RemoteAddr())
+		l.mu.Lock()
+		over := client != "" && l.perClient[client] >= l.lim.perClient
+		l.mu.Unlock()
+		if over {
+			if acquired {
+				<-l.sem
+			}
+			l.refuse(c)
+			continue
+		}
+		if !acquired {
+			if v := l.idlest(time.Now().Add(-evictIdle)); v != nil {
+				v.end("421 4.4.2 %s Error: timeout exceeded")
+			}
+			select {
+			case l.sem <- struct{}{}:
+			case <-l.done:
+				c.Close()
+				return nil, net.ErrClosed
+			}
+		}
 		l.mu.Lock()
 		select {
 		case <-l.done:
@@ -91,6 +125,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		default:
 		}
 		if client != "" && l.perClient[client] >= l.lim.perClient {
+			// Another connection of the client came in meanwhile.
 			l.mu.Unlock()
 			<-l.sem
 			l.refuse(c)
@@ -116,6 +151,21 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		return cc, nil
 	}
+}
+
+// idlest is the open connection that has waited longest for its next
+// command, since before, or nil when none has waited since then.
+func (l *limitListener) idlest(before time.Time) *clientConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var v *clientConn
+	oldest := before
+	for c := range l.conns {
+		if since := c.waitingSince(); !since.IsZero() && since.Before(oldest) {
+			v, oldest = c, since
+		}
+	}
+	return v
 }
 
 // refuse answers a connection over its client's limit, as Postfix's

@@ -1,6 +1,7 @@
 package inbound_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -92,5 +93,59 @@ func TestStressTimeout(t *testing.T) {
 		if want := "421 4.4.2 " + bounceDomain + " Error: timeout exceeded"; len(replies) != 1 || replies[0] != want {
 			t.Errorf("connection %d: replies %q, want %q", i, replies, want)
 		}
+	}
+}
+
+// TestIdleConnectionsMakeRoom: every slot taken by idle connections from
+// as many addresses (no per-client limit applies), a new client is
+// greeted within a second or so all the same: the connection that has
+// waited longest for its next command gives up its slot (421 4.4.2), the
+// others stay open, and the new client's bounce is taken.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	const slots = 4
+	h := newHostile(t, false, func(o *inbound.Options) {
+		o.MaxConnections = slots
+		o.MaxConnectionsPerClient = 1
+		o.ReadTimeout = time.Minute
+		o.StressReadTimeout = time.Minute
+	})
+	var idle []*raw
+	for i := range slots {
+		r := dialRaw(t, h.addr, fmt.Sprintf("127.0.0.%d", 2+i))
+		r.greeted()
+		idle = append(idle, r)
+		time.Sleep(50 * time.Millisecond) // the first waited longest
+	}
+	time.Sleep(1500 * time.Millisecond) // past evictIdle
+
+	id := h.send("ann@example.net")
+	start := time.Now()
+	r := dialRaw(t, h.addr, "127.0.0.9")
+	r.greeted()
+	if d := time.Since(start); d > time.Second+slack {
+		t.Errorf("greeted after %v", d)
+	}
+	replies, closed := idle[0].closedWithin(slack)
+	if want := "421 4.4.2 " + bounceDomain + " Error: timeout exceeded"; !closed || len(replies) != 1 || replies[0] != want {
+		t.Errorf("the connection idle longest: closed %v, replies %q; want %q", closed, replies, want)
+	}
+	for i, o := range idle[1:] {
+		o.write("NOOP\r\n")
+		if c, l, err := o.reply(10 * time.Second); err != nil || c != 250 {
+			t.Errorf("idle connection %d: reply %d %q, %v; want it still open", i+1, c, l, err)
+		}
+	}
+	r.write("EHLO mta.example.org\r\nMAIL FROM:<>\r\nRCPT TO:<" + verp.Address(id) + ">\r\nDATA\r\n")
+	for _, want := range []int{250, 250, 250, 354} {
+		if c, l, err := r.reply(10 * time.Second); err != nil || c != want {
+			t.Fatalf("reply %d %q, %v; want %d", c, l, err, want)
+		}
+	}
+	r.write(dsn(verp.Address(id), "ann@example.net", "failed", "5.1.1", "550 5.1.1 User unknown") + ".\r\n")
+	if c, l, err := r.reply(10 * time.Second); err != nil || c != 250 {
+		t.Fatalf("reply to the message %d %q, %v", c, l, err)
+	}
+	if got := h.listed(t, "ann@example.net"); got != "hard-bounce" {
+		t.Errorf("listed as %q, want hard-bounce", got)
 	}
 }

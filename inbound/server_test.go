@@ -475,7 +475,7 @@ func TestStoreDownAsksToRetry(t *testing.T) {
 
 func TestServeEndsWithOpenConnections(t *testing.T) {
 	sends, _ := events.NewMemory(events.MemoryOptions{})
-	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, MaxConnections: 2, MaxConnectionsPerClient: 2, Logger: testLogger(t)})
+	rec, err := inbound.New(inbound.Options{VERP: verp, Sends: sends, MaxConnections: 2, MaxConnectionsPerClient: 3, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +486,8 @@ func TestServeEndsWithOpenConnections(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- rec.Serve(ctx, ln) }()
-	// Three idle connections: two served, one waiting to be accepted.
+	// Three idle connections: two served, one waiting for a slot (none has
+	// waited a second for its next command: none gives its slot up).
 	var conns []net.Conn
 	for range 3 {
 		c, err := net.Dial("tcp", ln.Addr().String())
