@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/postroom/postroom"
@@ -35,18 +36,27 @@ import (
 // must not modify call, nor keep it after it returns; ctx is the
 // request's.
 //
-// Status returns the state of the call id returned by Enqueue, or an
-// error wrapping postroom.ErrCallNotFound. The id is all a GET of
-// CallsPath + id carries, so it must be unguessable (128 random bits or
-// more), and the path belongs behind the application's authentication:
-// the results name the recipients.
+// Status returns the state of the call id returned by Enqueue, when the
+// call is of account accountID, or an error wrapping
+// postroom.ErrCallNotFound: for an unknown id, and for a call of another
+// account, of which nothing is revealed. The Handler has authenticated
+// accountID with the Mailer's Options.Auth before (the GET carries the
+// account's key, see KeyHeader): the results name the recipients, and
+// only the account's key reads them. Ids should still be unguessable
+// (128 random bits or more).
 //
 // Both methods are called from the Handler's requests, concurrently, and
 // must be safe for concurrent use; neither may outlive its ctx.
 type Async interface {
 	Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, idempotencyKey string) (callID string, err error)
-	Status(ctx context.Context, callID string) (*postroom.CallStatus, error)
+	Status(ctx context.Context, accountID, callID string) (*postroom.CallStatus, error)
 }
+
+// KeyHeader is the request header that carries the account's key in a
+// GET of CallsPath + id, whose account_id query parameter names the
+// account (the 202's Location has it): a key in a header stays out of
+// URLs, and so out of access logs and browser histories.
+const KeyHeader = "X-Postroom-Key"
 
 // prefersAsync reports whether r has Prefer: respond-async (RFC 7240 §4.1),
 // among other preferences or not.
@@ -83,14 +93,19 @@ func (h *Handler) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Re
 		return
 	}
 	addLogAttrs(w, slog.String("call_id", id))
-	w.Header().Set("Location", CallsPath+id)
+	// The account goes with the id; the key, in KeyHeader, stays with
+	// the client.
+	w.Header().Set("Location", CallsPath+id+"?"+url.Values{"account_id": {call.AccountID}}.Encode())
 	w.Header().Set("Preference-Applied", "respond-async")
 	_ = writeJSON(w, http.StatusAccepted, &postroom.CallStatus{ID: id, State: postroom.CallQueued})
 }
 
-// callStatus serves GET CallsPath + id from Options.Async and, when
-// steer is not nil, the call's recipients still waiting from it.
-func (h *Handler) callStatus(steer AsyncSteering) http.HandlerFunc {
+// callStatus serves GET CallsPath + id?account_id=ACCOUNT with the
+// account's key in KeyHeader, authenticated with m's Options.Auth, from
+// Options.Async and, when steer is not nil, the call's recipients still
+// waiting from it. Without the key or the account it answers 401; a call
+// of another account is 404, as an unknown id is.
+func (h *Handler) callStatus(m *postroom.Mailer, steer AsyncSteering) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -102,7 +117,25 @@ func (h *Handler) callStatus(steer AsyncSteering) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call"})
 			return
 		}
-		st, err := h.opts.Async.Status(r.Context(), id)
+		account, key := r.URL.Query().Get("account_id"), r.Header.Get(KeyHeader)
+		if account == "" || key == "" {
+			writeError(w, http.StatusUnauthorized, &apiError{Code: "invalid_key", Message: "a call's status needs its account: the account_id query parameter (the 202's Location has it) and the account's key in the " + KeyHeader + " header"})
+			return
+		}
+		if ve := checkAccount(account); ve != nil {
+			writeValidationError(w, ve)
+			return
+		}
+		addLogAttrs(w, slog.String("account_id", account))
+		if err := m.Authenticate(r.Context(), account, key); err != nil {
+			status, e := callError(err)
+			if status == http.StatusInternalServerError {
+				logError(w, slog.LevelError, err.Error())
+			}
+			writeError(w, status, e)
+			return
+		}
+		st, err := h.opts.Async.Status(r.Context(), account, id)
 		switch {
 		case errors.Is(err, postroom.ErrCallNotFound):
 			writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such call"})

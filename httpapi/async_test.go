@@ -26,9 +26,10 @@ type memoryOutbox struct {
 }
 
 type outboxCall struct {
-	op     postroom.Operation
-	body   []byte
-	status postroom.CallStatus
+	op      postroom.Operation
+	account string
+	body    []byte
+	status  postroom.CallStatus
 }
 
 func (o *memoryOutbox) Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, key string) (string, error) {
@@ -45,18 +46,18 @@ func (o *memoryOutbox) Enqueue(ctx context.Context, op postroom.Operation, call 
 		return id, nil
 	}
 	id := rand.Text()
-	o.calls[id] = &outboxCall{op: op, body: body, status: postroom.CallStatus{ID: id, State: postroom.CallQueued}}
+	o.calls[id] = &outboxCall{op: op, account: call.AccountID, body: body, status: postroom.CallStatus{ID: id, State: postroom.CallQueued}}
 	if key != "" {
 		o.keys[key] = id
 	}
 	return id, nil
 }
 
-func (o *memoryOutbox) Status(ctx context.Context, id string) (*postroom.CallStatus, error) {
+func (o *memoryOutbox) Status(ctx context.Context, accountID, id string) (*postroom.CallStatus, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c, ok := o.calls[id]
-	if !ok {
+	if !ok || c.account != accountID {
 		return nil, fmt.Errorf("outbox: %q: %w", id, postroom.ErrCallNotFound)
 	}
 	st := c.status
@@ -83,12 +84,16 @@ func (o *memoryOutbox) run(t *testing.T) {
 	}
 }
 
-// get GETs url and decodes a postroom.CallStatus, or returns the status alone.
-func get(t *testing.T, method, url string) (int, *postroom.CallStatus, http.Header) {
+// get GETs url with key in KeyHeader (none when ""), and decodes a
+// postroom.CallStatus, or returns the status alone.
+func get(t *testing.T, method, url, key string) (int, *postroom.CallStatus, http.Header) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set(KeyHeader, key)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -158,13 +163,14 @@ func TestAsync(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted || st.ID == "" || st.State != postroom.CallQueued || st.Results != nil {
 		t.Fatalf("got %d %+v; want 202 with an id, queued", resp.StatusCode, st)
 	}
-	if loc := resp.Header.Get("Location"); loc != CallsPath+st.ID || resp.Header.Get("Preference-Applied") != "respond-async" {
+	loc := resp.Header.Get("Location")
+	if loc != CallsPath+st.ID+"?account_id=acct" || resp.Header.Get("Preference-Applied") != "respond-async" {
 		t.Errorf("Location %q, Preference-Applied %q", loc, resp.Header.Get("Preference-Applied"))
 	}
 	if n := countSent(&sent); n != 0 {
 		t.Errorf("%d messages sent before the call ran", n)
 	}
-	if code, got, _ := get(t, http.MethodGet, base+CallsPath+st.ID); code != http.StatusOK || got.State != postroom.CallQueued {
+	if code, got, _ := get(t, http.MethodGet, base+loc, "k"); code != http.StatusOK || got.State != postroom.CallQueued {
 		t.Errorf("status before the run: %d %+v", code, got)
 	}
 	// The same key and body: the same call; another body: 409.
@@ -179,7 +185,7 @@ func TestAsync(t *testing.T) {
 	}
 
 	outbox.run(t)
-	code, got, _ := get(t, http.MethodGet, base+CallsPath+st.ID)
+	code, got, _ := get(t, http.MethodGet, base+loc, "k")
 	if code != http.StatusOK || got.State != postroom.CallDone || len(got.Results) != 3 {
 		t.Fatalf("status after the run: %d %+v; want done with 3 results", code, got)
 	}
@@ -193,12 +199,14 @@ func TestAsync(t *testing.T) {
 		method, path string
 		status       int
 	}{
-		{http.MethodGet, CallsPath + "nope", http.StatusNotFound},
+		{http.MethodGet, CallsPath + "nope?account_id=acct", http.StatusNotFound},
 		{http.MethodGet, CallsPath, http.StatusNotFound},
-		{http.MethodGet, CallsPath + st.ID + "/x", http.StatusNotFound},
+		{http.MethodGet, CallsPath + st.ID + "/x?account_id=acct", http.StatusNotFound},
 		{http.MethodDelete, CallsPath + st.ID, http.StatusMethodNotAllowed},
+		// Another account's key does not read it (NoAuth takes any key).
+		{http.MethodGet, CallsPath + st.ID + "?account_id=other", http.StatusNotFound},
 	} {
-		if code, _, _ := get(t, tc.method, base+tc.path); code != tc.status {
+		if code, _, _ := get(t, tc.method, base+tc.path, "k"); code != tc.status {
 			t.Errorf("%s %s: %d; want %d", tc.method, tc.path, code, tc.status)
 		}
 	}
@@ -228,7 +236,7 @@ func TestAsyncUnset(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("got %d; want 200", resp.StatusCode)
 	}
-	if code, _, _ := get(t, http.MethodGet, url+CallsPath+"x"); code != http.StatusNotFound {
+	if code, _, _ := get(t, http.MethodGet, url+CallsPath+"x?account_id=acct", "k"); code != http.StatusNotFound {
 		t.Errorf("GET %sx: %d; want 404", CallsPath, code)
 	}
 }
@@ -259,5 +267,79 @@ func TestPrefersAsync(t *testing.T) {
 		if got := prefersAsync(r); got != tc.want {
 			t.Errorf("Prefer %q: %v; want %v", tc.prefer, got, tc.want)
 		}
+	}
+}
+
+// TestCallStatusNeedsKey: a call's status, which names its recipients,
+// is read only with its account's key in KeyHeader and the account in
+// the Location's account_id: without either 401, with a wrong key 401,
+// with another account's key and id 404 as for an unknown call; none of
+// them shows a recipient.
+func TestCallStatusNeedsKey(t *testing.T) {
+	discard := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
+	m, err := postroom.New(discard, postroom.Options{Auth: postroom.StaticKeys{"acct": {"k"}, "other": {"k2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := &memoryOutbox{m: m, calls: map[string]*outboxCall{}, keys: map[string]string{}}
+	h, err := New(m, Options{Async: ob, NoTemplateStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serve(t, h, 0)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+SendPath, strings.NewReader(string(marshal(t, smallCall(2)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusAccepted || !strings.HasSuffix(loc, "?account_id=acct") {
+		t.Fatalf("got %d, Location %q; want 202 with the account in the Location", resp.StatusCode, loc)
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(loc, CallsPath), "?account_id=acct")
+	for _, tc := range []struct {
+		name, path, key string
+		status          int
+	}{
+		{"no key", loc, "", http.StatusUnauthorized},
+		{"no account", CallsPath + id, "k", http.StatusUnauthorized},
+		{"wrong key", loc, "k2", http.StatusUnauthorized},
+		{"another account", CallsPath + id + "?account_id=other", "k2", http.StatusNotFound},
+		{"bad account", CallsPath + id + "?account_id=a%00b", "k", http.StatusBadRequest},
+		{"the account's key", loc, "k", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.key != "" {
+				req.Header.Set(KeyHeader, tc.key)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.status {
+				t.Errorf("GET %s: %d %s; want %d", tc.path, resp.StatusCode, body, tc.status)
+			}
+			if tc.status != http.StatusOK && strings.Contains(string(body), "@") {
+				t.Errorf("GET %s: %d %s shows a recipient", tc.path, resp.StatusCode, body)
+			}
+			if tc.status == http.StatusOK && !strings.Contains(string(body), `"state":"queued"`) {
+				t.Errorf("GET %s: %s; want the call, queued", tc.path, body)
+			}
+		})
 	}
 }

@@ -194,8 +194,19 @@
 // request (the "send later" feature: a durable outbox). With it, a request
 // with the header Prefer: respond-async (RFC 7240) is handed to
 // Async.Enqueue and answered 202 Accepted with the call's id and a
-// Location of GET /api/1.0/calls/{id}, which answers the call's state and,
-// once it is done, its results (postroom.CallStatus). When the queue
+// Location of GET /api/1.0/calls/{id}?account_id=ACCOUNT, which answers
+// the call's state and, once it is done, its results (postroom.CallStatus)
+// to a request carrying the account's key in the X-Postroom-Key header
+// (KeyHeader), authenticated as the call's key was (postroom.Options.Auth):
+// the results name the recipients. Without the key or the account_id it
+// answers 401 invalid_key, as with a wrong key; a call of another account
+// is 404 not_found, as an unknown id is. A client keeps the key it sent the
+// call with and follows the Location:
+//
+//	GET /api/1.0/calls/9f…?account_id=shop
+//	X-Postroom-Key: the-shop-key
+//
+// When the queue
 // reads an event log (package outbox with outbox.Options.Events), a done
 // call's answer also has "later": what came back after its messages left,
 // the latest event of each that has one (hard_bounce, soft_bounce, spam,

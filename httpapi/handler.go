@@ -105,7 +105,8 @@ type Options struct {
 
 	// Async, when not nil, runs the calls of requests with the header
 	// Prefer: respond-async later, outside the request, and serves their
-	// status at CallsPath + id (see Async); when it is also an
+	// status at CallsPath + id to the account's key (see Async and
+	// KeyHeader); when it is also an
 	// AsyncSteering, the Handler serves CallsListPath, CallsCancelPath and
 	// CallsRetryPath too. Nil means every call runs while its request
 	// waits.
@@ -206,7 +207,7 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 	mux.Handle(SendTemplatePath, h.endpoint(postroom.OpSendTemplate, sendTemplate))
 	if opts.Async != nil {
 		steer, _ := opts.Async.(AsyncSteering)
-		mux.Handle(CallsPath, h.callStatus(steer))
+		mux.Handle(CallsPath, h.callStatus(m, steer))
 		if steer != nil {
 			h.mountCalls(mux, m, steer)
 		}

@@ -39,10 +39,11 @@ func TestAsyncWithoutSteering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+CallsPath+id, nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+CallsPath+id+"?account_id=acct", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set(KeyHeader, "k")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

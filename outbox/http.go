@@ -14,7 +14,8 @@ import (
 // HTTP is an Outbox as the Async of an httpapi.Handler
 // (httpapi.Options.Async), so that a message.send or message.send_template
 // request with Prefer: respond-async is enqueued and answered 202 Accepted
-// with the call's id, and GET /api/1.0/calls/{id} answers its Status:
+// with the call's id, and GET /api/1.0/calls/{id}, with the call's
+// account and its key, answers its Status:
 //
 //	h, err := httpapi.New(m, httpapi.Options{Async: ob.HTTP()})
 //
@@ -54,8 +55,12 @@ func (h HTTP) Enqueue(ctx context.Context, op postroom.Operation, call *postroom
 	return id, err
 }
 
-// Status is the Outbox's Status.
-func (h HTTP) Status(ctx context.Context, callID string) (*postroom.CallStatus, error) {
+// Status is the Outbox's Status of call callID when it is of account
+// accountID, and ErrNotFound otherwise, as for an unknown id.
+func (h HTTP) Status(ctx context.Context, accountID, callID string) (*postroom.CallStatus, error) {
+	if err := h.owned(ctx, accountID, callID); err != nil {
+		return nil, err
+	}
 	return h.o.Status(ctx, callID)
 }
 

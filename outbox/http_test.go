@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,10 +114,11 @@ type callView struct {
 	Waiting []postroom.WaitingRecipient `json:"waiting"`
 }
 
+// call GETs call id of account acct, with its key.
 func (e *httpEnv) call(t *testing.T, id string) callView {
 	t.Helper()
 	var v callView
-	e.do(t, http.MethodGet, httpapi.CallsPath+id, nil).decode(t, http.StatusOK, &v)
+	e.do(t, http.MethodGet, httpapi.CallsPath+id+"?account_id=acct", nil, httpapi.KeyHeader, "k").decode(t, http.StatusOK, &v)
 	return v
 }
 
@@ -239,6 +241,33 @@ func TestHTTPSteerAccounts(t *testing.T) {
 	}
 	if st, err := e.ob.Status(t.Context(), ids[0]); err != nil || st.State != postroom.CallQueued {
 		t.Fatalf("acct's call after the refused requests: %+v, %v; want still queued", st, err)
+	}
+
+	// A call's status, which names its recipients, is its account's
+	// alone: another account's key reads nothing of it, as of an unknown
+	// call; no key, or a wrong one, is 401.
+	for _, c := range []struct {
+		name, path, key string
+		status          int
+	}{
+		{"status with another account's key", httpapi.CallsPath + ids[0] + "?account_id=other", "k2", 404},
+		{"status of an unknown call", httpapi.CallsPath + "nope?account_id=acct", "k", 404},
+		{"status without a key", httpapi.CallsPath + ids[0] + "?account_id=acct", "", 401},
+		{"status with a wrong key", httpapi.CallsPath + ids[0] + "?account_id=acct", "k2", 401},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var headers []string
+			if c.key != "" {
+				headers = []string{httpapi.KeyHeader, c.key}
+			}
+			a := e.do(t, http.MethodGet, c.path, nil, headers...)
+			if a.status != c.status || bytes.Contains(a.body, []byte("@")) {
+				t.Errorf("%d %s; want %d, no recipient", a.status, a.body, c.status)
+			}
+		})
+	}
+	if _, err := e.ob.HTTP().Status(t.Context(), "other", ids[0]); !errors.Is(err, outbox.ErrNotFound) {
+		t.Errorf("HTTP().Status of acct's call for other: %v; want ErrNotFound", err)
 	}
 	if a := e.do(t, http.MethodGet, httpapi.CallsCancelPath, nil); a.status != http.StatusMethodNotAllowed {
 		t.Errorf("GET calls.cancel: %d %s", a.status, a.body)

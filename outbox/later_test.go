@@ -143,7 +143,7 @@ func TestStatusLater(t *testing.T) {
 		Results []map[string]any `json:"results"`
 		Later   []map[string]any `json:"later"`
 	}
-	(&httpEnv{env: e, url: hs.URL}).do(t, http.MethodGet, httpapi.CallsPath+id, nil).decode(t, http.StatusOK, &body)
+	(&httpEnv{env: e, url: hs.URL}).do(t, http.MethodGet, httpapi.CallsPath+id+"?account_id=acct", nil, httpapi.KeyHeader, "k").decode(t, http.StatusOK, &body)
 	if len(body.Results) != 3 {
 		t.Fatalf("results %v", body.Results)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Want is what a test expects of a message, for Message.Check. Each zero
@@ -34,7 +35,9 @@ type Want struct {
 }
 
 // Check reports, with tb.Errorf, every way m differs from w, one line
-// each, in the form `want subject "Your order 1001", got "Your order "`.
+// each, in the form `want subject "Your order 1001", got "Your order "`:
+// values are quoted as Go strings, so that spaces at their ends, control
+// characters and invalid UTF-8 show.
 // It returns whether m matched.
 func (m *Message) Check(tb testing.TB, w Want) bool {
 	tb.Helper()
@@ -123,11 +126,13 @@ func (m *Message) Check(tb testing.TB, w Want) bool {
 	return len(diffs) == 0
 }
 
-// HeaderValue returns the first value of the header field name, decoded
-// (RFC 2047 encoded words), or "" when the message has no such field or
-// its value does not decode.
+// HeaderValue returns the first value of the top-level header field name
+// as it was written, leading and trailing spaces included (net/mail's
+// Header trims them), decoded (RFC 2047 encoded words), or "" when the
+// message has no such field; a value that does not decode is returned as
+// it is.
 func (m *Message) HeaderValue(name string) string {
-	v := m.Header.Get(name)
+	v := rawHeaderValue(m.Raw, name)
 	if d, err := new(mime.WordDecoder).DecodeHeader(v); err == nil {
 		return d
 	}
@@ -142,11 +147,16 @@ func (m *Message) recipient() string {
 	return m.EnvelopeTo[0]
 }
 
-// excerpt shortens a part's body for a failure's text.
+// excerpt shortens a part's body for a failure's text, cutting at a
+// character's start: a cut inside one would show as invalid bytes.
 func excerpt(s string) string {
 	const max = 200
 	if len(s) <= max {
 		return s
 	}
-	return s[:max] + "…"
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

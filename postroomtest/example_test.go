@@ -32,7 +32,7 @@ func Example() {
 		panic(err)
 	}
 	for _, msg := range rec.Envelopes() {
-		decoded, err := postroomtest.Decode(&msg)
+		decoded, err := postroomtest.Decode(msg)
 		if err != nil {
 			panic(err)
 		}

@@ -38,6 +38,7 @@ import (
 	"mime/multipart"
 	"mime/quotedprintable"
 	"net/mail"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,9 +65,9 @@ func (r *Recorder) Messages(tb testing.TB) []*Message {
 	envs := r.Envelopes()
 	msgs := make([]*Message, len(envs))
 	for i := range envs {
-		m, err := Decode(&envs[i])
+		m, err := Decode(envs[i])
 		if err != nil {
-			tb.Fatalf("postroomtest: message %d (send_id %s): %v", i, envs[i].SendID, err)
+			tb.Fatalf("postroomtest: message %d (send_id %q): %v", i, envs[i].SendID, err)
 		}
 		msgs[i] = m
 	}
@@ -97,7 +98,7 @@ func (r *Recorder) To(tb testing.TB, addr string) *Message {
 		}
 	}
 	if len(found) != 1 {
-		tb.Fatalf("postroomtest: %d messages to %s, want 1%s", len(found), addr, listTo(msgs))
+		tb.Fatalf("postroomtest: %d messages to %q, want 1%s", len(found), addr, listTo(msgs))
 	}
 	return found[0]
 }
@@ -110,7 +111,9 @@ func listTo(msgs []*Message) string {
 	to := make([]string, len(msgs))
 	for i, m := range msgs {
 		if len(m.EnvelopeTo) > 0 {
-			to[i] = m.EnvelopeTo[0]
+			to[i] = strconv.Quote(m.EnvelopeTo[0])
+		} else {
+			to[i] = "(none)"
 		}
 	}
 	return "; sent to: " + strings.Join(to, ", ")
@@ -127,7 +130,9 @@ type Message struct {
 	EnvelopeTo   []string
 
 	// From, To, Cc and ReplyTo are the header's addresses, decoded; Subject
-	// the subject, decoded.
+	// the subject, decoded, with the leading and trailing spaces it was
+	// written with (net/mail's Header trims them), so that a subject whose
+	// placeholder rendered empty shows as "Your order ".
 	From    *mail.Address
 	To      []*mail.Address
 	Cc      []*mail.Address
@@ -163,10 +168,17 @@ type File struct {
 	Content []byte
 }
 
-// Decode decodes env's message. It returns an error when the message does
-// not read as mail: a header net/mail refuses, a multipart that does not
-// end, a transfer encoding other than 7bit, quoted-printable or base64.
-func Decode(env *postroom.Envelope) (*Message, error) {
+// Decode decodes env's message. It takes the envelope as a value, as
+// Recorder.Envelopes (transport.Memory's) returns them, so that
+//
+//	for _, env := range rec.Envelopes() { msg, err := postroomtest.Decode(env) }
+//
+// reads as it should; a Transport's Send, which has a pointer, passes
+// *env. Decode reads env and keeps none of it (the Message has copies).
+// It returns an error when the message does not read as mail: a header
+// net/mail refuses, a multipart that does not end, a transfer encoding
+// other than 7bit, quoted-printable or base64.
+func Decode(env postroom.Envelope) (*Message, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(env.Data))
 	if err != nil {
 		return nil, fmt.Errorf("reading the header: %w", err)
@@ -178,7 +190,7 @@ func Decode(env *postroom.Envelope) (*Message, error) {
 		Header:       msg.Header,
 		Raw:          bytes.Clone(env.Data),
 	}
-	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); err != nil {
+	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(rawHeaderValue(env.Data, "Subject")); err != nil {
 		return nil, fmt.Errorf("the subject: %w", err)
 	}
 	if from := msg.Header.Get("From"); from != "" {
@@ -281,4 +293,49 @@ func fileName(disposition, contentType map[string]string) string {
 		return n
 	}
 	return contentType["name"]
+}
+
+// rawHeaderValue returns the first value of the top-level header field
+// name in data as it was written: unfolded (RFC 5322 section 2.2.3: each
+// CRLF before white space removed), without the white space after the
+// colon, but with any other leading or trailing white space, which
+// net/textproto trims. It returns "" when there is no such field.
+func rawHeaderValue(data []byte, name string) string {
+	rest := data
+	for len(rest) > 0 {
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			end = len(rest)
+		}
+		// The field runs on through continuation lines.
+		for end+1 < len(rest) && (rest[end+1] == ' ' || rest[end+1] == '\t') {
+			next := bytes.IndexByte(rest[end+1:], '\n')
+			if next < 0 {
+				end = len(rest)
+				break
+			}
+			end += 1 + next
+		}
+		field := rest[:end]
+		if end < len(rest) {
+			rest = rest[end+1:]
+		} else {
+			rest = nil
+		}
+		field = bytes.TrimSuffix(field, []byte("\r"))
+		if len(field) == 0 {
+			return "" // the end of the header
+		}
+		k, v, ok := bytes.Cut(field, []byte(":"))
+		if !ok || !strings.EqualFold(string(k), name) {
+			continue
+		}
+		v = bytes.ReplaceAll(v, []byte("\r\n"), nil)
+		v = bytes.ReplaceAll(v, []byte("\n"), nil)
+		if len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+			v = v[1:]
+		}
+		return string(v)
+	}
+	return ""
 }

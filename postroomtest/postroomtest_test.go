@@ -3,8 +3,10 @@ package postroomtest_test
 import (
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/postroomtest"
@@ -97,6 +99,23 @@ func (r *recordingTB) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
+// Fatalf records the failure and ends the goroutine, as testing's does:
+// call what may fail through fatal.
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// fatal runs f with r in a goroutine of its own, for a Fatalf to end.
+func (r *recordingTB) fatal(f func(testing.TB)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+}
+
 // TestCheckReportsMismatches: Check names each difference with what was
 // wanted and what was got, and passes a matching message.
 func TestCheckReportsMismatches(t *testing.T) {
@@ -121,7 +140,7 @@ func TestCheckReportsMismatches(t *testing.T) {
 		Attachments:  []string{"invoice.pdf"},
 	})
 	want := []string{
-		`postroomtest: message to ann@example.com: want subject "Your order 1001", got "Your order"`,
+		`postroomtest: message to ann@example.com: want subject "Your order 1001", got "Your order "`,
 		`postroomtest: message to ann@example.com: want html part containing "€99", got "<p>Thank you, Ann! Total: €12.50</p><img src=\"cid:logo\">"`,
 		`postroomtest: message to ann@example.com: want header X-Order "1001", got ""`,
 		`postroomtest: message to ann@example.com: want attachments ["invoice.pdf"], got ["invoice-1001.pdf"]`,
@@ -130,7 +149,108 @@ func TestCheckReportsMismatches(t *testing.T) {
 		t.Errorf("Check = %v, reported:\n%s\nwant:\n%s", ok, strings.Join(tb.errors, "\n"), strings.Join(want, "\n"))
 	}
 	tb = &recordingTB{TB: t}
-	if !msg.Check(tb, postroomtest.Want{Subject: "Your order", To: "ann@example.com"}) || len(tb.errors) != 0 {
+	if !msg.Check(tb, postroomtest.Want{Subject: "Your order ", To: "ann@example.com"}) || len(tb.errors) != 0 {
 		t.Errorf("a matching message: %q", tb.errors)
+	}
+}
+
+// TestDecodeTakesEnvelopes: Decode takes the values Envelopes returns,
+// and decodes each as Messages does.
+func TestDecodeTakesEnvelopes(t *testing.T) {
+	rec := postroomtest.NewRecorder()
+	m, err := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Send(t.Context(), receiptCall()); err != nil {
+		t.Fatal(err)
+	}
+	msgs := rec.Messages(t)
+	envs := rec.Envelopes()
+	if len(envs) != len(msgs) || len(envs) != 2 {
+		t.Fatalf("%d envelopes, %d messages, want 2", len(envs), len(msgs))
+	}
+	for i, env := range envs {
+		got, err := postroomtest.Decode(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.SendID != msgs[i].SendID || got.Subject != msgs[i].Subject || got.HTML != msgs[i].HTML {
+			t.Errorf("envelope %d decodes as %q %q, Messages has %q %q", i, got.SendID, got.Subject, msgs[i].SendID, msgs[i].Subject)
+		}
+	}
+}
+
+// TestValuesAsWritten: the subject and header values keep the spaces at
+// their ends they were written with (a placeholder that rendered empty),
+// folded lines are unfolded, and a mismatch quotes both sides so that
+// the spaces show.
+func TestValuesAsWritten(t *testing.T) {
+	rec := postroomtest.NewRecorder()
+	m, err := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := &postroom.Call{
+		Message: postroom.Message{
+			FromEmail: "shop@example.com", Subject: "{{greeting}} your order",
+			Text:    "Hello",
+			Headers: []postroom.Header{{Name: "X-Ref", Value: "A-{{ref}}  "}, {Name: "X-Long", Value: strings.Repeat("word ", 40) + "end"}},
+		},
+		Recipients: []postroom.Recipient{{Email: "ann@example.com", Params: postroom.Params{"ref": "1"}}},
+	}
+	if _, err := m.Send(t.Context(), call); err != nil {
+		t.Fatal(err)
+	}
+	msg := rec.Only(t)
+	if msg.Subject != " your order" {
+		t.Errorf("subject %q, want %q", msg.Subject, " your order")
+	}
+	if got := msg.HeaderValue("x-ref"); got != "A-1  " {
+		t.Errorf("X-Ref %q, want %q", got, "A-1  ")
+	}
+	if got, want := msg.HeaderValue("X-Long"), strings.Repeat("word ", 40)+"end"; got != want {
+		t.Errorf("X-Long %q, want %q", got, want)
+	}
+	if got := msg.HeaderValue("X-Absent"); got != "" {
+		t.Errorf("X-Absent %q, want \"\"", got)
+	}
+	tb := &recordingTB{TB: t}
+	msg.Check(tb, postroomtest.Want{Subject: "your order", Headers: map[string]string{"X-Ref": "A-1"}})
+	want := []string{
+		`postroomtest: message to ann@example.com: want subject "your order", got " your order"`,
+		`postroomtest: message to ann@example.com: want header X-Ref "A-1", got "A-1  "`,
+	}
+	if strings.Join(tb.errors, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reported:\n%s\nwant:\n%s", strings.Join(tb.errors, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFailuresQuote: Recorder.To's failure quotes the address asked for
+// and the recipients there were; a body's excerpt is cut at a
+// character's start.
+func TestFailuresQuote(t *testing.T) {
+	rec := postroomtest.NewRecorder()
+	m, err := postroom.New(rec, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := &postroom.Call{
+		Message:    postroom.Message{FromEmail: "shop@example.com", Subject: "Hi", Text: strings.Repeat("€", 100)},
+		Recipients: []postroom.Recipient{{Email: "ann@example.com"}},
+	}
+	if _, err := m.Send(t.Context(), call); err != nil {
+		t.Fatal(err)
+	}
+	tb := &recordingTB{TB: t}
+	tb.fatal(func(tb testing.TB) { rec.To(tb, "ann@example.com ") })
+	want := `postroomtest: 0 messages to "ann@example.com ", want 1; sent to: "ann@example.com"`
+	if len(tb.errors) != 1 || tb.errors[0] != want {
+		t.Errorf("To reported %q, want %q", tb.errors, want)
+	}
+	tb = &recordingTB{TB: t}
+	rec.Only(t).Check(tb, postroomtest.Want{TextContains: []string{"$"}})
+	if len(tb.errors) != 1 || !utf8.ValidString(tb.errors[0]) || strings.Contains(tb.errors[0], `\x`) || !strings.HasSuffix(tb.errors[0], `…"`) {
+		t.Errorf("Check reported %q, want an excerpt cut at a character's start", tb.errors)
 	}
 }

@@ -34,7 +34,11 @@ func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *pgxpoo
 		if m, err = postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}}); err == nil {
 			var ob *outbox.Outbox
 			if ob, err = outbox.New(m, pool, outbox.Options{Events: later}); err == nil {
-				return ob, pool, later, nil
+				// The schema first: a database not migrated is said so
+				// (ErrNotMigrated), rather than by the first query's error.
+				if err = ob.Check(ctx); err == nil {
+					return ob, pool, later, nil
+				}
 			}
 		}
 	}
@@ -138,7 +142,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	id := rest[0]
 	s, err := ob.Status(ctx, id)
 	if err != nil {
-		return err
+		return callError(id, err)
 	}
 	if e.terminal && !c.json && (s.State != postroom.CallDone || watch) {
 		s, err = follow(ctx, ob, s, e.stdout, watch, every)
@@ -257,14 +261,28 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 	id := rest[0]
 	n, err := ob.Cancel(ctx, id, reason)
 	if err != nil {
-		return err
+		return callError(id, err)
 	}
 	sending, err := settleInFlight(ctx, ob, id, reason, wait, &n)
 	if err != nil {
 		return err
 	}
+	if n == 0 && sending == 0 {
+		// Nothing cancelled: a call that had finished says so.
+		s, err := ob.Status(ctx, id)
+		if err != nil {
+			return callError(id, err)
+		}
+		if s.State == postroom.CallDone {
+			if c.json {
+				return printJSON(e.stdout, map[string]any{"call_id": id, "canceled": 0, "sending": 0, "done": true, "counts": s.Counts})
+			}
+			fmt.Fprintf(e.stdout, "call %s: already done (%s): nothing to cancel\n", id, counts(s.Counts))
+			return nil
+		}
+	}
 	if c.json {
-		return printJSON(e.stdout, map[string]any{"call_id": id, "canceled": n, "sending": sending})
+		return printJSON(e.stdout, map[string]any{"call_id": id, "canceled": n, "sending": sending, "done": false})
 	}
 	fmt.Fprintf(e.stdout, "call %s: %d recipients cancelled (rejected, %s)\n", id, n, outbox.ReasonCallCanceled)
 	if sending > 0 {
@@ -324,7 +342,7 @@ func runRetry(ctx context.Context, e *env, args []string) error {
 	defer pool.Close()
 	n, err := ob.Retry(ctx, rest[0])
 	if err != nil {
-		return err
+		return callError(rest[0], err)
 	}
 	if c.json {
 		return printJSON(e.stdout, map[string]any{"call_id": rest[0], "retried": n})

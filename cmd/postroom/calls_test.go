@@ -99,11 +99,80 @@ func TestCancel(t *testing.T) {
 			t.Errorf("%+v", r)
 		}
 	}
-	if out := c.ok(t, "cancel", id); !strings.Contains(out, ": 0 recipients") {
+	// The call is done now: cancelling it again says so.
+	if out := c.ok(t, "cancel", id); out != "call "+id+": already done (rejected 3): nothing to cancel\n" {
 		t.Errorf("second cancel printed %q", out)
 	}
-	if r := c.run(t, "cancel", "nope"); r.code != 1 || !strings.Contains(r.stderr, "call not found") {
-		t.Errorf("cancel of an unknown call: %+v", r)
+	var again struct {
+		Canceled int
+		Done     bool
+		Counts   map[string]int
+	}
+	c.jsonOf(t, &again, "cancel", id)
+	if again.Canceled != 0 || !again.Done || again.Counts["rejected"] != 3 {
+		t.Errorf("second cancel -json: %+v, want done, rejected 3", again)
+	}
+}
+
+// TestCallNotFound: call, cancel and retry of an unknown id say so in
+// one line, naming the id, without the packages' prefixes.
+func TestCallNotFound(t *testing.T) {
+	c, _ := migrated(t)
+	for _, command := range []string{"call", "cancel", "retry"} {
+		r := c.run(t, command, "nope")
+		if want := "postroom " + command + ": no call nope in this database\n"; r.code != 1 || r.stderr != want {
+			t.Errorf("%s of an unknown call: exit %d, stderr %q; want 1, %q", command, r.code, r.stderr, want)
+		}
+	}
+}
+
+// TestNotMigrated: every command that reads the database, run on one not
+// migrated, says to run postroom migrate, and works once it has run.
+func TestNotMigrated(t *testing.T) {
+	c := cmd{dsn: pgtest.DSN(t)}
+	cases := [][]string{
+		{"calls", "-account", "shop"},
+		{"call", "some-id"},
+		{"cancel", "some-id"},
+		{"retry", "some-id"},
+		{"rejects", "list", "-account", "shop"},
+		{"rejects", "add", "-account", "shop", "-email", "ann@example.org"},
+		{"templates", "list", "-account", "shop"},
+		{"templates", "info", "-account", "shop", "-name", "welcome"},
+	}
+	for _, args := range cases {
+		r := c.run(t, args...)
+		if want := "postroom " + args[0] + ": " + notMigratedLine + "\n"; r.code != 1 || r.stderr != want {
+			t.Errorf("postroom %s: exit %d, stderr %q; want 1, %q", strings.Join(args, " "), r.code, r.stderr, want)
+		}
+	}
+	c.ok(t, "migrate")
+	c.ok(t, "calls", "-account", "shop")
+	c.ok(t, "rejects", "list", "-account", "shop")
+	c.ok(t, "templates", "list", "-account", "shop")
+}
+
+// TestHelp: every command and subcommand takes -h: it prints its usage
+// and exits 0, with no database.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"migrate"}, {"calls"}, {"call"}, {"cancel"}, {"retry"},
+		{"rejects"}, {"rejects", "list"}, {"rejects", "add"}, {"rejects", "delete"},
+		{"templates"}, {"templates", "add"}, {"templates", "update"}, {"templates", "publish"},
+		{"templates", "list"}, {"templates", "info"}, {"templates", "render"}, {"templates", "delete"},
+		{"preview"}, {"send"},
+	} {
+		for _, h := range []string{"-h", "-help", "--help"} {
+			r := cmd{}.run(t, append(args, h)...)
+			if want := "usage: postroom " + strings.Join(args, " "); r.code != 0 || !strings.HasPrefix(r.stderr, want) || r.stdout != "" {
+				t.Errorf("postroom %s %s: exit %d, stderr %q; want 0 and %q", strings.Join(args, " "), h, r.code, r.stderr, want)
+			}
+		}
+	}
+	for name := range commands {
+		if r := (cmd{}).run(t, name, "-h"); r.code != 0 {
+			t.Errorf("postroom %s -h: exit %d, stderr %q", name, r.code, r.stderr)
+		}
 	}
 }
 
@@ -132,7 +201,7 @@ func TestCommandLine(t *testing.T) {
 	}
 	t.Run("flag overrides the environment", func(t *testing.T) {
 		r := cmd{dsn: "postgres://nobody@127.0.0.1:1/none"}.run(t, "calls", "-account", "a", "-database-url", pgtest.DSN(t))
-		if r.code != 1 || !strings.Contains(r.stderr, "postroom_outbox_calls") {
+		if r.code != 1 || r.stderr != "postroom calls: "+notMigratedLine+"\n" {
 			// The flag's database, fresh and not migrated, is reached.
 			t.Errorf("%+v", r)
 		}

@@ -14,6 +14,10 @@ import (
 // errHelp: -h was asked for and the flags were printed.
 var errHelp = errors.New("help")
 
+// isHelp reports whether arg asks for help: -h, -help or --help, as
+// package flag takes them.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
 // common are the flags every command takes.
 type common struct {
 	databaseURL string

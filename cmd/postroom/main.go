@@ -19,13 +19,15 @@
 //	postroom templates publish -account ID -name ID [-version N] [-keep-versions N]
 //	postroom templates info|delete -account ID -name ID
 //	postroom templates render -account ID (-name ID [-published] | -file FILE) [-params FILE.json] [-subject S] [-text]
-//	postroom preview [-recipient N] FILE.json
+//	postroom preview [-recipients N,...] [-strict] [-show text|html] FILE.json
 //	postroom send -dry-run FILE.json
 //
 // The commands that read the database take its URL from
 // POSTROOM_DATABASE_URL, or from -database-url, which overrides it. Each
 // command takes -json to print JSON for scripts instead of text. Flags
-// may come before or after the other arguments.
+// may come before or after the other arguments; -h prints a command's
+// usage. A failure is one line on stderr and exit status 1, as are
+// preview -strict and send -dry-run when a recipient would be refused.
 //
 // The command sends no mail: send only checks a call (-dry-run), and
 // cancel and retry change the outbox's records and River's jobs, which
@@ -98,7 +100,7 @@ var commands = map[string]struct {
 // run runs the command line args and returns the exit status: 0, 1 for
 // a failure, 2 for a bad command line.
 func run(ctx context.Context, args []string, e *env) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "help" || isHelp(args[0]) {
 		usage(e.stderr)
 		if len(args) == 0 {
 			return 2
@@ -122,7 +124,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stderr, "postroom %s: %v\n", args[0], err)
 		return 2
 	default:
-		fmt.Fprintf(e.stderr, "postroom %s: %v\n", args[0], err)
+		fmt.Fprintf(e.stderr, "postroom %s: %s\n", args[0], line(err))
 		return 1
 	}
 }

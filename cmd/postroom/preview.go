@@ -37,6 +37,7 @@ type previewFlags struct {
 	common
 	recipients string
 	strict     bool
+	show       string // preview's -show: "", "text" or "html"
 }
 
 func (p *previewFlags) add(e *env, name string) *flag.FlagSet {
@@ -44,6 +45,19 @@ func (p *previewFlags) add(e *env, name string) *flag.FlagSet {
 	fs.StringVar(&p.recipients, "recipients", "", "indices of the recipients to preview, comma-separated (default all)")
 	fs.BoolVar(&p.strict, "strict", false, "make a recipient with missing params invalid (Options.StrictParams)")
 	return fs
+}
+
+// refusedError is a preview -strict or send -dry-run that found
+// recipients who would be refused: exit status 1, so that either can
+// gate a build.
+func refusedError(refused, total int) error {
+	return &failure{msg: fmt.Sprintf("%d of %d recipients would be refused", refused, total)}
+}
+
+// refused reports whether a recipient of status st would be refused: no
+// message would be made for it.
+func refused(st string) bool {
+	return st != string(postroom.StatusSent) && st != string(postroom.StatusQueued)
 }
 
 // load reads and decodes the call body file (DecodeCall, as an HTTP
@@ -102,9 +116,15 @@ type recipientView struct {
 	Reason  string   `json:"reason,omitempty"`
 	Subject string   `json:"subject,omitempty"`
 	Missing []string `json:"missing,omitempty"`
+	// Text and HTML are the rendered bodies, with preview -show text or
+	// -show html only.
+	Text string `json:"text,omitempty"`
+	HTML string `json:"html,omitempty"`
 }
 
-func views(call *postroom.Call, pv *postroom.Preview) []recipientView {
+// views returns the previewed recipients; show ("text" or "html") adds
+// that rendered body.
+func views(call *postroom.Call, pv *postroom.Preview, show string) []recipientView {
 	out := make([]recipientView, len(pv.Recipients))
 	for k, r := range pv.Recipients {
 		out[k] = recipientView{
@@ -112,16 +132,24 @@ func views(call *postroom.Call, pv *postroom.Preview) []recipientView {
 			Status: string(r.Result.Status), Code: string(r.Result.Code), Reason: r.Result.Reason,
 			Subject: r.Subject, Missing: r.Missing,
 		}
+		switch show {
+		case "text":
+			out[k].Text = r.Text
+		case "html":
+			out[k].HTML = r.HTML
+		}
 	}
 	return out
 }
 
 // printViews writes the previewed recipients as text: ok for one whose
 // message would be made, refused with its status and reason otherwise.
-func printViews(w io.Writer, vs []recipientView) {
+// With show ("text" or "html"), each recipient's rendered body follows,
+// its lines indented by four spaces ("(none)" when it has none).
+func printViews(w io.Writer, vs []recipientView, show string) {
 	for _, v := range vs {
 		line := fmt.Sprintf("%d %s: ok", v.Index, v.Email)
-		if v.Status != string(postroom.StatusSent) && v.Status != string(postroom.StatusQueued) {
+		if refused(v.Status) {
 			line = fmt.Sprintf("%d %s: refused, %s", v.Index, v.Email, v.Status)
 		}
 		if v.Reason != "" {
@@ -133,6 +161,20 @@ func printViews(w io.Writer, vs []recipientView) {
 		if len(v.Missing) > 0 {
 			line += "\n  missing params: " + strings.Join(v.Missing, ", ")
 		}
+		if show != "" {
+			body := v.Text
+			if show == "html" {
+				body = v.HTML
+			}
+			line += "\n  " + show + ":"
+			if body == "" {
+				line += " (none)"
+			} else {
+				for _, l := range strings.Split(strings.TrimRight(body, "\r\n"), "\n") {
+					line += "\n    " + strings.TrimSuffix(l, "\r")
+				}
+			}
+		}
 		fmt.Fprintln(w, line)
 	}
 }
@@ -140,9 +182,13 @@ func printViews(w io.Writer, vs []recipientView) {
 func runPreview(ctx context.Context, e *env, args []string) error {
 	var p previewFlags
 	fs := p.add(e, "preview")
+	fs.StringVar(&p.show, "show", "", "also print each recipient's rendered body: text or html")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
 		return err
+	}
+	if p.show != "" && p.show != "text" && p.show != "html" {
+		return usagef("-show %q: want text or html", p.show)
 	}
 	idx, err := p.indices()
 	if err != nil {
@@ -157,11 +203,23 @@ func runPreview(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	vs := views(f.call, pv)
-	if p.json {
-		return printJSON(e.stdout, map[string]any{"operation": f.op.String(), "recipients": vs})
+	vs := views(f.call, pv, p.show)
+	n := 0
+	for _, v := range vs {
+		if refused(v.Status) {
+			n++
+		}
 	}
-	printViews(e.stdout, vs)
+	if p.json {
+		if err := printJSON(e.stdout, map[string]any{"operation": f.op.String(), "recipients": vs, "refused": n}); err != nil {
+			return err
+		}
+	} else {
+		printViews(e.stdout, vs, p.show)
+	}
+	if p.strict && n > 0 {
+		return refusedError(n, len(vs))
+	}
 	return nil
 }
 
@@ -199,7 +257,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	vs := views(f.call, pv)
+	vs := views(f.call, pv, "")
 	refused := 0
 	for _, r := range checked {
 		if r.Status != "" {
@@ -212,9 +270,15 @@ func runSend(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if p.json {
-		return printJSON(e.stdout, map[string]any{"operation": f.op.String(), "dry_run": true, "recipients": vs, "refused": refused})
+		if err := printJSON(e.stdout, map[string]any{"operation": f.op.String(), "dry_run": true, "recipients": vs, "refused": refused}); err != nil {
+			return err
+		}
+	} else {
+		printViews(e.stdout, vs, "")
+		fmt.Fprintf(e.stdout, "dry run: %d recipients, %d would be refused; nothing was sent\n", len(f.call.Recipients), refused)
 	}
-	printViews(e.stdout, vs)
-	fmt.Fprintf(e.stdout, "dry run: %d recipients, %d would be refused; nothing was sent\n", len(f.call.Recipients), refused)
+	if refused > 0 {
+		return refusedError(refused, len(f.call.Recipients))
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -36,10 +37,50 @@ func TestPreview(t *testing.T) {
 	}
 
 	t.Run("strict", func(t *testing.T) {
+		// Refused recipients make -strict exit 1, after its output.
+		r := c.run(t, "preview", "-strict", "-json", "testdata/receipt.json")
 		var p preview
-		c.jsonOf(t, &p, "preview", "-strict", "testdata/receipt.json")
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatalf("%v: %+v", err, r)
+		}
 		if b := p.Recipients[1]; b.Status != "invalid" || b.Code != "missing-param" {
 			t.Errorf("bob under -strict: %+v", b)
+		}
+		if r.code != 1 || r.stderr != "postroom preview: 2 of 3 recipients would be refused\n" || p.Refused != 2 {
+			t.Errorf("preview -strict with 2 refused: exit %d, stderr %q, refused %d; want 1", r.code, r.stderr, p.Refused)
+		}
+		r = c.run(t, "preview", "-strict", "-recipients", "1", "testdata/receipt.json")
+		if r.code != 1 || !strings.Contains(r.stdout, "1 bob@example.org: refused, invalid") {
+			t.Errorf("preview -strict -recipients 1: %+v", r)
+		}
+		// None refused: 0; without -strict a refused recipient is shown, exit 0.
+		c.ok(t, "preview", "-strict", "testdata/welcome.json")
+		c.ok(t, "preview", "-strict", "-recipients", "0", "testdata/receipt.json")
+		c.ok(t, "preview", "testdata/receipt.json")
+	})
+	t.Run("show", func(t *testing.T) {
+		out := c.ok(t, "preview", "-show", "html", "-recipients", "1", "testdata/welcome.json")
+		want := "1 bob@example.org: ok\n  subject: Welcome, Bob\n  html:\n    <p>Hello Bob,</p>\n    <p>your code is B2.</p>\n"
+		if out != want {
+			t.Errorf("preview -show html printed:\n%s\nwant:\n%s", out, want)
+		}
+		out = c.ok(t, "preview", "-show", "text", "-recipients", "0", "testdata/welcome.json")
+		want = "0 ann@example.org: ok\n  subject: Welcome, Ann\n  text:\n    Hello Ann,\n    your code is A1.\n"
+		if out != want {
+			t.Errorf("preview -show text printed:\n%s\nwant:\n%s", out, want)
+		}
+		var p preview
+		c.jsonOf(t, &p, "preview", "-show", "html", "testdata/welcome.json")
+		if len(p.Recipients) != 2 || p.Recipients[0].HTML != "<p>Hello Ann,</p>\n<p>your code is A1.</p>" || p.Recipients[0].Text != "" {
+			t.Errorf("preview -show html -json: %+v", p.Recipients)
+		}
+		// A refused recipient has no body.
+		out = c.ok(t, "preview", "-show", "text", "-recipients", "2", "testdata/receipt.json")
+		if !strings.Contains(out, "  text: (none)") {
+			t.Errorf("preview -show text of a refused recipient printed:\n%s", out)
+		}
+		if r := c.run(t, "preview", "-show", "pdf", "testdata/welcome.json"); r.code != 2 || !strings.Contains(r.stderr, "want text or html") {
+			t.Errorf("preview -show pdf: %+v", r)
 		}
 	})
 	t.Run("workload", func(t *testing.T) {
@@ -64,15 +105,24 @@ func TestPreview(t *testing.T) {
 func TestSend(t *testing.T) {
 	var c cmd
 	var p preview
-	c.jsonOf(t, &p, "send", "testdata/receipt.json", "--dry-run")
+	r := c.run(t, "send", "testdata/receipt.json", "--dry-run", "-json")
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		t.Fatalf("%v: %+v", err, r)
+	}
 	if p.Refused != 1 || len(p.Recipients) != 3 {
 		t.Errorf("dry run: %+v, want cy refused", p)
 	}
-	out := c.ok(t, "send", "-dry-run", "-strict", "testdata/receipt.json")
-	if !strings.Contains(out, "3 recipients, 2 would be refused; nothing was sent") {
-		t.Errorf("dry run -strict printed:\n%s", out)
+	if r.code != 1 || r.stderr != "postroom send: 1 of 3 recipients would be refused\n" {
+		t.Errorf("dry run with a refused recipient: exit %d, stderr %q; want 1", r.code, r.stderr)
 	}
-	r := c.run(t, "send", "testdata/receipt.json")
+	r = c.run(t, "send", "-dry-run", "-strict", "testdata/receipt.json")
+	if r.code != 1 || !strings.Contains(r.stdout, "3 recipients, 2 would be refused; nothing was sent") {
+		t.Errorf("dry run -strict: %+v", r)
+	}
+	if out := c.ok(t, "send", "-dry-run", "-strict", "testdata/welcome.json"); !strings.Contains(out, "2 recipients, 0 would be refused; nothing was sent") {
+		t.Errorf("dry run of a call refusing none printed:\n%s", out)
+	}
+	r = c.run(t, "send", "testdata/receipt.json")
 	if r.code != 2 || !strings.Contains(r.stderr, "sends no mail") {
 		t.Errorf("send without -dry-run: %+v", r)
 	}

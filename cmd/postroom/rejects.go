@@ -15,6 +15,10 @@ func runRejects(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return usagef("want list, add or delete")
 	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(e.stderr, "usage: postroom rejects list|add|delete [flags]\n\nRun 'postroom rejects <list|add|delete> -h' for each one's flags.")
+		return errHelp
+	}
 	var c common
 	var account, email, reason, detail, prefix, scope, listID string
 	var all bool

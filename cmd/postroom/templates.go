@@ -30,6 +30,10 @@ func runTemplates(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return usagef("%s", want)
 	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(e.stderr, "usage: postroom templates add|update|publish|list|info|render|delete [flags]\n\nRun 'postroom templates <command> -h' for each one's flags.")
+		return errHelp
+	}
 	var f templatesFlags
 	fs := newFlags(e, "templates "+args[0], "", &f.common)
 	fs.StringVar(&f.account, "account", "", "the account (required)")

@@ -88,10 +88,12 @@
 //
 //   - messaging.client.operation.duration (histogram, s): the transport's
 //     latency per message. A message with a span of its own is timed;
-//     of the messages of a call run through Run or of an outbox job, one
-//     in 16 (those whose send id ends in 0; every one with
-//     Options.TimeEveryMessage), so that the histogram's count is then a
-//     sixteenth of them; messaging.client.sent.messages has them all.
+//     of the messages of a call run through Run or of an outbox job, the
+//     first (so that a run of one call shows a latency) and one in 16 of
+//     the others (those whose send id ends in 0; every one with
+//     Options.TimeEveryMessage), so that the histogram's count is then
+//     about a sixteenth of them; messaging.client.sent.messages has them
+//     all.
 //   - messaging.client.sent.messages (counter, {message}): messages handed
 //     to the transport.
 //

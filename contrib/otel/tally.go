@@ -12,8 +12,9 @@ import (
 )
 
 // timed reports whether a message of a call or job is timed, unless
-// Options.TimeEveryMessage: one in 16, those whose send id (random hex)
-// ends in 0, chosen without a shared counter. The OpenTelemetry SDK's
+// Options.TimeEveryMessage or it is the call's first (see
+// tally.takeFirst): one in 16, those whose send id (random hex) ends in
+// 0, chosen without a shared counter. The OpenTelemetry SDK's
 // histogram record and the two clock readings cost a good part of the
 // adapter's whole cost for a one-recipient call (see BenchmarkOverhead);
 // one in 16 keeps the distribution and costs a sixteenth.
@@ -32,6 +33,9 @@ type tally struct {
 	t *Telemetry
 	// spans is whether each message gets a span (MessageSpanLimit).
 	spans bool
+	// first is set by the call's first message handed over, which is
+	// always timed: a run of one call shows a latency.
+	first atomic.Bool
 
 	// byOutcome holds each outcome's messages and octets side by side:
 	// a message's two adds touch one cache line.
@@ -92,6 +96,12 @@ func (tl *tally) event(typ postroom.EventType, reason string) {
 		tl.events = tl.buf[:0]
 	}
 	tl.events = append(tl.events, eventCount{typ, reason, 1})
+}
+
+// takeFirst reports whether the message handing over now is the call's
+// or job's first, once: the first of concurrent ones wins.
+func (tl *tally) takeFirst() bool {
+	return !tl.first.Load() && tl.first.CompareAndSwap(false, true)
 }
 
 // message counts a message handed over with outcome o.

@@ -39,8 +39,9 @@ type Options struct {
 	MessageSpanLimit int
 	// TimeEveryMessage times every message of a call run through Run or
 	// of an outbox job for messaging.client.operation.duration. Zero
-	// means one in 16 (those whose send id ends in 0), so that the
-	// histogram's count is a sixteenth of those messages, which
+	// means the first of each call or job and one in 16 of the others
+	// (those whose send id ends in 0), so that the histogram's count is
+	// about a sixteenth of those messages, which
 	// messaging.client.sent.messages counts all: the SDK's record and
 	// the clock's two readings cost about as much as all the rest of the
 	// adapter's work for a one-recipient call whose span is not sampled.

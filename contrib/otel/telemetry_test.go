@@ -342,11 +342,13 @@ func TestRunRefusedCall(t *testing.T) {
 }
 
 // TestLargeCallTimed: the messages of a call are counted all and timed
-// one in 16, those whose send id ends in 0.
+// the first and one in 16 of the others, those whose send id ends in 0.
+// One worker hands them over, so that the memory transport's first
+// envelope is the call's first message.
 func TestLargeCallTimed(t *testing.T) {
 	k := newKit(t)
 	mem := transport.NewMemory()
-	m := newMailer(t, k.tel.Transport(mem), postroom.Options{OnEvent: k.tel.OnEvent})
+	m := newMailer(t, k.tel.Transport(mem), postroom.Options{OnEvent: k.tel.OnEvent, Concurrency: 1})
 	emails := make([]string, 160)
 	for i := range emails {
 		emails[i] = fmt.Sprintf("c%d@example.com", i)
@@ -373,8 +375,8 @@ func TestLargeCallTimed(t *testing.T) {
 		t.Errorf("postroom.events send = %d, want 160", n)
 	}
 	want := uint64(0)
-	for _, env := range mem.Envelopes() {
-		if strings.HasSuffix(env.SendID, "0") {
+	for i, env := range mem.Envelopes() {
+		if i == 0 || strings.HasSuffix(env.SendID, "0") {
 			want++
 		}
 	}
@@ -383,8 +385,71 @@ func TestLargeCallTimed(t *testing.T) {
 		count = dur.DataPoints[0].Count
 	}
 	if count != want || want == 160 {
-		t.Errorf("messaging.client.operation.duration counts %d messages, want %d (those whose send id ends in 0)", count, want)
+		t.Errorf("messaging.client.operation.duration counts %d messages, want %d (the first and those whose send id ends in 0)", count, want)
 	}
+}
+
+// TestFirstMessageTimed: the first message of each call is timed,
+// whatever its send id, so that a run of one call shows a latency. Of 32
+// one-recipient calls, all 32 are timed (one in 16 would time about 2);
+// of two-recipient calls, the first message of each and the second only
+// when its send id ends in 0.
+func TestFirstMessageTimed(t *testing.T) {
+	durationCount := func(t *testing.T, k *kit) uint64 {
+		t.Helper()
+		dur, ok := k.metrics(t)["messaging.client.operation.duration"].(metricdata.Histogram[float64])
+		if !ok || len(dur.DataPoints) != 1 {
+			return 0
+		}
+		return dur.DataPoints[0].Count
+	}
+	t.Run("one recipient", func(t *testing.T) {
+		k := newKit(t)
+		mem := transport.NewMemory()
+		m := newMailer(t, k.tel.Transport(mem), postroom.Options{})
+		const calls = 32
+		for range calls {
+			if _, err := k.tel.Send(t.Context(), m, receipt("ann@example.com")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		untimedIDs := 0
+		for _, env := range mem.Envelopes() {
+			if !strings.HasSuffix(env.SendID, "0") {
+				untimedIDs++
+			}
+		}
+		if untimedIDs == 0 {
+			t.Fatal("every send id ends in 0: the test shows nothing")
+		}
+		if n := durationCount(t, k); n != calls {
+			t.Errorf("messaging.client.operation.duration counts %d messages, want %d (each call's first)", n, calls)
+		}
+	})
+	t.Run("two recipients", func(t *testing.T) {
+		// One worker: each call's first envelope is its first message.
+		k := newKit(t)
+		mem := transport.NewMemory()
+		m := newMailer(t, k.tel.Transport(mem), postroom.Options{Concurrency: 1})
+		for range 32 {
+			if _, err := k.tel.Send(t.Context(), m, receipt("ann@example.com", "bob@example.net")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		envs := mem.Envelopes()
+		if len(envs) != 64 {
+			t.Fatalf("%d envelopes, want 64", len(envs))
+		}
+		want := uint64(0)
+		for i, env := range envs {
+			if i%2 == 0 || strings.HasSuffix(env.SendID, "0") {
+				want++
+			}
+		}
+		if n := durationCount(t, k); n != want || want == 64 {
+			t.Errorf("messaging.client.operation.duration counts %d messages, want %d (each call's first and the others whose send id ends in 0)", n, want)
+		}
+	})
 }
 
 // TestCountersAcrossCollections: the counters are kept by the

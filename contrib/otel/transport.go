@@ -165,13 +165,14 @@ func (w *tracedTransport) Send(ctx context.Context, env *postroom.Envelope) erro
 
 // tallied is Send without a span, for a call run through Run whose
 // messages get none or an outbox job: the message's count and octets go
-// to the tally, recorded when the call or job ends, and one message in
-// 16 is timed (see timed; every one with Options.TimeEveryMessage). The
+// to the tally, recorded when the call or job ends; its first message
+// and one in 16 of the others are timed (see timed; every one with
+// Options.TimeEveryMessage), so that a run of one call shows a latency. The
 // latency goes without the call's span (no exemplar): a measurement
 // offered to the exemplar reservoirs costs half as much again, and the
 // exemplar would link to a span of many messages alike.
 func (w *tracedTransport) tallied(ctx context.Context, env *postroom.Envelope, tl *tally) error {
-	if !w.t.opts.TimeEveryMessage && !timed(env.SendID) {
+	if !w.t.opts.TimeEveryMessage && !tl.takeFirst() && !timed(env.SendID) {
 		err := w.next.Send(ctx, env)
 		tl.message(classify(ctx, err), len(env.Data))
 		return err

@@ -33,7 +33,7 @@ func TestSendLaterBounce(t *testing.T) {
 	cfg.Hearing = hearingConfig{BounceListen: ln.Addr().String(), BounceLn: ln, BounceDomain: "bounce.example.com"}
 	api, _ := startConfig(t, cfg)
 
-	st, _ := postAsync(t, api+httpapi.SendPath, marshal(t, smallCall(2)))
+	_, loc := postAsync(t, api+httpapi.SendPath, marshal(t, smallCall(2)))
 
 	// status polls the call's status until done holds, or a minute.
 	status := func(what string, done func(postroom.CallStatus) bool) postroom.CallStatus {
@@ -41,7 +41,7 @@ func TestSendLaterBounce(t *testing.T) {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			var s postroom.CallStatus
-			if code := getJSON(t, api+httpapi.CallsPath+st.ID, &s); code != http.StatusOK {
+			if code := getJSON(t, api+loc, &s); code != http.StatusOK {
 				t.Fatalf("GET the call: %d", code)
 			}
 			if done(s) {

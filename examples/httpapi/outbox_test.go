@@ -64,8 +64,8 @@ func TestSendLater(t *testing.T) {
 		t.Fatalf("got %d %+v; want 202 with an id, queued", resp.StatusCode, st)
 	}
 	loc := resp.Header.Get("Location")
-	if loc != httpapi.CallsPath+st.ID {
-		t.Fatalf("Location %q; want %q", loc, httpapi.CallsPath+st.ID)
+	if want := httpapi.CallsPath + st.ID + "?account_id=acct"; loc != want {
+		t.Fatalf("Location %q; want %q", loc, want)
 	}
 
 	// The workers run the call; poll its status until it is done.
@@ -112,8 +112,17 @@ func TestSendLater(t *testing.T) {
 	if resp, _ := postAsync(t, apitest.Marshal(t, apitest.SmallCall(2)), "order-1"); resp.StatusCode != http.StatusConflict {
 		t.Errorf("the key with another call: %d; want 409", resp.StatusCode)
 	}
-	if code := getJSON(t, api+httpapi.CallsPath+"0123456789abcdef0123456789abcdef", new(postroom.CallStatus)); code != http.StatusNotFound {
+	if code := getJSON(t, api+httpapi.CallsPath+"0123456789abcdef0123456789abcdef?account_id=acct", new(postroom.CallStatus)); code != http.StatusNotFound {
 		t.Errorf("GET of an unknown id: %d; want 404", code)
+	}
+	// The call's status is its account's: another account reads nothing
+	// of it (with -no-auth any key is the account's), and without a key
+	// the Location answers 401.
+	if code := getJSON(t, api+httpapi.CallsPath+st.ID+"?account_id=other", new(postroom.CallStatus)); code != http.StatusNotFound {
+		t.Errorf("GET of the call as another account: %d; want 404", code)
+	}
+	if code := getJSONKey(t, api+loc, "", new(postroom.CallStatus)); code != http.StatusUnauthorized {
+		t.Errorf("GET of the Location without a key: %d; want 401", code)
 	}
 	entries, err := os.ReadDir(folder)
 	if err != nil {
@@ -129,8 +138,6 @@ func TestSendLater(t *testing.T) {
 	}
 }
 
-// getJSON GETs url and decodes a 200 answer's body into v; it returns the
-// status.
 // postAsync posts body to url with Prefer: respond-async, fails t unless
 // the answer is 202 Accepted, and returns the call's status as answered
 // and its Location.
@@ -157,11 +164,24 @@ func postAsync(t *testing.T, url string, body []byte) (postroom.CallStatus, stri
 	return st, resp.Header.Get("Location")
 }
 
+// getJSON GETs url with the key "k" in httpapi.KeyHeader (the servers
+// of these tests run with -no-auth: any key is the account's) and
+// decodes a 200 answer's body into v; it returns the status.
+
 func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	return getJSONKey(t, url, "k", v)
+}
+
+// getJSONKey is getJSON with key in httpapi.KeyHeader (none when "").
+func getJSONKey(t *testing.T, url, key string, v any) int {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set(httpapi.KeyHeader, key)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

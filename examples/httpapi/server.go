@@ -103,7 +103,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "`address` to serve HTTP on")
 	fs.StringVar(&cfg.EMLDir, "eml-dir", "", "deliver by writing each message as <send_id>.eml into `dir` (default ./"+defaultEMLDir+" without -smtp)")
 	fs.StringVar(&cfg.SMTP, "smtp", "", "deliver through the SMTP server at `host:port`; the password is read from $"+passwordEnv)
-	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls")
+	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls (none for a development relay such as Mailpit)")
 	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
 	fs.StringVar(&cfg.Templates, "templates", "", "stored templates for message.send_template, in `dir`/<account_id>/<template_id>")
 	fs.BoolVar(&cfg.TemplatesInMemory, "templates-in-memory", false, "keep the stored templates in memory, managed with templates.add and the other templates endpoints, and lost at exit (for development; -database-url keeps them)")
@@ -219,11 +219,11 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		cancel()
 		if errors.Is(err, postroom.ErrTransportUnusable) {
 			_ = s.Close()
-			return nil, nil, fmt.Errorf("-smtp %s: %w", cfg.SMTP, err)
+			return nil, nil, fmt.Errorf("-smtp %s: %w", cfg.SMTP, explainTLS(err))
 		} else if err != nil {
 			logger.Warn("SMTP relay not reachable at start; calls will retry it", "error", err)
 		}
-		t, cleanup = s, s.Close
+		t, cleanup = withTLSHint(s, logger), s.Close
 		if cfg.SMTPTLS == "none" && cfg.SMTPUser != "" {
 			logger.Warn("-smtp-tls none: the SMTP password is sent without TLS")
 		}

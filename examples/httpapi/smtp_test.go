@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -112,3 +113,89 @@ func TestSMTPLoginRefused(t *testing.T) {
 		t.Errorf("the SMTP server got %d messages; want none", n)
 	}
 }
+
+// TestSMTPNoSTARTTLSHint: a plaintext relay (the in-process server
+// without TLS, as Mailpit or a local Postfix) under the default
+// -smtp-tls starttls stops the server at start with an error that says to
+// run with -smtp-tls none, still wrapping transport.ErrTLSUnavailable.
+func TestSMTPNoSTARTTLSHint(t *testing.T) {
+	srv := smtptest.NewServer(t, smtptest.Options{})
+	h, cleanup, err := newServer(config{SMTP: srv.Addr(), SMTPTLS: "starttls", NoAuth: true}, slog.New(slog.DiscardHandler))
+	if err == nil {
+		_ = cleanup()
+		t.Fatalf("newServer = %v, nil; want an error: the relay offers no STARTTLS", h)
+	}
+	if !errors.Is(err, transport.ErrTLSUnavailable) || !errors.Is(err, postroom.ErrTransportUnusable) {
+		t.Errorf("newServer error %v; want one wrapping transport.ErrTLSUnavailable and postroom.ErrTransportUnusable", err)
+	}
+	var se *transport.SetupError
+	if !errors.As(err, &se) || se.Step != transport.StepStartTLS {
+		t.Errorf("newServer error %#v; want a *transport.SetupError at STARTTLS", err)
+	}
+	if !strings.Contains(err.Error(), "-smtp-tls none") {
+		t.Errorf("newServer error %q does not say to run with -smtp-tls none", err)
+	}
+	if n := len(srv.Messages()); n != 0 {
+		t.Errorf("the SMTP server got %d messages; want none", n)
+	}
+
+	// The same relay with -smtp-tls none takes the messages.
+	url, _ := startConfig(t, config{SMTP: srv.Addr(), SMTPTLS: "none", NoAuth: true})
+	if r := post(t, t.Context(), url+"/api/1.0/message.send", "application/json", marshal(t, smallCall(1))); r.Status != http.StatusOK || len(r.Results) != 1 || r.Results[0].Status != postroom.StatusSent {
+		t.Fatalf("with -smtp-tls none: %d %s; want 200, sent", r.Status, r.Body)
+	}
+	if n := len(srv.Messages()); n != 1 {
+		t.Errorf("with -smtp-tls none the SMTP server got %d messages; want 1", n)
+	}
+}
+
+// TestTLSHintTransport: the server's transport logs the advice to run
+// with -smtp-tls none once, at the first message a plaintext relay is
+// refused for, and returns the transport's error as it is; other
+// failures log nothing.
+func TestTLSHintTransport(t *testing.T) {
+	srv := smtptest.NewServer(t, smtptest.Options{})
+	s, err := newSMTP(config{SMTP: srv.Addr(), SMTPTLS: "starttls"}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	var logged bytes.Buffer
+	tr := withTLSHint(s, slog.New(slog.NewTextHandler(&logged, nil)))
+	if _, ok := tr.(postroom.Queuer); ok {
+		t.Errorf("the wrapper of a transport that is no Queuer is one")
+	}
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		results, err := m.Send(t.Context(), smallCall(2))
+		if err != nil && !errors.Is(err, postroom.ErrTransportUnusable) {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if r.Status == postroom.StatusSent {
+				t.Fatalf("result %+v; want the recipient refused", r)
+			}
+		}
+	}
+	if n := strings.Count(logged.String(), "-smtp-tls none"); n != 1 {
+		t.Errorf("the advice logged %d times; want once:\n%s", n, logged.String())
+	}
+	if n := len(srv.Messages()); n != 0 {
+		t.Errorf("the SMTP server got %d messages; want none", n)
+	}
+
+	// A Queuer keeps its answer through the wrapper.
+	q := withTLSHint(queued{}, slog.New(slog.DiscardHandler))
+	if qq, ok := q.(postroom.Queuer); !ok || !qq.Queued() {
+		t.Errorf("the wrapper of a Queuer is %T; want a Queuer answering true", q)
+	}
+}
+
+// queued is a transport that queues: a Queuer answering true.
+type queued struct{}
+
+func (queued) Send(context.Context, *postroom.Envelope) error { return nil }
+func (queued) Queued() bool                                   { return true }

@@ -70,7 +70,7 @@ func TestSteerCalls(t *testing.T) {
 		}
 		return a
 	}
-	st, _ := postAsync(t, api+httpapi.SendPath, apitest.Marshal(t, call))
+	st, loc := postAsync(t, api+httpapi.SendPath, apitest.Marshal(t, call))
 
 	type view struct {
 		postroom.CallStatus
@@ -79,7 +79,7 @@ func TestSteerCalls(t *testing.T) {
 	var v view
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		v = view{} // json.Unmarshal would keep the fields a new answer omits
-		if code := getJSON(t, api+httpapi.CallsPath+st.ID, &v); code != http.StatusOK {
+		if code := getJSON(t, api+loc, &v); code != http.StatusOK {
 			t.Fatalf("GET: %d", code)
 		}
 		if len(v.Waiting) == 1 && v.Waiting[0].State == postroom.WaitingDeferred && v.Waiting[0].NextAttempt != nil || time.Now().After(deadline) {
@@ -115,7 +115,7 @@ func TestSteerCalls(t *testing.T) {
 		t.Errorf("calls.cancel: %d %s; want 1 canceled", r.Status, r.Body)
 	}
 	var done view
-	if code := getJSON(t, api+httpapi.CallsPath+st.ID, &done); code != http.StatusOK || done.State != postroom.CallDone || len(done.Results) != 2 || len(done.Waiting) != 0 {
+	if code := getJSON(t, api+loc, &done); code != http.StatusOK || done.State != postroom.CallDone || len(done.Results) != 2 || len(done.Waiting) != 0 {
 		t.Fatalf("after calls.cancel: %d %+v; want done", code, done)
 	}
 	// Over HTTP a result has no code: its reason starts with it.
