@@ -283,8 +283,10 @@
 //
 // # Imports
 //
-// From the module this package imports only internal packages that import
-// nothing of it: internal/program (the template engine), internal/mimemsg
+// From the module this package imports only packages that import nothing
+// of it: delivery (the delivery contract: Envelope, Transport and the
+// errors a Transport returns, whose names this package declares again as
+// aliases), internal/program (the template engine), internal/mimemsg
 // and internal/qp (the MIME writer and its quoted-printable encoder),
 // internal/htmltext (the generated text part), internal/dkim (the DKIM
 // signer), internal/calljson (the generic half of the call JSON codec) and

@@ -86,7 +86,7 @@ func (j *job) emit(ctx context.Context, i int, r Result) {
 	if t != EventSend && errors.As(r.Err, &de) {
 		// The recipient's own reply (a sent recipient's error is its bcc
 		// copies').
-		e.Status, e.Diagnostic = de.Enhanced, de.reply()
+		e.Status, e.Diagnostic = de.Enhanced, deliveryReply(de)
 	}
 	if e.Diagnostic == "" && len(r.Reason) > len(r.Code)+2 {
 		e.Diagnostic = r.Reason[len(r.Code)+2:] // the detail after "code: "

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/postroom/postroom/internal/mimemsg"
+	"github.com/postroom/postroom/internal/replytext"
 )
 
 // Result is the outcome for one recipient. Send and SendTemplate return
@@ -343,9 +344,17 @@ func fromContext(err error) bool {
 func replyOf(err error) string {
 	var de *DeliveryError
 	if errors.As(err, &de) {
-		return de.reply()
+		return deliveryReply(de)
 	}
 	return ""
+}
+
+// deliveryReply is de's next hop's reply, "code enhanced text", made one
+// line of at most replytext.Max octets by replytext.Line (whichever
+// Transport made de), or "" when there was none: the rule DeliveryError's
+// own text follows too.
+func deliveryReply(de *DeliveryError) string {
+	return replytext.Reply(de.Code, de.Enhanced, de.Text)
 }
 
 // CountStatuses returns how many of results have each Status: the

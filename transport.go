@@ -1,56 +1,30 @@
 package postroom
 
-import "context"
+import "github.com/postroom/postroom/delivery"
 
-// Envelope is one message ready for delivery: the SMTP envelope and the
-// complete message.
-type Envelope struct {
-	// SendID is the 32-hex-character id the Mailer reports for this message;
-	// it is also the local part of the Message-ID header.
-	SendID string
-	// From is the reverse path (SMTP MAIL FROM), an ASCII address.
-	From string
-	// To is the recipient followed by the bcc addresses (SMTP RCPT TO), in
-	// that order. Domains are in A-label (ASCII) form.
-	To []string
-	// Data is the complete RFC 5322 message: CRLF line endings, no line over
-	// 998 octets, 7-bit clean, not dot-stuffed.
-	Data []byte
-}
+// The delivery contract lives in package delivery, which imports nothing
+// of this package, so that a Transport's implementation (package
+// transport, or an application's own) links none of the template engine
+// or the MIME writer. The names below are aliases: the same types, with
+// the same methods, documentation and JSON form.
 
-// Transport delivers messages. It plays the role of http.RoundTripper: the
-// Mailer builds each message and hands it to Send.
-//
-// Send must be safe for concurrent use by multiple goroutines: the Mailer
-// calls it from up to Options.Concurrency goroutines at once.
-//
-// Send must honour ctx: when ctx is done it returns promptly with an error
-// wrapping ctx.Err() (inside a DeliveryError of kind DeliveryUncertain if the
-// message may have been delivered all the same).
-//
-// The Envelope and Data belong to the caller. Send must not modify them and
-// must not keep any of them after it returns: the Mailer reuses Data's
-// memory for the next message.
-//
-// A nil error means the next hop accepted the message for every address in
-// env.To. A *PartialError means it accepted it for env.To[0] and refused the
-// addresses it lists. A *DeliveryError says how delivery failed (its Kind:
-// permanent, uncertain, or temporary). Any other error counts as a temporary failure:
-// nothing was delivered and retrying is safe. An error wrapping
-// ErrTransportUnusable stops the whole call.
-type Transport interface {
-	Send(ctx context.Context, env *Envelope) error
-}
+// Envelope is delivery.Envelope: one message ready for delivery, the SMTP
+// envelope (From, To) and the complete message (Data), with its SendID.
+type Envelope = delivery.Envelope
 
-// TransportFunc adapts an ordinary function to the Transport interface.
-type TransportFunc func(ctx context.Context, env *Envelope) error
+// Transport is delivery.Transport, the one-method interface the Mailer
+// hands each message to, as http.Client hands requests to an
+// http.RoundTripper. Its documentation is the contract: concurrency, ctx,
+// who owns the Envelope's bytes, and what nil, a *PartialError, a
+// *DeliveryError, any other error and ErrTransportUnusable mean.
+type Transport = delivery.Transport
 
-// Send calls f(ctx, env).
-func (f TransportFunc) Send(ctx context.Context, env *Envelope) error { return f(ctx, env) }
+// TransportFunc is delivery.TransportFunc: an ordinary function as a
+// Transport.
+type TransportFunc = delivery.TransportFunc
 
-// Queuer is implemented by transports that accept messages for delivery
-// later, such as a spool or a pickup folder. When Queued reports true, the
-// Mailer reports accepted messages with StatusQueued instead of StatusSent.
-type Queuer interface {
-	Queued() bool
-}
+// Queuer is delivery.Queuer, implemented by transports that accept
+// messages for delivery later, such as a spool or a pickup folder. When
+// Queued reports true, the Mailer reports accepted messages with
+// StatusQueued instead of StatusSent.
+type Queuer = delivery.Queuer

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
-// Dir is a postroom.Transport that writes each message into a folder as
+// Dir is a delivery.Transport that writes each message into a folder as
 // <send_id>.eml, holding exactly the bytes of Envelope.Data (CRLF line
 // endings kept). The envelope's From and To are not written: Bcc
 // recipients, which appear only in To, leave no trace in the file.
@@ -22,7 +22,7 @@ import (
 // are created with mode 0600, since messages hold personal data.
 //
 // Dir is a final destination, not a spool: it does not implement
-// postroom.Queuer, and the Mailer reports messages it accepts as sent.
+// delivery.Queuer, and the Mailer reports messages it accepts as sent.
 //
 // A Dir is safe for concurrent use; each Send writes its own files. The
 // zero value has no folder and must not be used; use NewDir.
@@ -62,17 +62,17 @@ func (d *Dir) File(sendID string) string {
 //
 // An env.SendID that is not 32 lowercase hexadecimal characters, which
 // could name a path outside the folder, is refused with a
-// *postroom.DeliveryError of kind DeliveryPermanent: retrying cannot help. A ctx
+// *delivery.DeliveryError of kind DeliveryPermanent: retrying cannot help. A ctx
 // that is done before the file is in place gives ctx.Err() and leaves no
 // file. Any other failure (a full disk, a permission) is returned as a
 // plain error, a temporary failure, and leaves no file behind.
-func (d *Dir) Send(ctx context.Context, env *postroom.Envelope) error {
+func (d *Dir) Send(ctx context.Context, env *delivery.Envelope) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if !wellFormedSendID(env.SendID) {
-		return &postroom.DeliveryError{
-			Kind: postroom.DeliveryPermanent,
+		return &delivery.DeliveryError{
+			Kind: delivery.DeliveryPermanent,
 			Text: "invalid send id",
 			Err:  errDirSendID,
 		}
@@ -82,7 +82,7 @@ func (d *Dir) Send(ctx context.Context, env *postroom.Envelope) error {
 
 // write puts env.Data in place as <env.SendID>.eml, through a temporary
 // file that it removes on failure.
-func (d *Dir) write(ctx context.Context, env *postroom.Envelope) (err error) {
+func (d *Dir) write(ctx context.Context, env *delivery.Envelope) (err error) {
 	f, err := os.CreateTemp(d.path, ".postroom-*.tmp")
 	if err != nil {
 		return fmt.Errorf("transport: Dir: %w", err)

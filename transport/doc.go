@@ -1,6 +1,7 @@
-// Package transport provides implementations of postroom.Transport, the
-// one-method interface through which a postroom.Mailer hands each built
-// message over for delivery.
+// Package transport provides implementations of delivery.Transport
+// (postroom.Transport is the same interface), the one-method interface
+// through which a postroom.Mailer hands each built message over for
+// delivery.
 //
 //   - SMTP (NewSMTP) delivers to a mail server: a relay, a smarthost or a
 //     local MTA. Its Check runs one session set-up, so that an
@@ -13,7 +14,7 @@
 //
 // Every transport here is safe for concurrent use, honours its ctx, and
 // copies what it needs from the Envelope before Send returns, as the
-// postroom.Transport contract requires. The package transporttest checks
+// delivery.Transport contract requires. The package transporttest checks
 // that contract for any Transport.
 //
 // Dir and Memory are final destinations: a message they accept is reported
@@ -22,7 +23,10 @@
 // This package does not queue, retry or sign messages; a Transport that
 // wraps another can add those.
 //
-// From the module it imports only postroom, and internal/replytext, the
-// rule for a reply's text that it shares with postroom; the postroom
-// package never imports it, and knows a Transport only by its interface.
+// From the module it imports only delivery (the contract: Envelope,
+// Transport and the errors a Transport returns), and internal/replytext,
+// the rule for a reply's text that it shares with postroom. It does not
+// import postroom, so a program that only delivers links no template
+// engine or MIME writer; the postroom package never imports it either,
+// and knows a Transport only by its interface.
 package transport

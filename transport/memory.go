@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
-// Memory is a postroom.Transport that records every envelope it accepts, in
+// Memory is a delivery.Transport that records every envelope it accepts, in
 // the order Send was called, for tests and previews. It delivers nothing.
 //
 // Send records a deep copy of the Envelope (To and Data included), so the
@@ -27,17 +27,17 @@ type Memory struct {
 	// Send returns:
 	//
 	//   - nil: the envelope is recorded;
-	//   - a *postroom.PartialError: the envelope is recorded, with the
+	//   - a *delivery.PartialError: the envelope is recorded, with the
 	//     refused addresses removed from its To;
-	//   - any other error (such as a *postroom.DeliveryError): nothing is
+	//   - any other error (such as a *delivery.DeliveryError): nothing is
 	//     recorded.
 	//
 	// Fail is called from the goroutines that call Send, concurrently, and
 	// must not modify or keep the Envelope.
-	Fail func(env *postroom.Envelope) error
+	Fail func(env *delivery.Envelope) error
 
 	mu   sync.Mutex
-	envs []postroom.Envelope
+	envs []delivery.Envelope
 }
 
 // NewMemory returns an empty Memory.
@@ -48,7 +48,7 @@ func NewMemory() *Memory {
 // Send records a copy of env. If ctx is already done it returns ctx.Err()
 // and records nothing; otherwise it returns what Fail returns (see Fail),
 // or nil.
-func (m *Memory) Send(ctx context.Context, env *postroom.Envelope) error {
+func (m *Memory) Send(ctx context.Context, env *delivery.Envelope) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -58,12 +58,12 @@ func (m *Memory) Send(ctx context.Context, env *postroom.Envelope) error {
 	}
 	rec := deepCopyEnvelope(env)
 	if failErr != nil {
-		var partial *postroom.PartialError
+		var partial *delivery.PartialError
 		if !errors.As(failErr, &partial) {
 			return failErr
 		}
 		rec.To = slices.DeleteFunc(rec.To, func(addr string) bool {
-			return slices.ContainsFunc(partial.Refused, func(r postroom.RefusedRecipient) bool {
+			return slices.ContainsFunc(partial.Refused, func(r delivery.RefusedRecipient) bool {
 				return r.Address == addr
 			})
 		})
@@ -76,10 +76,10 @@ func (m *Memory) Send(ctx context.Context, env *postroom.Envelope) error {
 
 // Envelopes returns copies of the recorded envelopes, in the order they
 // were recorded.
-func (m *Memory) Envelopes() []postroom.Envelope {
+func (m *Memory) Envelopes() []delivery.Envelope {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]postroom.Envelope, len(m.envs))
+	out := make([]delivery.Envelope, len(m.envs))
 	for i := range m.envs {
 		out[i] = deepCopyEnvelope(&m.envs[i])
 	}
@@ -88,7 +88,7 @@ func (m *Memory) Envelopes() []postroom.Envelope {
 
 // Envelope returns a copy of the recorded envelope whose SendID is sendID,
 // the latest one if several were recorded, and whether there was one.
-func (m *Memory) Envelope(sendID string) (postroom.Envelope, bool) {
+func (m *Memory) Envelope(sendID string) (delivery.Envelope, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := len(m.envs) - 1; i >= 0; i-- {
@@ -96,7 +96,7 @@ func (m *Memory) Envelope(sendID string) (postroom.Envelope, bool) {
 			return deepCopyEnvelope(&m.envs[i]), true
 		}
 	}
-	return postroom.Envelope{}, false
+	return delivery.Envelope{}, false
 }
 
 // Len returns the number of recorded envelopes.
@@ -114,8 +114,8 @@ func (m *Memory) Reset() {
 }
 
 // deepCopyEnvelope returns a copy of env sharing no memory with it.
-func deepCopyEnvelope(env *postroom.Envelope) postroom.Envelope {
-	return postroom.Envelope{
+func deepCopyEnvelope(env *delivery.Envelope) delivery.Envelope {
+	return delivery.Envelope{
 		SendID: env.SendID,
 		From:   env.From,
 		To:     slices.Clone(env.To),

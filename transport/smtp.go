@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // TLSMode says how SMTP protects a connection with TLS.
@@ -195,7 +195,7 @@ type SMTPOptions struct {
 // failed connection, or a connection lost before the final dot (or before
 // the whole BDAT LAST chunk was written). Send never
 // retries a permanent failure, a partial one (only bcc copies refused), an
-// uncertain end of data, or an error wrapping postroom.ErrTransportUnusable.
+// uncertain end of data, or an error wrapping delivery.ErrTransportUnusable.
 // The wait before retry n (from 1) is a random duration in
 // [0, min(Cap, Base·2^(n-1))] ("full jitter").
 type RetryPolicy struct {
@@ -209,7 +209,7 @@ type RetryPolicy struct {
 }
 
 // Errors of the SMTP transport. Send and Check return them wrapped
-// together with postroom.ErrTransportUnusable (in a *SetupError, except
+// together with delivery.ErrTransportUnusable (in a *SetupError, except
 // ErrClosed), so that a Mailer stops the call instead of failing every
 // recipient alike; branch on them with errors.Is. ErrSTARTTLSInjection
 // and ErrCoolingDown are among them too.
@@ -227,7 +227,7 @@ var (
 	ErrAuthUnavailable = errors.New("transport: server does not offer the AUTH mechanism")
 )
 
-// SMTP is a postroom.Transport that delivers to one SMTP server (a relay, a
+// SMTP is a delivery.Transport that delivers to one SMTP server (a relay, a
 // smarthost, a provider's submission port) over a pool of connections.
 //
 // Connections are dialed lazily (NewSMTP starts nothing), reused with RSET
@@ -252,19 +252,19 @@ var (
 //
 //   - nil: the server accepted the message (250 after the final dot) for
 //     every address, even if a later RSET or QUIT fails.
-//   - *postroom.PartialError: accepted for Envelope.To[0], refused for the
+//   - *delivery.PartialError: accepted for Envelope.To[0], refused for the
 //     bcc addresses it lists (with their own DeliveryErrors).
-//   - *postroom.DeliveryError of kind DeliveryPermanent: a 5xx reply to MAIL, to the
+//   - *delivery.DeliveryError of kind DeliveryPermanent: a 5xx reply to MAIL, to the
 //     RCPT of Envelope.To[0], to DATA, after the final dot or to BDAT; or
 //     a message larger than the server's SIZE (552 5.3.4, found before
 //     sending it). Nobody got the message.
-//   - *postroom.DeliveryError of kind DeliveryUncertain: the final dot was sent and no
+//   - *delivery.DeliveryError of kind DeliveryUncertain: the final dot was sent and no
 //     valid reply came (connection lost, EndOfDataTimeout, ctx done). The
 //     server may have the message; it is never retried.
-//   - *postroom.DeliveryError of kind DeliveryTemporary: a temporary failure after the retry
+//   - *delivery.DeliveryError of kind DeliveryTemporary: a temporary failure after the retry
 //     policy ran out (4xx, with Code; or a network failure before the final
 //     dot, without). RCPT 452 and 552 ("too many recipients") are temporary.
-//   - an error wrapping postroom.ErrTransportUnusable: no later message can
+//   - an error wrapping delivery.ErrTransportUnusable: no later message can
 //     do better. AUTH refused with 535 (or any 5xx), a 5xx greeting or
 //     EHLO, STARTTLS required but not offered or refused, plaintext after
 //     the 220 to STARTTLS (ErrSTARTTLSInjection), a TLS handshake that
@@ -388,14 +388,14 @@ func NewSMTP(opts SMTPOptions) (*SMTP, error) {
 // Send delivers env to the server; see SMTP for what its error means. It
 // copies nothing from env: the bytes go straight from env.Data to the
 // connection before Send returns.
-func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) (err error) {
+func (t *SMTP) Send(ctx context.Context, env *delivery.Envelope) (err error) {
 	defer t.finish(ctx, env, time.Now(), &err)
 	if err := t.pool.begin(); err != nil {
 		return err
 	}
 	defer t.pool.end()
 	if len(env.To) == 0 {
-		return &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Enhanced: "5.5.1", Text: "envelope has no recipient"}
+		return &delivery.DeliveryError{Kind: delivery.DeliveryPermanent, Enhanced: "5.5.1", Text: "envelope has no recipient"}
 	}
 	if err := checkAddr(env.From, true); err != nil {
 		return err
@@ -427,7 +427,7 @@ func (t *SMTP) Send(ctx context.Context, env *postroom.Envelope) (err error) {
 
 // attempt makes one delivery attempt, redialing without counting when a
 // reused connection turns out to be dead before any reply.
-func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) error {
+func (t *SMTP) attempt(ctx context.Context, env *delivery.Envelope, m *message) error {
 	for free := 0; ; free++ {
 		c, err := t.pool.get(ctx)
 		if err != nil {
@@ -447,7 +447,7 @@ func (t *SMTP) attempt(ctx context.Context, env *postroom.Envelope, m *message) 
 
 // backoff waits before retry n (from 1) of env, which failed with err,
 // or until ctx is done.
-func (t *SMTP) backoff(ctx context.Context, env *postroom.Envelope, n int, err error) error {
+func (t *SMTP) backoff(ctx context.Context, env *delivery.Envelope, n int, err error) error {
 	ceil := t.opts.Retry.Base << min(n-1, 30)
 	if ceil <= 0 || ceil > t.opts.Retry.Cap {
 		ceil = t.opts.Retry.Cap
@@ -461,22 +461,22 @@ func (t *SMTP) backoff(ctx context.Context, env *postroom.Envelope, n int, err e
 	case <-timer.C:
 		return nil
 	case <-ctx.Done():
-		return &postroom.DeliveryError{Err: ctx.Err()}
+		return &delivery.DeliveryError{Err: ctx.Err()}
 	}
 }
 
 // retryable reports whether err is a temporary failure worth another try.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, postroom.ErrTransportUnusable) {
+	if ctx.Err() != nil || errors.Is(err, delivery.ErrTransportUnusable) {
 		return false
 	}
-	var pe *postroom.PartialError
+	var pe *delivery.PartialError
 	if errors.As(err, &pe) {
 		return false
 	}
-	var de *postroom.DeliveryError
+	var de *delivery.DeliveryError
 	if errors.As(err, &de) {
-		return de.Kind == postroom.DeliveryTemporary
+		return de.Kind == delivery.DeliveryTemporary
 	}
 	return true
 }
@@ -499,7 +499,7 @@ func checkAddr(a string, reversePath bool) error {
 		bad = a[i] < ' ' || a[i] == 0x7f || a[i] == '<' || a[i] == '>'
 	}
 	if bad {
-		return &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
+		return &delivery.DeliveryError{Kind: delivery.DeliveryPermanent, Enhanced: "5.1.3", Text: fmt.Sprintf("invalid envelope address %q", a)}
 	}
 	return nil
 }
@@ -508,7 +508,7 @@ func checkAddr(a string, reversePath bool) error {
 // one wrapping ctx's error, so that callers see canceled or timeout.
 func ctxError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &postroom.DeliveryError{Err: fmt.Errorf("%w (%v)", ctx.Err(), err)}
+		return &delivery.DeliveryError{Err: fmt.Errorf("%w (%v)", ctx.Err(), err)}
 	}
-	return &postroom.DeliveryError{Err: err}
+	return &delivery.DeliveryError{Err: err}
 }

@@ -10,7 +10,7 @@ import (
 	"net/textproto"
 	"strings"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 	"github.com/postroom/postroom/internal/replytext"
 )
 
@@ -18,9 +18,9 @@ import (
 // 4xx is temporary; 5xx makes the transport unusable, since the same
 // set-up would fail for every message and the recipient was not refused.
 func setupRefused(code int, msg string) error {
-	de := replyError(postroom.DeliveryTemporary, code, msg, true)
+	de := replyError(delivery.DeliveryTemporary, code, msg, true)
 	if code/100 == 5 {
-		de.Err = postroom.ErrTransportUnusable
+		de.Err = delivery.ErrTransportUnusable
 	}
 	return de
 }
@@ -42,7 +42,7 @@ func tlsError(ctx context.Context, err error, afterSTARTTLS bool) error {
 		return injected()
 	}
 	if why := tlsRefusal(err); why != "" {
-		return &postroom.DeliveryError{Text: why, Err: fmt.Errorf("TLS handshake: %w: %w", err, postroom.ErrTransportUnusable)}
+		return &delivery.DeliveryError{Text: why, Err: fmt.Errorf("TLS handshake: %w: %w", err, delivery.ErrTransportUnusable)}
 	}
 	return ctxError(ctx, fmt.Errorf("TLS handshake: %w", err))
 }
@@ -96,18 +96,18 @@ func looksLikeReply(b []byte) bool {
 // replyKind is the kind of a refusal by reply code alone: permanent for
 // 5xx, temporary otherwise. Callers that know better (a refused session
 // setup, too many recipients) state their own kind.
-func replyKind(code int) postroom.DeliveryKind {
+func replyKind(code int) delivery.DeliveryKind {
 	if code/100 == 5 {
-		return postroom.DeliveryPermanent
+		return delivery.DeliveryPermanent
 	}
-	return postroom.DeliveryTemporary
+	return delivery.DeliveryTemporary
 }
 
 // replyError is the DeliveryError of kind for an SMTP reply. The enhanced
 // status code is split off the text when the server advertised
 // ENHANCEDSTATUSCODES (RFC 2034) and it matches the reply's class.
-func replyError(kind postroom.DeliveryKind, code int, msg string, enhanced bool) *postroom.DeliveryError {
-	de := &postroom.DeliveryError{Kind: kind, Code: code}
+func replyError(kind delivery.DeliveryKind, code int, msg string, enhanced bool) *delivery.DeliveryError {
+	de := &delivery.DeliveryError{Kind: kind, Code: code}
 	text := msg
 	if enhanced {
 		if e, rest, ok := strings.Cut(text, " "); ok && isEnhanced(e, code) {
@@ -144,12 +144,12 @@ func isEnhanced(s string, code int) bool {
 // with anything but 354.
 func dataRefused(code int, msg string, enhanced bool) txEnd {
 	if code/100 != 4 && code/100 != 5 {
-		return txEnd{err: replyError(postroom.DeliveryTemporary, code, msg, enhanced)}
+		return txEnd{err: replyError(delivery.DeliveryTemporary, code, msg, enhanced)}
 	}
 	return txEnd{keep: code != 421, err: replyError(replyKind(code), code, msg, enhanced)}
 }
 
-func firstErr(a, b *postroom.DeliveryError) *postroom.DeliveryError {
+func firstErr(a, b *delivery.DeliveryError) *delivery.DeliveryError {
 	if a != nil {
 		return a
 	}
@@ -167,9 +167,9 @@ func isProtocolError(err error) bool {
 // withCtx makes err, from an operation cut short by a done ctx, wrap
 // ctx's error, keeping whether the outcome is uncertain.
 func withCtx(ctx context.Context, err error) error {
-	var de *postroom.DeliveryError
+	var de *delivery.DeliveryError
 	if errors.As(err, &de) && de.Code == 0 {
-		return &postroom.DeliveryError{Kind: de.Kind, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
+		return &delivery.DeliveryError{Kind: de.Kind, Err: fmt.Errorf("%w (%v)", ctx.Err(), de.Err)}
 	}
 	return err
 }

@@ -7,14 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // ErrCoolingDown: Send failed at once, without contacting the server,
 // because a session setup was refused less than SMTPOptions.SetupCoolDown
 // ago (AUTH refused, a certificate that does not verify, any other error
-// wrapping postroom.ErrTransportUnusable from the setup). The error also
-// wraps that refusal's error and postroom.ErrTransportUnusable.
+// wrapping delivery.ErrTransportUnusable from the setup). The error also
+// wraps that refusal's error and delivery.ErrTransportUnusable.
 var ErrCoolingDown = errors.New("transport: session setup refused recently; not asking the server again before SMTPOptions.SetupCoolDown has passed (SMTP.Check asks at once)")
 
 // gate keeps a transport from asking a server that refuses the session
@@ -61,7 +61,7 @@ func (g *gate) enter(ctx context.Context, check bool) (probe bool, err error) {
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return false, &postroom.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
+			return false, &delivery.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
 		}
 	}
 }
@@ -77,7 +77,7 @@ func (g *gate) leave(probe bool, err error) {
 			g.log.usable(context.Background())
 		}
 		g.proven, g.refused = true, nil
-	case errors.Is(err, postroom.ErrTransportUnusable) && errors.As(err, &se):
+	case errors.Is(err, delivery.ErrTransportUnusable) && errors.As(err, &se):
 		g.proven, g.refused = false, se
 		g.until = g.now().Add(g.coolDown)
 		g.log.unusable(context.Background(), se, g.coolDown, g.until)
@@ -91,8 +91,8 @@ func (g *gate) leave(probe bool, err error) {
 // coolingDown is the error of a dial refused until until because of e:
 // e's step and reply, wrapping ErrCoolingDown and e's cause.
 func (e *SetupError) coolingDown(until time.Time) *SetupError {
-	var de *postroom.DeliveryError
+	var de *delivery.DeliveryError
 	errors.As(e.Err, &de) // always: see SetupError.Err
-	return &SetupError{Addr: e.Addr, Step: e.Step, Err: &postroom.DeliveryError{Code: de.Code, Enhanced: de.Enhanced, Text: de.Text,
+	return &SetupError{Addr: e.Addr, Step: e.Step, Err: &delivery.DeliveryError{Code: de.Code, Enhanced: de.Enhanced, Text: de.Text,
 		Err: fmt.Errorf("%w until %s: %w", ErrCoolingDown, until.Format(time.RFC3339), de.Err)}}
 }

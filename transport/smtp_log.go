@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // DefaultPoolWaitLogThreshold is the default of
@@ -91,7 +91,7 @@ func (l *smtpLog) auth(ctx context.Context, c *smtpConn, mech AuthMechanism, err
 	if !l.on(ctx, slog.LevelWarn) {
 		return
 	}
-	var de *postroom.DeliveryError
+	var de *delivery.DeliveryError
 	code, enhanced := 0, ""
 	if errors.As(err, &de) {
 		code, enhanced = de.Code, de.Enhanced
@@ -101,7 +101,7 @@ func (l *smtpLog) auth(ctx context.Context, c *smtpConn, mech AuthMechanism, err
 }
 
 // retry records that attempt (from 2) of env follows delay after err.
-func (l *smtpLog) retry(ctx context.Context, env *postroom.Envelope, attempt int, delay time.Duration, err error) {
+func (l *smtpLog) retry(ctx context.Context, env *delivery.Envelope, attempt int, delay time.Duration, err error) {
 	if l.on(ctx, slog.LevelWarn) {
 		l.log(ctx, slog.LevelWarn, msgRetry, slog.String("send_id", env.SendID), slog.Int("attempt", attempt),
 			slog.Duration("delay", delay), slog.Int("code", errCode(err)), slog.String("error", err.Error()))
@@ -144,7 +144,7 @@ func (l *smtpLog) poolWait(ctx context.Context, waited time.Duration) {
 }
 
 // sent records the outcome of one Send.
-func (l *smtpLog) sent(ctx context.Context, env *postroom.Envelope, outcome string, err error, elapsed time.Duration) {
+func (l *smtpLog) sent(ctx context.Context, env *delivery.Envelope, outcome string, err error, elapsed time.Duration) {
 	if l.on(ctx, slog.LevelDebug) {
 		l.log(ctx, slog.LevelDebug, msgSend, slog.String("send_id", env.SendID), slog.Int("recipients", len(env.To)),
 			slog.Int("bytes", len(env.Data)), slog.String("outcome", outcome), slog.Int("code", errCode(err)), slog.Duration("elapsed", elapsed))
@@ -153,7 +153,7 @@ func (l *smtpLog) sent(ctx context.Context, env *postroom.Envelope, outcome stri
 
 // errCode is the reply code err carries, or 0.
 func errCode(err error) int {
-	var de *postroom.DeliveryError
+	var de *delivery.DeliveryError
 	if errors.As(err, &de) {
 		return de.Code
 	}

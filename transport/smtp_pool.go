@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // pool holds an SMTP transport's connections. A connection belongs to
@@ -41,7 +41,7 @@ func (p *pool) init(opts *SMTPOptions, dial func(context.Context) (*smtpConn, er
 // closedError is the error of a Send or Check after Close; its Text is
 // what a Result's reason shows.
 func closedError() error {
-	return &postroom.DeliveryError{Text: "transport closed", Err: fmt.Errorf("%w: %w", ErrClosed, postroom.ErrTransportUnusable)}
+	return &delivery.DeliveryError{Text: "transport closed", Err: fmt.Errorf("%w: %w", ErrClosed, delivery.ErrTransportUnusable)}
 }
 
 // begin registers a Send, or fails after close.
@@ -96,7 +96,7 @@ func (p *pool) get(ctx context.Context) (*smtpConn, error) {
 		case <-p.wake:
 		case <-p.done:
 		case <-ctx.Done():
-			return nil, &postroom.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
+			return nil, &delivery.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
 		}
 	}
 }
@@ -154,7 +154,7 @@ func (p *pool) fresh(ctx context.Context) (*smtpConn, error) {
 		case <-p.wake:
 		case <-p.done:
 		case <-ctx.Done():
-			return nil, &postroom.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
+			return nil, &delivery.DeliveryError{Err: fmt.Errorf("waiting for a connection: %w", ctx.Err())}
 		}
 	}
 }

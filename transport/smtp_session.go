@@ -12,7 +12,7 @@ import (
 
 	gomail "github.com/wneessen/go-mail/smtp"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 	"github.com/postroom/postroom/internal/replytext"
 )
 
@@ -89,7 +89,7 @@ func (t *SMTP) dial(ctx context.Context) (*smtpConn, error) {
 }
 
 // setup runs the session's set-up on c; on failure it says the step and
-// its *postroom.DeliveryError.
+// its *delivery.DeliveryError.
 func (t *SMTP) setup(ctx context.Context, c *smtpConn) (SetupStep, error) {
 	o := &t.opts
 	c.deadline(o.ConnectTimeout)
@@ -262,7 +262,7 @@ func (t *SMTP) auth(ctx context.Context, c *smtpConn) (err error) {
 	}
 	for round := 0; ; round++ {
 		if round == maxAuthRounds {
-			return &postroom.DeliveryError{Err: fmt.Errorf("AUTH: %w: more than %d challenges", ErrUnexpectedReply, maxAuthRounds)}
+			return &delivery.DeliveryError{Err: fmt.Errorf("AUTH: %w: more than %d challenges", ErrUnexpectedReply, maxAuthRounds)}
 		}
 		code, msg, err := c.cmd(line)
 		if err != nil {

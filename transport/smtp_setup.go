@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // ErrSTARTTLSInjection: the server's 220 reply to STARTTLS came with more
@@ -57,11 +57,11 @@ func (s SetupStep) String() string {
 // returns one for every failure, and Send when it could not set up a
 // session for a message, so that Result.Err reaches it too (errors.As).
 //
-// Err is always a *postroom.DeliveryError. Its Code, Enhanced and Text
+// Err is always a *delivery.DeliveryError. Its Code, Enhanced and Text
 // are the server's reply when it refused a step (535 to AUTH, say); when
 // there was no reply, Text says for people what the server lacks or did
 // ("relay offers no STARTTLS"), and the Result's reason repeats it. Err
-// wraps postroom.ErrTransportUnusable when no retry can do better
+// wraps delivery.ErrTransportUnusable when no retry can do better
 // (see SMTP), together with the sentinel of this package that says what
 // is wrong, for errors.Is: ErrTLSUnavailable, ErrInsecureAuth,
 // ErrAuthUnavailable, ErrSTARTTLSInjection, ErrCoolingDown; or the
@@ -71,7 +71,7 @@ type SetupError struct {
 	Addr string
 	// Step is the step that failed.
 	Step SetupStep
-	// Err is why: a *postroom.DeliveryError, never nil.
+	// Err is why: a *delivery.DeliveryError, never nil.
 	Err error
 }
 
@@ -79,7 +79,7 @@ type SetupError struct {
 // then the cause.
 func (e *SetupError) Error() string {
 	s := "transport: SMTP set-up with " + e.Addr + " failed at " + e.Step.String()
-	var de *postroom.DeliveryError
+	var de *delivery.DeliveryError
 	if !errors.As(e.Err, &de) {
 		return s + ": " + e.Err.Error()
 	}
@@ -104,7 +104,7 @@ func (e *SetupError) Error() string {
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // setupFailed is the SetupError of a step that failed with err, a
-// *postroom.DeliveryError.
+// *delivery.DeliveryError.
 func (t *SMTP) setupFailed(step SetupStep, err error) *SetupError {
 	return &SetupError{Addr: t.opts.Addr, Step: step, Err: err}
 }
@@ -112,8 +112,8 @@ func (t *SMTP) setupFailed(step SetupStep, err error) *SetupError {
 // unusable is the DeliveryError of a set-up step that no retry can fix
 // and that got no reply: text says for people what is wrong, sentinel
 // for errors.Is.
-func unusable(text string, sentinel error) *postroom.DeliveryError {
-	return &postroom.DeliveryError{Text: text, Err: fmt.Errorf("%w: %w", sentinel, postroom.ErrTransportUnusable)}
+func unusable(text string, sentinel error) *delivery.DeliveryError {
+	return &delivery.DeliveryError{Text: text, Err: fmt.Errorf("%w: %w", sentinel, delivery.ErrTransportUnusable)}
 }
 
 // Check sets up one session with the server, as Send does before its
@@ -121,7 +121,7 @@ func unusable(text string, sentinel error) *postroom.DeliveryError {
 // as SMTPOptions.TLS says, AUTH when Username is set. It returns nil when
 // every step passed, or a *SetupError saying which step failed and why
 // (after Close, an error wrapping ErrClosed);
-// errors.Is(err, postroom.ErrTransportUnusable) tells a configuration
+// errors.Is(err, delivery.ErrTransportUnusable) tells a configuration
 // that cannot work (a wrong password, a relay without STARTTLS, a
 // certificate that does not verify) from one that may work later (the
 // server down, a 421). An application calls it at start to fail fast.

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // SMTPStats are an SMTP transport's counters since NewSMTP. Each field is
@@ -14,9 +14,9 @@ import (
 // a few events apart between fields; every counter only grows.
 //
 // The outcome counters count Sends, one each, by what Send returned (see
-// SMTP): Sent (nil), Partial (a *postroom.PartialError), Permanent,
+// SMTP): Sent (nil), Partial (a *delivery.PartialError), Permanent,
 // Uncertain and Temporary (a DeliveryError of that kind), Unusable (an
-// error wrapping postroom.ErrTransportUnusable, ErrCoolingDown and
+// error wrapping delivery.ErrTransportUnusable, ErrCoolingDown and
 // ErrClosed included) and Canceled (the Send's ctx ended before an
 // outcome was known; an uncertain end of data counts as Uncertain).
 //
@@ -67,25 +67,25 @@ func (t *SMTP) Stats() SMTPStats {
 
 // finish counts and logs the outcome of a Send of env that started at
 // start and returns *errp.
-func (t *SMTP) finish(ctx context.Context, env *postroom.Envelope, start time.Time, errp *error) {
+func (t *SMTP) finish(ctx context.Context, env *delivery.Envelope, start time.Time, errp *error) {
 	err := *errp
 	var outcome string
-	var de *postroom.DeliveryError
-	var pe *postroom.PartialError
+	var de *delivery.DeliveryError
+	var pe *delivery.PartialError
 	switch {
 	case err == nil:
 		t.stats.sent.Add(1)
 		outcome = "sent"
-	case errors.Is(err, postroom.ErrTransportUnusable):
+	case errors.Is(err, delivery.ErrTransportUnusable):
 		t.stats.unusable.Add(1)
 		outcome = "unusable"
 	case errors.As(err, &pe):
 		t.stats.partial.Add(1)
 		outcome = "partial"
-	case errors.As(err, &de) && de.Kind == postroom.DeliveryUncertain:
+	case errors.As(err, &de) && de.Kind == delivery.DeliveryUncertain:
 		t.stats.uncertain.Add(1)
 		outcome = "uncertain"
-	case de != nil && de.Kind == postroom.DeliveryPermanent:
+	case de != nil && de.Kind == delivery.DeliveryPermanent:
 		t.stats.permanent.Add(1)
 		outcome = "permanent"
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // txEnd is how a mail transaction ended, or a step of it that ended it:
@@ -21,7 +21,7 @@ type txEnd struct {
 }
 
 // transact runs one mail transaction on c.
-func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *message) (out txEnd) {
+func (c *smtpConn) transact(ctx context.Context, env *delivery.Envelope, m *message) (out txEnd) {
 	stop := context.AfterFunc(ctx, c.abortFn)
 	defer func() {
 		if !stop() {
@@ -43,28 +43,28 @@ func (c *smtpConn) transact(ctx context.Context, env *postroom.Envelope, m *mess
 
 // check refuses, before anything is sent, a transaction that c cannot
 // carry as it is.
-func (c *smtpConn) check(env *postroom.Envelope, m *message) (txEnd, bool) {
+func (c *smtpConn) check(env *delivery.Envelope, m *message) (txEnd, bool) {
 	if c.dirty && c.unsolicited() {
 		// Whatever the server sent since the last transaction would be
 		// taken for the replies to this one's commands.
-		return txEnd{stale: true, err: &postroom.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}}, false
+		return txEnd{stale: true, err: &delivery.DeliveryError{Err: fmt.Errorf("%w on an idle connection", ErrUnexpectedReply)}}, false
 	}
 	if m.eightBit && !c.ext.eightBitMIME {
-		return txEnd{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 554, Enhanced: "5.6.3",
+		return txEnd{keep: true, err: &delivery.DeliveryError{Kind: delivery.DeliveryPermanent, Code: 554, Enhanced: "5.6.3",
 			Text: "message has 8-bit bytes and the server does not offer 8BITMIME"}}, false
 	}
 	if c.ext.maxSize > 0 && int64(len(m.data)) > c.ext.maxSize {
-		return txEnd{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 552, Enhanced: "5.3.4",
+		return txEnd{keep: true, err: &delivery.DeliveryError{Kind: delivery.DeliveryPermanent, Code: 552, Enhanced: "5.3.4",
 			Text: fmt.Sprintf("message of %d bytes exceeds the server's SIZE %d", len(m.data), c.ext.maxSize)}}, false
 	}
 	if needUTF8(env) && !c.ext.utf8 {
-		return txEnd{keep: true, err: &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Code: 553, Enhanced: "5.6.7",
+		return txEnd{keep: true, err: &delivery.DeliveryError{Kind: delivery.DeliveryPermanent, Code: 553, Enhanced: "5.6.7",
 			Text: "non-ASCII address and the server does not offer SMTPUTF8"}}, false
 	}
 	return txEnd{}, true
 }
 
-func needUTF8(env *postroom.Envelope) bool {
+func needUTF8(env *delivery.Envelope) bool {
 	need := !isASCII(env.From)
 	for _, a := range env.To {
 		need = need || !isASCII(a)
@@ -77,8 +77,8 @@ type tx struct {
 	c       *smtpConn
 	replied bool // a reply of this transaction was read
 	// mailErr and first are MAIL's and Envelope.To[0]'s refusals.
-	mailErr, first *postroom.DeliveryError
-	refused        []postroom.RefusedRecipient // bcc addresses refused
+	mailErr, first *delivery.DeliveryError
+	refused        []delivery.RefusedRecipient // bcc addresses refused
 	// pipeData says DATA went with the envelope's pipeline.
 	pipeData bool
 }
@@ -99,13 +99,13 @@ func (x *tx) netFail(err error) txEnd {
 		// server closed) says more than the lost connection.
 		return txEnd{err: e}
 	}
-	return txEnd{stale: !x.replied && !isProtocolError(err), err: &postroom.DeliveryError{Err: err}}
+	return txEnd{stale: !x.replied && !isProtocolError(err), err: &delivery.DeliveryError{Err: err}}
 }
 
 // envelope sends RSET (on a reused connection), MAIL and RCPT, and DATA
 // when it goes in the same pipeline, and reads their replies. It says
 // false with the transaction's outcome when the transaction ends there.
-func (x *tx) envelope(env *postroom.Envelope, m *message) (txEnd, bool) {
+func (x *tx) envelope(env *delivery.Envelope, m *message) (txEnd, bool) {
 	c := x.c
 	c.uses++
 	w := c.bw
@@ -158,7 +158,7 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (txEnd, bool) {
 		}
 		if code/100 != 2 {
 			// A server that refuses RSET is in no state to go on with.
-			return txEnd{err: replyError(postroom.DeliveryTemporary, code, msg, c.ext.enhanced)}, false
+			return txEnd{err: replyError(delivery.DeliveryTemporary, code, msg, c.ext.enhanced)}, false
 		}
 	}
 	code, msg, err := x.read()
@@ -193,13 +193,13 @@ func (x *tx) envelope(env *postroom.Envelope, m *message) (txEnd, bool) {
 		}
 		kind := replyKind(code)
 		if code == 452 || code == 552 {
-			kind = postroom.DeliveryTemporary // too many recipients (RFC 5321 §4.5.3.1.10)
+			kind = delivery.DeliveryTemporary // too many recipients (RFC 5321 §4.5.3.1.10)
 		}
 		de := replyError(kind, code, msg, c.ext.enhanced)
 		if i == 0 {
 			x.first = de
 		} else {
-			x.refused = append(x.refused, postroom.RefusedRecipient{Address: a, Err: de})
+			x.refused = append(x.refused, delivery.RefusedRecipient{Address: a, Err: de})
 		}
 	}
 	if x.pipeData {
@@ -253,14 +253,14 @@ func (x *tx) body(data []byte) txEnd {
 	}
 	c.wire.trace.endContent()
 	if err != nil {
-		return txEnd{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
+		return txEnd{err: &delivery.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The final dot is on its way: from here on, no reply means the server
 	// may have the message.
 	c.deadline(c.opts.EndOfDataTimeout)
 	code, msg, err := x.read()
 	if err != nil {
-		return txEnd{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
+		return txEnd{err: &delivery.DeliveryError{Kind: delivery.DeliveryUncertain, Err: fmt.Errorf("no reply after the final dot: %w", err)}}
 	}
 	return c.endOfDataReply(code, msg, x.refused)
 }
@@ -268,21 +268,21 @@ func (x *tx) body(data []byte) txEnd {
 // bdat sends data as one BDAT LAST chunk (RFC 3030) and reads the
 // end-of-data reply. RFC 3030 puts no limit on a chunk's size, and one
 // chunk is one round trip.
-func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) txEnd {
+func (c *smtpConn) bdat(data []byte, refused []delivery.RefusedRecipient) txEnd {
 	c.deadline(c.opts.DataTimeout)
 	c.wire.trace.beginContent(1) // the BDAT command line, not the chunk
 	writeBDAT(c.bw, c.num[:0], data)
 	err := c.flush()
 	c.wire.trace.endContent()
 	if err != nil {
-		return txEnd{err: &postroom.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
+		return txEnd{err: &delivery.DeliveryError{Err: fmt.Errorf("writing message: %w", err)}}
 	}
 	// The whole chunk is written: from here on, no reply means the server
 	// may have the message.
 	c.deadline(c.opts.EndOfDataTimeout)
 	code, msg, err := readReply(c.br)
 	if err != nil {
-		return txEnd{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
+		return txEnd{err: &delivery.DeliveryError{Kind: delivery.DeliveryUncertain, Err: fmt.Errorf("no reply to BDAT LAST: %w", err)}}
 	}
 	return c.endOfDataReply(code, msg, refused)
 }
@@ -292,18 +292,18 @@ func (c *smtpConn) bdat(data []byte, refused []postroom.RefusedRecipient) txEnd 
 // refusals in refused), 4xx and 5xx refused, anything else Uncertain. A
 // server that has sent more than that reply is out of step: the reply may
 // not have been this message's, so the outcome is Uncertain too.
-func (c *smtpConn) endOfDataReply(code int, msg string, refused []postroom.RefusedRecipient) txEnd {
+func (c *smtpConn) endOfDataReply(code int, msg string, refused []delivery.RefusedRecipient) txEnd {
 	if c.br.Buffered() > 0 {
-		return txEnd{err: &postroom.DeliveryError{Kind: postroom.DeliveryUncertain, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
+		return txEnd{err: &delivery.DeliveryError{Kind: delivery.DeliveryUncertain, Err: fmt.Errorf("%w after the end-of-data reply %d", ErrUnexpectedReply, code)}}
 	}
 	switch code / 100 {
 	case 2:
 		if len(refused) > 0 {
-			return txEnd{keep: true, err: &postroom.PartialError{Refused: refused}}
+			return txEnd{keep: true, err: &delivery.PartialError{Refused: refused}}
 		}
 		return txEnd{keep: true}
 	case 4, 5:
 		return txEnd{keep: code != 421, err: replyError(replyKind(code), code, msg, c.ext.enhanced)}
 	}
-	return txEnd{err: replyError(postroom.DeliveryUncertain, code, msg, c.ext.enhanced)}
+	return txEnd{err: replyError(delivery.DeliveryUncertain, code, msg, c.ext.enhanced)}
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/delivery"
 )
 
 // message is an envelope's data as it goes on the wire, checked and
@@ -28,7 +28,7 @@ const maxLine = 998
 func newMessage(data []byte) (message, error) {
 	data, longest := crlfOnly(data)
 	if longest > maxLine {
-		return message{}, &postroom.DeliveryError{Kind: postroom.DeliveryPermanent, Enhanced: "5.6.0",
+		return message{}, &delivery.DeliveryError{Kind: delivery.DeliveryPermanent, Enhanced: "5.6.0",
 			Text: fmt.Sprintf("message has a line of %d octets; SMTP allows %d", longest, maxLine)}
 	}
 	return message{data: data, eightBit: has8Bit(data)}, nil
@@ -117,7 +117,7 @@ func writeBDAT(w *bufio.Writer, num, data []byte) {
 }
 
 // crlfOnly returns data when its line ends are all CRLF, as a
-// postroom.Envelope's are, or else a normalized copy; and the length of
+// delivery.Envelope's are, or else a normalized copy; and the length of
 // its longest line, without the CRLF.
 func crlfOnly(data []byte) ([]byte, int) {
 	// Every LF follows a CR, and there are as many CRs as LFs: then every

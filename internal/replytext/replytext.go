@@ -1,11 +1,13 @@
 // Package replytext normalizes the text of a next hop's reply, the one
 // rule for it in the module: the SMTP transport applies it to the reply
-// texts it puts in a postroom.DeliveryError, and the root package to
-// every DeliveryError's reply when it repeats it in a Result's reason,
+// texts it puts in a delivery.DeliveryError, package delivery to the
+// reply in a DeliveryError's text, and the root package to every
+// DeliveryError's reply when it repeats it in a Result's reason,
 // whichever Transport made it.
 package replytext
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +33,23 @@ func Line(s string) string {
 		s = strings.TrimRight(s[:i], " ")
 	}
 	return s
+}
+
+// Reply is a next hop's reply as a DeliveryError holds it, "code enhanced
+// text" (each part left out when zero or empty), made one line by Line;
+// "" when all three are.
+func Reply(code int, enhanced, text string) string {
+	parts := make([]string, 0, 3)
+	if code != 0 {
+		parts = append(parts, strconv.Itoa(code))
+	}
+	if enhanced != "" {
+		parts = append(parts, enhanced)
+	}
+	if text != "" {
+		parts = append(parts, text)
+	}
+	return Line(strings.Join(parts, " "))
 }
 
 // isSpaceOrControl reports whether r separates the words of a reply.

@@ -49,3 +49,23 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestReply(t *testing.T) {
+	tests := []struct {
+		code           int
+		enhanced, text string
+		want           string
+	}{
+		{0, "", "", ""},
+		{550, "", "", "550"},
+		{550, "5.1.1", "", "550 5.1.1"},
+		{550, "5.1.1", "no such user", "550 5.1.1 no such user"},
+		{0, "", "relay offers no STARTTLS", "relay offers no STARTTLS"},
+		{451, "", "try\r\nlater", "451 try later"},
+	}
+	for _, tt := range tests {
+		if got := Reply(tt.code, tt.enhanced, tt.text); got != tt.want {
+			t.Errorf("Reply(%d, %q, %q) = %q, want %q", tt.code, tt.enhanced, tt.text, got, tt.want)
+		}
+	}
+}
