@@ -16,7 +16,7 @@ import (
 
 // Defaults of MemoryOptions and SQLOptions.
 const (
-	// DefaultMaxSends is how many sends a Memory keeps.
+	// DefaultMaxSends is how many messages a Memory keeps.
 	DefaultMaxSends = 100_000
 	// DefaultRetention is how long a send is kept for its bounces: a
 	// bounce that arrives later is dropped as unknown. Mail servers give
