@@ -17,6 +17,15 @@
 //     later event of many sends at once (SQL.After: a bounce that came
 //     back after a queued call's result).
 //
+// Both are an Activity too: each message's record drawn from its events
+// (account, address, list, state, when it was first tried, and its
+// timeline: deferrals with their reason and reply, the send or reject,
+// and the bounces, complaints and unsubscribes that came back), found
+// with Search (by address in any case, send id, list, state and time,
+// newest first, paged by cursor) or Info (by send id). The events carry
+// no call id, sender, subject or template, so a Message does not either;
+// it never holds a body.
+//
 // Both satisfy Sends, the lookup package inbound uses to prove a bounce
 // and to learn the list of the message it is about (Send.List: a
 // complaint about a list message is not one about a receipt). Every

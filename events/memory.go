@@ -1,8 +1,12 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +16,7 @@ import (
 
 // Defaults of MemoryOptions and SQLOptions.
 const (
-	// DefaultMaxSends is how many sends a Memory keeps.
+	// DefaultMaxSends is how many messages a Memory keeps.
 	DefaultMaxSends = 100_000
 	// DefaultRetention is how long a send is kept for its bounces: a
 	// bounce that arrives later is dropped as unknown. Mail servers give
@@ -23,9 +27,10 @@ const (
 
 // MemoryOptions configure a Memory.
 type MemoryOptions struct {
-	// MaxSends is how many sends are kept; when full, the oldest is
-	// forgotten. Zero means DefaultMaxSends. Each takes about 200 bytes
-	// (a call's sends share its list id).
+	// MaxSends is how many messages are kept (sent, deferred or
+	// rejected); when full, the oldest is forgotten. Zero means
+	// DefaultMaxSends. Each takes about 400 bytes with a send event, and
+	// about 200 more per later event.
 	MaxSends int
 
 	// Retention is how long a send is kept. Zero means DefaultRetention.
@@ -35,16 +40,29 @@ type MemoryOptions struct {
 	Now func() time.Time
 }
 
-// Memory is a Sends kept in memory: the most recent MaxSends sends no
-// older than Retention, fed by OnEvent. The zero Memory is not usable:
-// make one with NewMemory. It is safe for concurrent use.
+// Memory is a Sends and an Activity kept in memory: the most recent
+// MaxSends messages no older than Retention, each with its timeline, fed
+// by OnEvent. The zero Memory is not usable: make one with NewMemory. It
+// is safe for concurrent use.
 type Memory struct {
 	opts MemoryOptions
 
 	mu    sync.Mutex
-	byID  map[string]Send
-	order []string // ring of ids in arrival order
-	next  int      // index in order of the oldest id once order is full
+	byID  map[string]*message // by send id, or "#seq" for a reject
+	order []string            // ring of keys in arrival order
+	next  int                 // index in order of the oldest key once order is full
+	seq   int64               // the last message's sequence number
+}
+
+// maxTimeline bounds the events a Memory keeps of one message: past it,
+// the oldest after the first are forgotten.
+const maxTimeline = 64
+
+// message is a Memory's record of one message.
+type message struct {
+	seq  int64
+	send Send // ID set when a send event was recorded
+	msg  Message
 }
 
 // NewMemory returns an empty Memory, or an error naming the field of opts
@@ -65,54 +83,152 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Memory{opts: opts, byID: make(map[string]Send)}, nil
+	return &Memory{opts: opts, byID: make(map[string]*message)}, nil
 }
 
-// OnEvent records e when it is a send event with a send id; it ignores
-// every other event. It is meant as postroom.Options.OnEvent (or to be
+// OnEvent records e in its message's timeline. A send, a deferral or a
+// reject of a message not kept starts its record (a reject, which has no
+// send id, is a message of its own); any other event of a message not
+// kept is ignored. It is meant as postroom.Options.OnEvent (or to be
 // called from it), and is safe for concurrent use.
 func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
-	if e.Type != postroom.EventSend {
+	e.SendID = sendid.Normalize(e.SendID)
+	if e.SendID == "" && e.Type != postroom.EventReject {
 		return
 	}
-	id := sendid.Normalize(e.SendID)
-	if id == "" {
-		return
+	if e.At.IsZero() {
+		e.At = m.opts.Now()
 	}
-	at := e.At
-	if at.IsZero() {
-		at = m.opts.Now()
-	}
-	m.record(Send{ID: id, AccountID: e.AccountID, Email: e.Email, List: e.List, At: at})
-}
-
-// record keeps s, forgetting the oldest send when full.
-func (m *Memory) record(s Send) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.byID[s.ID]; ok {
-		m.byID[s.ID] = s
-		return
+	key := e.SendID
+	r := m.byID[key]
+	if key == "" || r == nil {
+		if !opens(e.Type) {
+			return
+		}
+		m.seq++
+		if key == "" {
+			key = "#" + strconv.FormatInt(m.seq, 10)
+		}
+		r = &message{seq: m.seq, msg: Message{SendID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, Created: e.At}}
+		m.add(key, r)
 	}
+	if len(r.msg.Timeline) == maxTimeline {
+		r.msg.Timeline = append(r.msg.Timeline[:1], r.msg.Timeline[2:]...)
+	}
+	r.msg.Timeline = append(r.msg.Timeline, e)
+	r.msg.State = stateOf(e.Type)
+	if e.Type == postroom.EventSend {
+		r.send = Send{ID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, At: e.At}
+	}
+}
+
+// add keeps r under key, forgetting the oldest message when full.
+func (m *Memory) add(key string, r *message) {
 	if len(m.order) < m.opts.MaxSends {
-		m.order = append(m.order, s.ID)
+		m.order = append(m.order, key)
 	} else {
 		delete(m.byID, m.order[m.next])
-		m.order[m.next] = s.ID
+		m.order[m.next] = key
 		m.next = (m.next + 1) % len(m.order)
 	}
-	m.byID[s.ID] = s
+	m.byID[key] = r
 }
 
 // Send returns the send whose id is id (in either letter case), when it is
 // kept and no older than Retention. It never fails.
 func (m *Memory) Send(_ context.Context, id string) (Send, bool, error) {
 	id = sendid.Normalize(id)
+	if id == "" {
+		return Send{}, false, nil
+	}
 	m.mu.Lock()
-	s, ok := m.byID[id]
+	var s Send
+	if r := m.byID[id]; r != nil {
+		s = r.send
+	}
 	m.mu.Unlock()
-	if !ok || m.opts.Now().Sub(s.At) > m.opts.Retention {
+	if s.ID == "" || m.opts.Now().Sub(s.At) > m.opts.Retention {
 		return Send{}, false, nil
 	}
 	return s, true, nil
+}
+
+// Search returns the kept messages that q selects, newest first; see
+// Activity. Messages created longer than Retention ago are not shown.
+func (m *Memory) Search(_ context.Context, q Query) ([]Message, string, error) {
+	q, err := q.check()
+	if err != nil {
+		return nil, "", err
+	}
+	cur, paged, err := parseSearchCursor(q.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	oldest := m.opts.Now().Add(-m.opts.Retention)
+	id := sendid.Normalize(q.SendID)
+	m.mu.Lock()
+	var found []*message
+	for _, r := range m.byID {
+		g := &r.msg
+		switch {
+		case g.AccountID != q.AccountID || g.Created.Before(oldest),
+			q.SendID != "" && (id == "" || g.SendID != id),
+			q.Email != "" && !strings.EqualFold(g.Email, q.Email),
+			q.List != "" && !strings.EqualFold(g.List, q.List),
+			q.State != "" && g.State != q.State,
+			!q.From.IsZero() && g.Created.Before(q.From),
+			!q.To.IsZero() && !g.Created.Before(q.To),
+			paged && !before(g.Created, r.seq, cur):
+			continue
+		}
+		found = append(found, r)
+	}
+	slices.SortFunc(found, func(a, b *message) int {
+		if c := b.msg.Created.Compare(a.msg.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	next := ""
+	if len(found) > q.Limit {
+		found = found[:q.Limit]
+		last := found[q.Limit-1]
+		next = searchCursor{at: last.msg.Created, n: last.seq}.String()
+	}
+	out := make([]Message, len(found))
+	for i, r := range found {
+		out[i] = r.msg
+		out[i].Timeline = slices.Clone(r.msg.Timeline)
+	}
+	m.mu.Unlock()
+	return out, next, nil
+}
+
+// before reports whether (at, n) comes after the cursor c in newest-first
+// order.
+func before(at time.Time, n int64, c searchCursor) bool {
+	if !at.Equal(c.at) {
+		return at.Before(c.at)
+	}
+	return n < c.n
+}
+
+// Info returns the kept message of accountID whose send id is sendID; see
+// Activity. It never fails.
+func (m *Memory) Info(_ context.Context, accountID, sendID string) (Message, bool, error) {
+	id := sendid.Normalize(sendID)
+	if id == "" {
+		return Message{}, false, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.byID[id]
+	if r == nil || r.msg.AccountID != accountID || m.opts.Now().Sub(r.msg.Created) > m.opts.Retention {
+		return Message{}, false, nil
+	}
+	g := r.msg
+	g.Timeline = slices.Clone(g.Timeline)
+	return g, true, nil
 }

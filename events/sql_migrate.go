@@ -13,7 +13,9 @@ import (
 // SQLSchemaVersion is the version of the schema that SQL reads and
 // MigrateSQL brings a database to. Version 2 adds each event's list
 // (postroom.Event.List); the events recorded before read with none.
-const SQLSchemaVersion = 2
+// Version 3 indexes the events by message and by address (Search,
+// Info).
+const SQLSchemaVersion = 3
 
 // sqlSchema holds the schema's migrations, one file per version.
 //

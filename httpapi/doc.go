@@ -9,7 +9,9 @@
 // Options.Templates, the stored templates' templates.add, update,
 // publish, delete, info, list and render (see # Stored templates); with
 // Options.Async, the calls run later, listed and steered with calls.list,
-// calls.cancel and calls.retry (see # Calls run later).
+// calls.cancel and calls.retry (see # Calls run later); with
+// Options.Activity, what happened to each message with messages.search
+// and messages.info (see # Message activity).
 //
 // A Handler is an http.Handler: mount it in the application's own mux,
 // behind its own middleware (authentication, tracing, rate limits), at "/"
@@ -47,7 +49,7 @@
 //	400     invalid_idempotency_key  the Idempotency-Key header is empty, too long, or repeated
 //	401     invalid_key              postroom.ErrUnauthorized: the key is not valid for the account
 //	404     not_found                no such endpoint; with Options.Async, no such call id, or (calls.*)
-//	                                 a call of another account
+//	                                 a call of another account; (messages.info) no such message in the account
 //	404     unknown_template         (templates.*) no such template in the account
 //	404     unknown_version          (templates.publish) the template keeps no such version
 //	409     template_exists          (templates.add) the name is taken
@@ -144,6 +146,39 @@
 // a malformed address, reason, scope, list, limit or cursor 400
 // validation_error naming it (an "account_id" too: see # Errors). Without
 // Options.Suppressions the three paths are 404 not_found.
+//
+// # Message activity
+//
+// With Options.Activity (an events.Activity, usually the events store the
+// Mailer's Options.OnEvent feeds), the Handler serves each message's
+// record, each a POST of a JSON object with the account's "key" and
+// "account_id", checked as the rejects endpoints check them:
+//
+//	POST /api/1.0/messages.search  {"email", "send_id", "list", "state", "date_from", "date_to", "limit", "cursor"}
+//	                               →  [message, ...] (newest first)
+//	POST /api/1.0/messages.info    {"id"}  →  message
+//
+// where a message is {"_id", "ts", "state", "email", "list",
+// "smtp_events", "timeline"}, with Mandrill's field names where they mean
+// the same: "_id" is the send id (empty for a rejected message, never
+// made), "ts" when it was first tried (Unix seconds), "state" one of
+// sent, deferred, rejected, bounced, soft-bounced, spam and unsub (from
+// its latest event), "smtp_events" its attempts [{"ts", "type" (sent or
+// deferred), "diag"}], and "timeline" all its events, oldest first, as
+// postroom.Event has them (deferrals with reason and reply, the send or
+// reject, bounces with status and diagnostic, complaints,
+// unsubscribes). Mandrill's "subject", "sender" and "template" are not
+// kept yet, nor is any body.
+//
+// messages.search's "email" is a whole address, in any letter case;
+// "date_from" and "date_to" are YYYY-MM-DD (UTC; "date_to" takes in its
+// whole day) or RFC 3339 times; Mandrill's "query" expression is not
+// taken (an unknown field is 400 invalid_json). An answer holds at most
+// "limit" messages (default 100, at most 1000): when there are more, the
+// Postroom-Next-Cursor header holds the "cursor" of the next page. A
+// malformed state, date, limit or cursor is 400 validation_error naming
+// it; messages.info of an id the account has no message of is 404
+// not_found. Without Options.Activity the two paths are 404 not_found.
 //
 // # Stored templates
 //

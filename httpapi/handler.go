@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
@@ -127,6 +128,14 @@ type Options struct {
 	// (postroom.Options.Templates). Nil means those paths answer 404 as
 	// unknown paths do.
 	Templates templatestore.Manager
+
+	// Activity, when not nil, is the message activity served at
+	// MessagesSearchPath and MessagesInfoPath (see the package
+	// documentation, # Message activity), with the keys of the Mailer's
+	// Options.Auth: usually the events.SQL or events.Memory the Mailer's
+	// Options.OnEvent feeds. Nil means those paths answer 404 as unknown
+	// paths do.
+	Activity events.Activity
 }
 
 // setDefaults gives every zero field of o its default, by the root
@@ -224,6 +233,9 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 	}
 	if opts.Templates != nil {
 		h.mountTemplates(mux, m, opts.Templates)
+	}
+	if opts.Activity != nil {
+		h.mountMessages(mux, m, opts.Activity)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path})

@@ -11,6 +11,7 @@
 //	postroom call [-watch] [-waiting N] [-later N] ID
 //	postroom cancel [-reason TEXT] ID
 //	postroom retry ID
+//	postroom activity -account ID [-limit N] [-state S] [-before CURSOR] ADDRESS|SEND_ID
 //	postroom rejects list -account ID [-reason CODE] [-prefix P] [-scope S] [-list ID] [-all]
 //	postroom rejects add -account ID -email ADDR [-reason CODE] [-detail TEXT] [-for DURATION] [-scope all|lists|list] [-list ID]
 //	postroom rejects delete -account ID -email ADDR [-scope all|lists|list] [-list ID]
@@ -91,6 +92,7 @@ var commands = map[string]struct {
 	"call":      {"show a call: status, counts, recipients still waiting (-watch follows it), what came back later", runCall},
 	"cancel":    {"cancel a call: recipients not yet handed over become rejected, call-canceled", runCancel},
 	"retry":     {"retry a call's deferred recipients now", runRetry},
+	"activity":  {"show what happened to the messages to an address, or to one message by its send id", runActivity},
 	"rejects":   {"list, add or delete suppression list entries", runRejects},
 	"templates": {"add, update, publish (or roll back), list, show, render or delete stored templates", runTemplates},
 	"preview":   {"render a call body file for each recipient, sending nothing", runPreview},

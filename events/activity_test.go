@@ -1,0 +1,246 @@
+package events_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
+)
+
+// activityStore is an Activity fed with events.
+type activityStore interface {
+	events.Activity
+	record(t *testing.T, evs []postroom.Event)
+}
+
+type memoryStore struct{ *events.Memory }
+
+func (m memoryStore) record(t *testing.T, evs []postroom.Event) {
+	for _, e := range evs {
+		m.OnEvent(t.Context(), e)
+	}
+}
+
+type sqlStore struct{ *events.SQL }
+
+func (s sqlStore) record(t *testing.T, evs []postroom.Event) {
+	t.Helper()
+	if err := s.Record(t.Context(), evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// activityStores returns a new Memory and a new SQL store, with a clock
+// at now.
+func activityStores(t *testing.T, now time.Time) map[string]activityStore {
+	t.Helper()
+	clock := func() time.Time { return now }
+	m, err := events.NewMemory(events.MemoryOptions{Retention: 365 * 24 * time.Hour, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSQL(t, events.SQLOptions{Now: clock})
+	return map[string]activityStore{"memory": memoryStore{m}, "sql": sqlStore{s}}
+}
+
+// searchAll pages through q's results, limit per page, and returns them.
+func searchAll(t *testing.T, a events.Activity, q events.Query) []events.Message {
+	t.Helper()
+	var all []events.Message
+	for pages := 0; ; pages++ {
+		if pages > 100 {
+			t.Fatal("more than 100 pages")
+		}
+		got, next, err := a.Search(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, got...)
+		if next == "" {
+			return all
+		}
+		if len(got) != max(q.Limit, 1) && q.Limit != 0 {
+			t.Fatalf("a page of %d with a next page, limit %d", len(got), q.Limit)
+		}
+		q.Cursor = next
+	}
+}
+
+func TestActivity(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	evs := []postroom.Event{
+		{Type: postroom.EventDeferral, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "soft-bounce", Status: "4.2.2", Diagnostic: "452 4.2.2 mailbox full", At: at(0)},
+		{Type: postroom.EventSend, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", At: at(1)},
+		{Type: postroom.EventSend, SendID: id(2), AccountID: "shop", Email: "ann@example.org", List: "news.shop.example.com", At: at(2)},
+		{Type: postroom.EventSend, SendID: id(3), AccountID: "shop", Email: "bob@example.org", At: at(3)},
+		{Type: postroom.EventReject, AccountID: "shop", Email: "ann@example.org", Reason: "hard-bounce", At: at(4)},
+		{Type: postroom.EventSend, SendID: id(4), AccountID: "other", Email: "ann@example.org", At: at(4)},
+		{Type: postroom.EventHardBounce, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "bad-mailbox", Status: "5.1.1", Diagnostic: "550 5.1.1 no such user", At: at(5)},
+		{Type: postroom.EventSpam, SendID: id(2), AccountID: "shop", Email: "ann@example.org", List: "news.shop.example.com", At: at(6)},
+	}
+	for name, a := range activityStores(t, at(10)) {
+		t.Run(name, func(t *testing.T) {
+			a.record(t, evs)
+			sendIDs := func(ms []events.Message) []string {
+				var out []string
+				for _, m := range ms {
+					out = append(out, m.SendID+":"+string(m.State))
+				}
+				return out
+			}
+			for _, c := range []struct {
+				name string
+				q    events.Query
+				want []string
+			}{
+				{"address in another case", events.Query{Email: "ANN@Example.ORG"}, []string{":rejected", id(2) + ":spam", id(1) + ":bounced"}},
+				{"account", events.Query{}, []string{":rejected", id(3) + ":sent", id(2) + ":spam", id(1) + ":bounced"}},
+				{"other account", events.Query{AccountID: "other"}, []string{id(4) + ":sent"}},
+				{"send id", events.Query{SendID: fmt.Sprintf("%032X", 1)}, []string{id(1) + ":bounced"}},
+				{"send id of another account", events.Query{SendID: id(4)}, nil},
+				{"list", events.Query{List: "News.Shop.Example.com"}, []string{id(2) + ":spam"}},
+				{"state", events.Query{State: events.StateBounced}, []string{id(1) + ":bounced"}},
+				{"state sent", events.Query{State: events.StateSent}, []string{id(3) + ":sent"}},
+				{"time range", events.Query{From: at(1), To: at(4)}, []string{id(3) + ":sent", id(2) + ":spam"}},
+				{"address and state", events.Query{Email: "ann@example.org", State: events.StateRejected}, []string{":rejected"}},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					if c.q.AccountID == "" {
+						c.q.AccountID = "shop"
+					}
+					for _, limit := range []int{0, 1, 2} {
+						c.q.Limit = limit
+						if got := sendIDs(searchAll(t, a, c.q)); !reflect.DeepEqual(got, c.want) {
+							t.Errorf("limit %d: %v, want %v", limit, got, c.want)
+						}
+					}
+				})
+			}
+
+			m, ok, err := a.Info(t.Context(), "shop", id(1))
+			if err != nil || !ok {
+				t.Fatalf("Info: %v %v", ok, err)
+			}
+			if m.Email != "Ann@example.org" || !m.Created.Equal(at(0)) || m.State != events.StateBounced || len(m.Timeline) != 3 {
+				t.Fatalf("Info: %+v", m)
+			}
+			for i, want := range []postroom.EventType{postroom.EventDeferral, postroom.EventSend, postroom.EventHardBounce} {
+				if e := m.Timeline[i]; e.Type != want || e.SendID != id(1) || e.AccountID != "shop" {
+					t.Errorf("timeline[%d]: %+v, want a %s", i, e, want)
+				}
+			}
+			if e := m.Timeline[0]; e.Diagnostic != "452 4.2.2 mailbox full" || e.Status != "4.2.2" || e.Reason != "soft-bounce" {
+				t.Errorf("deferral: %+v", e)
+			}
+			if e := m.Timeline[2]; e.Diagnostic != "550 5.1.1 no such user" || e.Status != "5.1.1" || !e.At.Equal(at(5)) {
+				t.Errorf("bounce: %+v", e)
+			}
+			if _, ok, err := a.Info(t.Context(), "other", id(1)); ok || err != nil {
+				t.Errorf("Info of another account's message: %v %v", ok, err)
+			}
+			if _, ok, err := a.Info(t.Context(), "shop", "nonsense"); ok || err != nil {
+				t.Errorf("Info of a bad id: %v %v", ok, err)
+			}
+
+			for _, q := range []events.Query{{}, {AccountID: "shop", State: "lost"}, {AccountID: "shop", From: at(2), To: at(1)}, {AccountID: "shop", Limit: -1}} {
+				if _, _, err := a.Search(t.Context(), q); !errors.Is(err, events.ErrBadQuery) {
+					t.Errorf("Search(%+v): %v, want ErrBadQuery", q, err)
+				}
+			}
+			if _, _, err := a.Search(t.Context(), events.Query{AccountID: "shop", Cursor: "x"}); !errors.Is(err, events.ErrBadCursor) {
+				t.Errorf("bad cursor: %v, want ErrBadCursor", err)
+			}
+		})
+	}
+}
+
+// TestActivityMemoryAgreesWithSQL is the oracle of the SQL search: random
+// events recorded in both stores, then random queries, paged, must find
+// the same messages with the same timelines in the same order.
+func TestActivityMemoryAgreesWithSQL(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	r := rand.New(rand.NewPCG(1, 2))
+	addrs := []string{"ann@example.org", "Ann@Example.org", "bob@example.org", "cy@example.net"}
+	lists := []string{"", "", "news.example.org", "deals.example.org"}
+	accounts := []string{"a", "b"}
+	later := []postroom.EventType{postroom.EventHardBounce, postroom.EventSoftBounce, postroom.EventSpam, postroom.EventUnsub}
+	var evs []postroom.Event
+	for n := range 300 {
+		at := t0.Add(time.Duration(n) * time.Minute / 3) // ties at second granularity kept apart by order
+		e := postroom.Event{AccountID: accounts[r.IntN(2)], Email: addrs[r.IntN(len(addrs))], List: lists[r.IntN(len(lists))], At: at.Truncate(time.Minute)}
+		switch r.IntN(10) {
+		case 0:
+			e.Type, e.Reason = postroom.EventReject, "spam"
+			evs = append(evs, e)
+			continue
+		case 1, 2:
+			e.Type, e.Reason, e.Diagnostic = postroom.EventDeferral, "timeout", "no answer"
+			e.SendID = id(n)
+			evs = append(evs, e)
+			e.At = e.At.Add(time.Minute)
+		}
+		e.Type, e.SendID, e.Reason, e.Diagnostic = postroom.EventSend, id(n), "", ""
+		evs = append(evs, e)
+		if r.IntN(3) == 0 {
+			e.Type, e.At, e.Status = later[r.IntN(len(later))], e.At.Add(time.Duration(1+r.IntN(60))*time.Minute), "5.1.1"
+			evs = append(evs, e)
+		}
+	}
+	// Recorded in time order, as they would happen.
+	slices.SortStableFunc(evs, func(a, b postroom.Event) int { return a.At.Compare(b.At) })
+	stores := activityStores(t, t0.Add(7*24*time.Hour))
+	mem, sql := stores["memory"], stores["sql"]
+	mem.record(t, evs)
+	sql.record(t, evs)
+	states := []events.State{"", events.StateSent, events.StateDeferred, events.StateRejected, events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub}
+	found := 0
+	for range 60 {
+		q := events.Query{AccountID: accounts[r.IntN(2)], Limit: 1 + r.IntN(20)}
+		if r.IntN(2) == 0 {
+			q.Email = addrs[r.IntN(len(addrs))]
+		}
+		if r.IntN(3) == 0 {
+			q.List = lists[2+r.IntN(2)]
+		}
+		q.State = states[r.IntN(len(states))]
+		if r.IntN(3) == 0 {
+			q.From = t0.Add(time.Duration(r.IntN(100)) * time.Minute)
+			q.To = q.From.Add(time.Duration(r.IntN(100)) * time.Minute)
+		}
+		want, got := searchAll(t, mem, q), searchAll(t, sql, q)
+		found += len(want)
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			t.Fatalf("query %+v:\nsql    %v\nmemory %v", q, summary(got), summary(want))
+		}
+	}
+	if found < 100 {
+		t.Errorf("the queries found %d messages in all: too few to compare", found)
+	}
+}
+
+// normalize puts every time of ms in UTC, so that DeepEqual compares
+// instants.
+func normalize(ms []events.Message) []events.Message {
+	for i := range ms {
+		ms[i].Created = ms[i].Created.UTC()
+		for j := range ms[i].Timeline {
+			ms[i].Timeline[j].At = ms[i].Timeline[j].At.UTC()
+		}
+	}
+	return ms
+}
+
+func summary(ms []events.Message) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, fmt.Sprintf("%s/%s/%s/%d", m.SendID, m.State, m.Created.Format(time.TimeOnly), len(m.Timeline)))
+	}
+	return out
+}
