@@ -15,6 +15,13 @@ import (
 // endWriteTime bounds the write of the reply that ends a session.
 const endWriteTime = time.Second
 
+// lingerTime bounds, after the reply that ends a session, the reading of
+// what the client still sends (see linger); lingerBytes bounds how much.
+const (
+	lingerTime  = 250 * time.Millisecond
+	lingerBytes = 64 << 10
+)
+
 // errEnded is what a clientConn's Read and Write return once it ended
 // its session; go-smtp's server then ends the connection quietly (it
 // wraps net.ErrClosed).
@@ -46,6 +53,10 @@ type clientConn struct {
 	mu       sync.Mutex
 	deadline time.Time // the read deadline go-smtp asked for
 	ended    bool
+	// ending is closed once end has written its reply and lingered; nil
+	// until end begins. Close waits for it, so that go-smtp, whose read
+	// end cuts short, does not close the connection before the reply.
+	ending chan struct{}
 	lines    cmdLines
 	// waiting is when a read began that waits for the next command (no
 	// part of a command or message read yet), zero at other times.
@@ -230,6 +241,7 @@ func (c *clientConn) end(reply string) {
 		return
 	}
 	c.ended = true
+	c.ending = make(chan struct{})
 	encrypted := c.lines.off
 	c.Conn.SetWriteDeadline(time.Now().Add(endWriteTime)) // a write under way gives up
 	c.Conn.SetReadDeadline(time.Now())                    // so does a read
@@ -240,12 +252,36 @@ func (c *clientConn) end(reply string) {
 		c.Conn.SetWriteDeadline(time.Now().Add(endWriteTime))
 		fmt.Fprintf(c.Conn, reply+"\r\n", c.l.lim.hostname)
 		c.wmu.Unlock()
+		c.linger()
 	}
+	close(c.ending)
 	c.Close()
 }
 
-// Close closes the connection and frees its slot.
+// linger half-closes the connection after its last reply and reads what
+// the client still sends, for lingerTime at most: a close with unread
+// input makes the kernel reset the connection, and the client's TCP then
+// drops the last reply before the client reads it (a client that
+// pipelines its commands, or trickles them, would never see why the
+// session ended).
+func (c *clientConn) linger() {
+	cw, ok := c.Conn.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	c.Conn.SetReadDeadline(time.Now().Add(lingerTime))
+	io.Copy(io.Discard, io.LimitReader(c.Conn, lingerBytes))
+}
+
+// Close closes the connection and frees its slot, once the reply of an
+// end under way is written (end's own bounds, at most).
 func (c *clientConn) Close() error {
+	c.mu.Lock()
+	ending := c.ending
+	c.mu.Unlock()
+	if ending != nil {
+		<-ending
+	}
 	err := c.Conn.Close()
 	c.closeOnce.Do(func() {
 		c.timer.Stop()
