@@ -57,7 +57,7 @@ type clientConn struct {
 	// until end begins. Close waits for it, so that go-smtp, whose read
 	// end cuts short, does not close the connection before the reply.
 	ending chan struct{}
-	lines    cmdLines
+	lines  cmdLines
 	// waiting is when a read began that waits for the next command (no
 	// part of a command or message read yet), zero at other times.
 	waiting time.Time
