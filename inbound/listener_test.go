@@ -41,19 +41,7 @@ func TestIdleConnectionsLeaveRoom(t *testing.T) {
 	if d := time.Since(start); d > time.Second+slack {
 		t.Errorf("greeted after %v", d)
 	}
-	r.write("EHLO mta.example.org\r\nMAIL FROM:<>\r\nRCPT TO:<" + verp.Address(id) + ">\r\nDATA\r\n")
-	for _, want := range []int{250, 250, 250, 354} {
-		if c, l, err := r.reply(10 * time.Second); err != nil || c != want {
-			t.Fatalf("reply %d %q, %v; want %d", c, l, err, want)
-		}
-	}
-	r.write(dsn(verp.Address(id), "ann@example.net", "failed", "5.1.1", "550 5.1.1 User unknown") + ".\r\n")
-	if c, l, err := r.reply(10 * time.Second); err != nil || c != 250 {
-		t.Fatalf("reply to the message %d %q, %v", c, l, err)
-	}
-	if got := h.listed(t, "ann@example.net"); got != "hard-bounce" {
-		t.Errorf("listed as %q, want hard-bounce", got)
-	}
+	bounceOver(t, h, r, id, "ann@example.net")
 }
 
 // TestStressTimeout: when four fifths of MaxConnections are open, the
@@ -135,17 +123,25 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 			t.Errorf("idle connection %d: reply %d %q, %v; want it still open", i+1, c, l, err)
 		}
 	}
+	bounceOver(t, h, r, id, "ann@example.net")
+}
+
+// bounceOver delivers over r, a greeted connection to h, a DSN saying
+// that the message of send id to addr bounced 5.1.1, and checks that it
+// is taken (250) and addr listed hard-bounce.
+func bounceOver(t *testing.T, h *hostile, r *raw, id, addr string) {
+	t.Helper()
 	r.write("EHLO mta.example.org\r\nMAIL FROM:<>\r\nRCPT TO:<" + verp.Address(id) + ">\r\nDATA\r\n")
 	for _, want := range []int{250, 250, 250, 354} {
 		if c, l, err := r.reply(10 * time.Second); err != nil || c != want {
 			t.Fatalf("reply %d %q, %v; want %d", c, l, err, want)
 		}
 	}
-	r.write(dsn(verp.Address(id), "ann@example.net", "failed", "5.1.1", "550 5.1.1 User unknown") + ".\r\n")
+	r.write(dsn(verp.Address(id), addr, "failed", "5.1.1", "550 5.1.1 User unknown") + ".\r\n")
 	if c, l, err := r.reply(10 * time.Second); err != nil || c != 250 {
 		t.Fatalf("reply to the message %d %q, %v", c, l, err)
 	}
-	if got := h.listed(t, "ann@example.net"); got != "hard-bounce" {
+	if got := h.listed(t, addr); got != "hard-bounce" {
 		t.Errorf("listed as %q, want hard-bounce", got)
 	}
 }
