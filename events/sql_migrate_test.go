@@ -4,9 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
@@ -18,18 +15,12 @@ import (
 // events keep theirs beside them.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.NewPool(t)
 	ms, err := sqlschema.Load(sqlSchema, "sql/*.sql", SQLSchemaVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return sqlschema.Apply(ctx, tx, "postroom_events_schema", ms[:1], 1)
-	}); err != nil {
+	if err := sqlschema.Migrate(ctx, pool, migrationLockKey, "postroom_events_schema", ms[:1], 1); err != nil {
 		t.Fatal(err)
 	}
 	const old, fresh = "0000000000000000000000000000000a", "0000000000000000000000000000000b"

@@ -5,9 +5,6 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
@@ -22,18 +19,12 @@ import (
 // one as interrupted.
 func TestMigrateFromVersion2(t *testing.T) {
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.NewPool(t)
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return sqlschema.Apply(ctx, tx, "postroom_outbox_schema", ms[:2], 2)
-	}); err != nil {
+	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_outbox_schema", ms[:2], 2); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -99,18 +90,12 @@ func TestMigrateFromVersion2(t *testing.T) {
 // is not such JSON keeps none, and Migrate again changes nothing.
 func TestMigrateFromVersion3(t *testing.T) {
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.NewPool(t)
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return sqlschema.Apply(ctx, tx, "postroom_outbox_schema", ms[:3], 3)
-	}); err != nil {
+	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_outbox_schema", ms[:3], 3); err != nil {
 		t.Fatal(err)
 	}
 	list := func(headers ...postroom.Header) []byte {

@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
@@ -23,18 +20,12 @@ import (
 // and the address can take a list's entry beside its old one.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.NewPool(t)
 	ms, err := sqlschema.Load(schema, "sql/*.sql", SchemaVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return sqlschema.Apply(ctx, tx, "postroom_suppression_schema", ms[:1], 1)
-	}); err != nil {
+	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_suppression_schema", ms[:1], 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
