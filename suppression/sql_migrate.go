@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // SchemaVersion is the version of the schema that SQL reads and writes
@@ -46,7 +47,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("suppression: %w", err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_suppression_schema", migrations, SchemaVersion); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrateLock, "postroom_suppression_schema", migrations, SchemaVersion); err != nil {
 		return fmt.Errorf("suppression: migrate: %w", err)
 	}
 	return nil

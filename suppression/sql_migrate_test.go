@@ -8,6 +8,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -25,7 +26,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_suppression_schema", ms[:1], 1); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrateLock, "postroom_suppression_schema", ms[:1], 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{

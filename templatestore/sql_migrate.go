@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // SQLSchemaVersion is the version of the schema that this package's SQL
@@ -51,7 +52,7 @@ func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrationLockKey, "postroom_templatestore_schema", migrations, SQLSchemaVersion); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrationLockKey, "postroom_templatestore_schema", migrations, SQLSchemaVersion); err != nil {
 		return fmt.Errorf("templatestore: migrate: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -21,7 +22,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, db, migrationLockKey, "postroom_templatestore_schema", ms[:1], 1); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(db), migrationLockKey, "postroom_templatestore_schema", ms[:1], 1); err != nil {
 		t.Fatalf("migrating to version 1: %v", err)
 	}
 	// What version 1's Put wrote, and a row written by hand.
