@@ -35,11 +35,15 @@ func runActivity(ctx context.Context, e *env, args []string) error {
 		return usagef("-limit must be positive")
 	}
 	q.State = events.State(state)
-	pool, err := c.open(ctx, e)
+	db, err := c.open(ctx, e, eventTable)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
+	pool, err := poolOf(db)
+	if err != nil {
+		return err
+	}
 	store, err := events.NewSQL(pool, events.SQLOptions{})
 	if err != nil {
 		return err

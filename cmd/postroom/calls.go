@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/postroom/postroom"
@@ -23,12 +22,17 @@ import (
 // and never sends: its Mailer's transport is a Memory one, and no River
 // client works jobs here. A done call's Status shows what came back
 // later from the database's event log, the returned laterLog.
-func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *pgxpool.Pool, *laterLog, error) {
-	pool, err := c.open(ctx, e)
+func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *database, *laterLog, error) {
+	db, err := c.open(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	later, err := newLaterLog(pool)
+	pool, err := poolOf(db)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	later, err := newLaterLog(ctx, db)
 	if err == nil {
 		var m *postroom.Mailer
 		if m, err = postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}}); err == nil {
@@ -37,12 +41,12 @@ func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *pgxpoo
 				// The schema first: a database not migrated is said so
 				// (ErrNotMigrated), rather than by the first query's error.
 				if err = ob.Check(ctx); err == nil {
-					return ob, pool, later, nil
+					return ob, db, later, nil
 				}
 			}
 		}
 	}
-	pool.Close()
+	db.Close()
 	return nil, nil, nil, err
 }
 
@@ -61,11 +65,11 @@ func runCalls(ctx context.Context, e *env, args []string) error {
 		return usagef("-account is required")
 	}
 	q.Before = outbox.Cursor(before)
-	ob, pool, _, err := openOutbox(ctx, e, &c)
+	ob, db, _, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
 	calls, next, err := ob.Calls(ctx, q)
 	if err != nil {
 		return err
@@ -134,11 +138,11 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if every <= 0 {
 		return usagef("-interval must be positive")
 	}
-	ob, pool, later, err := openOutbox(ctx, e, &c)
+	ob, db, later, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
 	id := rest[0]
 	s, err := ob.Status(ctx, id)
 	if err != nil {
@@ -253,11 +257,11 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ob, pool, _, err := openOutbox(ctx, e, &c)
+	ob, db, _, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
 	id := rest[0]
 	n, err := ob.Cancel(ctx, id, reason)
 	if err != nil {
@@ -335,11 +339,11 @@ func runRetry(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ob, pool, _, err := openOutbox(ctx, e, &c)
+	ob, db, _, err := openOutbox(ctx, e, &c)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
 	n, err := ob.Retry(ctx, rest[0])
 	if err != nil {
 		return callError(rest[0], err)

@@ -22,16 +22,21 @@ type failure struct {
 func (f *failure) Error() string { return f.msg }
 func (f *failure) Unwrap() error { return f.err }
 
+// undefinedTable is PostgreSQL's SQLSTATE for a table that does not
+// exist (42P01 undefined_table).
+const undefinedTable = "42P01"
+
 // notMigratedLine is what a command says on a database that lacks the
 // tables it reads.
 const notMigratedLine = "the database is not migrated: run `postroom migrate` (safe to run again)"
 
 // notMigrated reports whether err says the database lacks tables: the
-// outbox's ErrNotMigrated (its Check, or a store that wraps it), or
-// PostgreSQL's undefined_table from the other stores.
+// outbox's ErrNotMigrated (its Check, or a store that wraps it), a table
+// missing from the catalog (database.open), or PostgreSQL's
+// undefined_table from the other stores.
 func notMigrated(err error) bool {
 	var pe *pgconn.PgError
-	return errors.Is(err, outbox.ErrNotMigrated) || errors.As(err, &pe) && pe.Code == undefinedTable
+	return errors.Is(err, outbox.ErrNotMigrated) || errors.Is(err, errNotMigrated) || errors.As(err, &pe) && pe.Code == undefinedTable
 }
 
 // callError says what err means for call id: a call not found is named

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/postroom/postroom/internal/dburl"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // errHelp: -h was asked for and the flags were printed.
@@ -33,7 +34,7 @@ func newFlags(e *env, name, args string, c *common) *flag.FlagSet {
 		fmt.Fprintf(e.stderr, "usage: postroom %s [flags] %s\n\nFlags:\n", name, args)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL URL of the application's database (default $POSTROOM_DATABASE_URL)")
+	fs.StringVar(&c.databaseURL, "database-url", "", "the application's database: postgres://user@host/db (PostgreSQL) or sqlite:PATH (its SQLite file, such as sqlite:postroom.db; the application must be stopped) (default $POSTROOM_DATABASE_URL)")
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts")
 	return fs
 }
@@ -64,24 +65,43 @@ func parse(fs *flag.FlagSet, args []string, n int) ([]string, error) {
 	return rest, nil
 }
 
-// open connects to the database of c, or of POSTROOM_DATABASE_URL.
-func (c *common) open(ctx context.Context, e *env) (*pgxpool.Pool, error) {
+// database is an open database and what closes it.
+type database struct {
+	sqldb.DB
+	close func() error
+}
+
+// Close closes the database.
+func (d *database) Close() { _ = d.close() }
+
+// open opens the database of c, or of POSTROOM_DATABASE_URL: PostgreSQL
+// or a SQLite file (package internal/dburl), and checks that the given
+// tables are there (a database not migrated is said so, before any
+// query fails on it).
+func (c *common) open(ctx context.Context, e *env, tables ...string) (*database, error) {
 	url := c.databaseURL
 	if url == "" {
 		url = e.getenv("POSTROOM_DATABASE_URL")
 	}
 	if url == "" {
-		return nil, usagef("no database: set POSTROOM_DATABASE_URL or -database-url")
+		return nil, usagef("no database: set POSTROOM_DATABASE_URL or -database-url to %s", dburl.Forms)
 	}
-	pool, err := pgxpool.New(ctx, url)
+	db, closeDB, err := dburl.Open(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("database: %w", err)
+	d := &database{DB: db, close: closeDB}
+	if len(tables) > 0 {
+		missing, err := missingTables(ctx, db, tables...)
+		if err == nil && len(missing) > 0 {
+			err = &failure{msg: notMigratedLine, err: errNotMigrated}
+		}
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
-	return pool, nil
+	return d, nil
 }
 
 // printJSON writes v as indented JSON.

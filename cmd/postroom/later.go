@@ -5,53 +5,56 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/replytext"
 )
 
-// undefinedTable is PostgreSQL's SQLSTATE for a table that does not
-// exist (42P01 undefined_table).
-const undefinedTable = "42P01"
-
 // laterLog is the outbox's Options.Events: the database's event log
 // (events.SQL), which an application's events.Recorder and package
 // inbound fill. A database without it (an application that records no
 // events migrates only the outbox) has no later events to show, which
-// is not the command's failure: After then finds none and sets missing.
+// is not the command's failure: After then finds none, and missing is
+// set.
 type laterLog struct {
-	log     *events.SQL
+	log     *events.SQL // nil when missing
 	missing atomic.Bool
 }
 
-// newLaterLog returns the event log of pool's database.
-func newLaterLog(pool *pgxpool.Pool) (*laterLog, error) {
-	log, err := events.NewSQL(pool, events.SQLOptions{})
+// newLaterLog returns the event log of db, or finds that it has none.
+func newLaterLog(ctx context.Context, db *database) (*laterLog, error) {
+	l := &laterLog{}
+	missing, err := missingTables(ctx, db, eventTable)
 	if err != nil {
 		return nil, err
 	}
-	return &laterLog{log: log}, nil
+	if len(missing) > 0 {
+		l.missing.Store(true)
+		return l, nil
+	}
+	pool, err := poolOf(db)
+	if err != nil {
+		return nil, err
+	}
+	if l.log, err = events.NewSQL(pool, events.SQLOptions{}); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-// After is events.SQL's, but finds nothing, and sets l.missing, when the
-// database has no events' table.
+// After is events.SQL's, or finds nothing when the database has no
+// event log.
 func (l *laterLog) After(ctx context.Context, sendIDs []string) (map[string]postroom.Event, error) {
-	found, err := l.log.After(ctx, sendIDs)
-	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == undefinedTable {
-		l.missing.Store(true)
+	if l.log == nil {
 		return nil, nil
 	}
-	return found, err
+	return l.log.After(ctx, sendIDs)
 }
 
 // printLater writes, as text, what came back after a done call's

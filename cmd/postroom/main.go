@@ -24,7 +24,12 @@
 //	postroom send -dry-run FILE.json
 //
 // The commands that read the database take its URL from
-// POSTROOM_DATABASE_URL, or from -database-url, which overrides it. Each
+// POSTROOM_DATABASE_URL, or from -database-url, which overrides it:
+// postgres://user@host:5432/db for PostgreSQL, or sqlite:PATH for the
+// application's SQLite file (sqlite:postroom.db, relative to the working
+// directory; sqlite:/var/lib/app/postroom.db). A SQLite file serves one
+// process: the command takes it while the application is stopped, and is
+// refused, naming PostgreSQL, while the application has it open. Each
 // command takes -json to print JSON for scripts instead of text. Flags
 // may come before or after the other arguments; -h prints a command's
 // usage. A failure is one line on stderr and exit status 1, as are
@@ -141,7 +146,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'postroom <command> -h' for a command's flags. The database is POSTROOM_DATABASE_URL, or -database-url.")
+	fmt.Fprintln(w, "\nRun 'postroom <command> -h' for a command's flags. The database is POSTROOM_DATABASE_URL, or -database-url:\npostgres://user@host:5432/db (PostgreSQL), or sqlite:PATH (the application's SQLite file, such as sqlite:postroom.db).")
 }
 
 // quote writes s for a line of text output: as is, or quoted when it

@@ -18,11 +18,15 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	pool, err := c.open(ctx, e)
+	db, err := c.open(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
+	pool, err := poolOf(db)
+	if err != nil {
+		return err
+	}
 	steps := []struct {
 		name string
 		run  func(context.Context) error

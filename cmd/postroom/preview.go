@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
@@ -23,7 +21,7 @@ type callFile struct {
 	op   postroom.Operation
 	call *postroom.Call
 	m    *postroom.Mailer
-	db   *pgxpool.Pool // the stored templates' database, or nil
+	db   *database // the stored templates' database, or nil
 }
 
 func (f *callFile) close() {
@@ -77,11 +75,16 @@ func (p *previewFlags) load(ctx context.Context, e *env, name string) (*callFile
 	opts := postroom.Options{Auth: postroom.NoAuth{}, StrictParams: p.strict}
 	if call.Message.HTMLTemplateID != "" || call.Message.TextTemplateID != "" {
 		f.op = postroom.OpSendTemplate
-		pool, err := p.open(ctx, e)
+		db, err := p.open(ctx, e, templateTable)
 		if err != nil {
 			return nil, fmt.Errorf("message.send_template reads its stored templates from the database: %w", err)
 		}
-		f.db = pool
+		f.db = db
+		pool, err := poolOf(db)
+		if err != nil {
+			f.close()
+			return nil, err
+		}
 		opts.Templates = templatestore.NewSQL(pool)
 	}
 	if f.m, err = postroom.New(transport.NewMemory(), opts); err != nil {

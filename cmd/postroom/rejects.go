@@ -57,11 +57,15 @@ func runRejects(ctx context.Context, e *env, args []string) error {
 	if args[0] != "list" && email == "" {
 		return usagef("-email is required")
 	}
-	pool, err := c.open(ctx, e)
+	db, err := c.open(ctx, e, suppressionTable)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
+	pool, err := poolOf(db)
+	if err != nil {
+		return err
+	}
 	list, err := suppression.NewSQL(pool, suppression.Options{})
 	if err != nil {
 		return err

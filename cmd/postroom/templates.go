@@ -73,11 +73,15 @@ func runTemplates(ctx context.Context, e *env, args []string) error {
 	if err := f.check(args[0]); err != nil {
 		return err
 	}
-	pool, err := f.open(ctx, e)
+	db, err := f.open(ctx, e, templateTable)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
+	pool, err := poolOf(db)
+	if err != nil {
+		return err
+	}
 	store := &templatestore.SQL{Pool: pool, KeepVersions: f.keep}
 	// The Mailer compiles and renders as the application's would, with
 	// postroom's helpers only; it sends nothing.
