@@ -2,11 +2,11 @@ package main
 
 // Hearing back: the suppression list every call consults, the events the
 // Mailer emits, the bounce receiver (-bounce-listen, -bounce-domain) and
-// the one-click unsubscribe endpoint (-unsubscribe-url). With
-// -database-url the list and the events are in PostgreSQL, shared by every
-// instance (suppression.SQL, events.SQL written by an events.Recorder);
-// without it they are in this process's memory (suppression.Memory,
-// events.Memory).
+// the one-click unsubscribe endpoint (-unsubscribe-url). The list and the
+// events are in the database (suppression.SQL, events.SQL written by an
+// events.Recorder): the SQLite file, or PostgreSQL, shared by every
+// instance; with -in-memory they are in this process's memory
+// (suppression.Memory, events.Memory).
 
 import (
 	"context"
@@ -21,8 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
@@ -133,18 +131,18 @@ type hearing struct {
 	stop    func() error              // stops what start started
 }
 
-// newHearing makes the suppression list and the event store, in pool's
-// database when pool is not nil (their tables brought up to date by
-// openDatabase), in memory otherwise, and the unsubscribe endpoint.
-// Nothing runs until start.
-func newHearing(h hearingConfig, pool *pgxpool.Pool, logger *slog.Logger) (*hearing, error) {
+// newHearing makes the suppression list and the event store, in db when
+// it is not nil (their tables brought up to date by openDatabase), in
+// memory otherwise, and the unsubscribe endpoint. Nothing runs until
+// start.
+func newHearing(h hearingConfig, db *database, logger *slog.Logger) (*hearing, error) {
 	hr := &hearing{stop: func() error { return nil }}
-	if pool != nil {
-		list, err := suppression.NewSQL(pool, suppression.Options{})
+	if db != nil {
+		list, err := newSuppressionSQL(db)
 		if err != nil {
 			return nil, err
 		}
-		log, err := events.NewSQL(pool, events.SQLOptions{})
+		log, err := newEventsSQL(db)
 		if err != nil {
 			return nil, err
 		}

@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/smtptest"
 )
@@ -112,11 +110,7 @@ func TestBounceReceived(t *testing.T) {
 			relay := smtptest.NewServer(t, smtptest.Options{})
 			cfg := config{SMTP: relay.Addr(), SMTPTLS: "none", NoAuth: true}
 			if database {
-				db, err := openDatabase(t.Context(), migrated.DSN(t))
-				if err != nil {
-					t.Fatalf("openDatabase: %v", err)
-				}
-				t.Cleanup(db.Close)
+				db := openTestDB(t, migrated.DSN(t))
 				cfg.DB = db
 			}
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -206,9 +200,9 @@ func listRejects(t *testing.T, api, prefix string) []reject {
 
 // sendRecorded reports whether the event log in db holds the send id
 // now.
-func sendRecorded(t *testing.T, db *pgxpool.Pool, id string) bool {
+func sendRecorded(t *testing.T, db *database, id string) bool {
 	t.Helper()
-	log, err := events.NewSQL(db, events.SQLOptions{})
+	log, err := newEventsSQL(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/templatestore"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 func TestParseFlagsDatabase(t *testing.T) {
@@ -25,9 +25,14 @@ func TestParseFlagsDatabase(t *testing.T) {
 		{"flag", []string{"-no-auth", "-database-url", "postgres://app@db/app"}, "", "postgres://app@db/app"},
 		{"env", []string{"-no-auth"}, "postgres://env@db/app", "postgres://env@db/app"},
 		{"flag over env", []string{"-no-auth", "-database-url", "postgres://flag@db/app"}, "postgres://env@db/app", "postgres://flag@db/app"},
-		{"none", []string{"-no-auth"}, "", ""},
-		{"with templates", []string{"-no-auth", "-templates", "tpl", "-database-url", "postgres://app@db/app"}, "", "-"},
-		{"templates and env", []string{"-no-auth", "-templates", "tpl"}, "postgres://env@db/app", "-"},
+		{"none: the SQLite file", []string{"-no-auth"}, "", defaultDatabaseURL},
+		{"sqlite", []string{"-no-auth", "-database-url", "sqlite:/var/lib/app/postroom.db"}, "", "sqlite:/var/lib/app/postroom.db"},
+		{"in memory", []string{"-no-auth", "-in-memory"}, "postgres://env@db/app", ""},
+		{"in memory and a database", []string{"-no-auth", "-in-memory", "-database-url", "sqlite:x.db"}, "", "-"},
+		{"outbox settings in memory", []string{"-no-auth", "-in-memory", "-outbox-workers", "2"}, "", "-"},
+		// Templates from a folder, the rest in the database.
+		{"with templates", []string{"-no-auth", "-templates", "tpl", "-database-url", "postgres://app@db/app"}, "", "postgres://app@db/app"},
+		{"templates and env", []string{"-no-auth", "-templates", "tpl"}, "postgres://env@db/app", "postgres://env@db/app"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			getenv := func(k string) string {
@@ -54,12 +59,11 @@ func TestParseFlagsDatabase(t *testing.T) {
 // start, a template changed in the database is used by the next call, and
 // accounts stay apart.
 func TestSendTemplateSQL(t *testing.T) {
-	db, err := openDatabase(t.Context(), migrated.DSN(t))
+	db := openTestDB(t, migrated.DSN(t))
+	store, err := newTemplateSQL(db) // writes as another instance would
 	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(db.Close)
-	store := templatestore.NewSQL(db) // writes as another instance would
 	if err := store.Put(t.Context(), "other", "welcome", "Not for acct."); err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +149,12 @@ func TestOpenDatabase(t *testing.T) {
 // (pgxpool.Conn.Hijack) for good: a second pool, even one opened the same
 // way, would hold connections of its own.
 func TestOnePool(t *testing.T) {
-	db, err := openDatabase(t.Context(), migrated.DSN(t))
+	db := openTestDB(t, migrated.DSN(t))
+	store, err := newTemplateSQL(db)
 	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(db.Close)
-	if err := templatestore.NewSQL(db).Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
+	if err := store.Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
 		t.Fatal(err)
 	}
 	api, _ := startConfig(t, config{EMLDir: t.TempDir(), NoAuth: true, DB: db})
@@ -191,7 +195,7 @@ func TestOnePool(t *testing.T) {
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
-		pooled := int(db.Stat().TotalConns())
+		pooled := int(db.DB.(*pgxdb.DB).Pool().Stat().TotalConns())
 		if len(names) == 1 && names[applicationName] == pooled+1 {
 			return
 		}

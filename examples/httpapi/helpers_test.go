@@ -70,3 +70,19 @@ func startConfig(t testing.TB, cfg config) (url string, log *apitest.LogRecorder
 	})
 	return start(t, h, cfg.Timeouts, logger), log
 }
+
+// openTestDB opens the database at url as run does (openDatabase,
+// migrations included) and closes it when t ends.
+func openTestDB(t testing.TB, url string) *database {
+	t.Helper()
+	db, err := openDatabase(t.Context(), url)
+	if err != nil {
+		t.Fatalf("openDatabase: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("closing the database: %v", err)
+		}
+	})
+	return db
+}

@@ -20,11 +20,7 @@ import (
 func TestSendLaterBounce(t *testing.T) {
 	t.Parallel()
 	relay := smtptest.NewServer(t, smtptest.Options{})
-	db, err := openDatabase(t.Context(), pgtest.DSN(t))
-	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
-	}
-	t.Cleanup(db.Close)
+	db := openTestDB(t, pgtest.DSN(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,5 @@ var migrated = &pgtest.Template{Setup: func(ctx context.Context, pool *pgxpool.P
 	if err != nil {
 		return err
 	}
-	db.Close()
-	return nil
+	return db.Close()
 }}

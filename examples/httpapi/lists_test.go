@@ -58,11 +58,7 @@ func TestListsThroughPostfix(t *testing.T) {
 		"example.net": "smtp:[127.0.0.1]:" + port(t, dest.Addr()),
 	}})
 
-	db, err := openDatabase(t.Context(), migrated.DSN(t))
-	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
-	}
-	t.Cleanup(db.Close)
+	db := openTestDB(t, migrated.DSN(t))
 	keys, err := parseUnsubscribeKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	if cfg.DB != nil {
-		defer cfg.DB.Close() // after the server and its cleanup
+		// After the server and its cleanup: a SQLite file is then free
+		// for another process.
+		defer func() { err = errors.Join(err, cfg.DB.Close()) }()
 	}
 	if cfg.Hearing.BounceListen != "" {
 		if cfg.Hearing.BounceLn, err = net.Listen("tcp", cfg.Hearing.BounceListen); err != nil {

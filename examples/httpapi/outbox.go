@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
@@ -57,21 +56,22 @@ type queueConfig struct {
 
 // queueFlags registers the outbox's flags on fs, into q.
 func queueFlags(fs *flag.FlagSet, q *queueConfig) {
-	fs.DurationVar(&q.Backoff, "outbox-backoff", 0, "with -database-url: wait `d` before the first retry of a deferred recipient, doubled at each retry up to 4000s or d (0: Postfix's 5m)")
-	fs.DurationVar(&q.MaxAge, "outbox-max-age", 0, "with -database-url: reject (expired) a recipient still deferred `d` after its call started (0: 120h, Postfix's maximal_queue_lifetime)")
-	fs.IntVar(&q.BatchSize, "outbox-batch-size", 0, "with -database-url: recipients a job hands to the Mailer as one call, their results written together (0: "+strconv.Itoa(outbox.DefaultBatchSize)+")")
-	fs.IntVar(&q.JobSize, "outbox-job-size", 0, "with -database-url: most recipients in one job of a call sent later (0: "+strconv.Itoa(outbox.DefaultJobSize)+")")
-	fs.IntVar(&q.MaxWorkers, "outbox-workers", 0, "with -database-url: jobs this instance runs at once (0: "+strconv.Itoa(outbox.DefaultMaxWorkers)+")")
-	fs.DurationVar(&q.RescueAfter, "outbox-rescue-after", 0, "with -database-url: give a job whose instance died to another after `d` (0: "+defaultRescueAfter.String()+")")
+	fs.DurationVar(&q.Backoff, "outbox-backoff", 0, "wait `d` before the first retry of a deferred recipient, doubled at each retry up to 4000s or d (0: Postfix's 5m)")
+	fs.DurationVar(&q.MaxAge, "outbox-max-age", 0, "reject (expired) a recipient still deferred `d` after its call started (0: 120h, Postfix's maximal_queue_lifetime)")
+	fs.IntVar(&q.BatchSize, "outbox-batch-size", 0, "recipients a job hands to the Mailer as one call, their results written together (0: "+strconv.Itoa(outbox.DefaultBatchSize)+")")
+	fs.IntVar(&q.JobSize, "outbox-job-size", 0, "most recipients in one job of a call sent later (0: "+strconv.Itoa(outbox.DefaultJobSize)+")")
+	fs.IntVar(&q.MaxWorkers, "outbox-workers", 0, "jobs this instance runs at once (0: "+strconv.Itoa(outbox.DefaultMaxWorkers)+")")
+	fs.DurationVar(&q.RescueAfter, "outbox-rescue-after", 0, "give a job whose instance died to another after `d` (0: "+defaultRescueAfter.String()+")")
 }
 
-// check refuses negative settings, and settings without a database.
+// check refuses negative settings, and settings without a database
+// (-in-memory).
 func (q queueConfig) check(database bool) error {
 	switch {
 	case q.Backoff < 0, q.MaxAge < 0, q.BatchSize < 0, q.JobSize < 0, q.MaxWorkers < 0, q.RescueAfter < 0:
 		return errors.New("-outbox-* settings must not be negative")
 	case q != queueConfig{} && !database:
-		return errors.New("-outbox-* settings need -database-url")
+		return errors.New("-outbox-* settings need a database: not -in-memory")
 	}
 	return nil
 }
@@ -93,17 +93,18 @@ func (q queueConfig) options(logger *slog.Logger) outbox.Options {
 }
 
 // startOutbox starts this instance's River client, with the outbox's
-// worker, on pool: every instance sharing the database works the calls
+// worker, on db (River's riverpgxv5 driver on PostgreSQL, riversqlite on
+// SQLite): every instance sharing a PostgreSQL database works the calls
 // any of them enqueued. A call's status shows what came back later for
 // its messages from log (the event log the Mailer's send events and the
 // bounce receiver write), when not nil. It returns the outbox as the
 // Handler's Async, and stop, which waits for the jobs at work to finish.
-func startOutbox(pool *pgxpool.Pool, m *postroom.Mailer, q queueConfig, log *events.SQL, logger *slog.Logger) (httpapi.Async, func() error, error) {
+func startOutbox(db *database, m *postroom.Mailer, q queueConfig, log *events.SQL, logger *slog.Logger) (httpapi.Async, func() error, error) {
 	opts := q.options(logger)
 	if log != nil {
 		opts.Events = log
 	}
-	ob, err := outbox.New(m, pool, opts)
+	ob, err := newOutbox(m, db, opts)
 	if err != nil {
 		return nil, nil, err
 	}

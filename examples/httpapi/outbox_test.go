@@ -25,11 +25,7 @@ import (
 // nothing more; the same key with another call is 409; a synchronous call
 // still answers its results at once.
 func TestSendLater(t *testing.T) {
-	db, err := openDatabase(t.Context(), migrated.DSN(t))
-	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
-	}
-	t.Cleanup(db.Close)
+	db := openTestDB(t, migrated.DSN(t))
 	folder := t.TempDir()
 	api, _ := startConfig(t, config{EMLDir: folder, NoAuth: true, DB: db})
 
@@ -226,11 +222,7 @@ func TestQueueBackoff(t *testing.T) {
 func TestSendLaterExpires(t *testing.T) {
 	t.Parallel()
 	dsn := migrated.DSN(t)
-	pool, err := openDatabase(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
-	}
-	t.Cleanup(pool.Close)
+	pool := openTestDB(t, dsn)
 	call := apitest.SmallCall(2)
 	deferred := call.Recipients[1].Email
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true,

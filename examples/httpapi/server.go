@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -14,10 +15,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -36,7 +36,8 @@ type config struct {
 	SMTPTLSConfig *tls.Config
 	Templates     string // a templatestore.Dir folder: <account_id>/<template_id>
 	// TemplatesInMemory keeps the stored templates in memory
-	// (templatestore.Memory), managed over templates.*, lost at exit.
+	// (templatestore.Memory), managed over templates.*, lost at exit,
+	// rather than in the database.
 	TemplatesInMemory bool
 	Keys              string // a JSON file: account id to accepted keys
 	NoAuth            bool
@@ -51,14 +52,20 @@ type config struct {
 	// Hearing is what the server hears back on: bounces (-bounce-listen,
 	// -bounce-domain) and one-click unsubscribes (-unsubscribe-url).
 	Hearing hearingConfig
-	// DatabaseURL is PostgreSQL's DSN, from -database-url or
-	// POSTROOM_DATABASE_URL: templates come from its table (SQL store).
+	// DatabaseURL is the database's URL, from -database-url, or
+	// POSTROOM_DATABASE_URL, or defaultDatabaseURL: sqlite:PATH or
+	// postgres://... Empty with -in-memory.
 	DatabaseURL string
-	// DB is the one pool of DatabaseURL's database, opened by run
+	// InMemory keeps no database (-in-memory): the suppression list, the
+	// events and the idempotency records are in memory, lost at exit, and
+	// no call is sent later.
+	InMemory bool
+	// DB is the one database of DatabaseURL, opened by run
 	// (openDatabase); tests set it. Every part that keeps state there
-	// takes it: stored templates, idempotency records, the outbox (calls
-	// sent later). Nil: no database, no calls sent later.
-	DB *pgxpool.Pool
+	// takes it: stored templates, the suppression list, the event log,
+	// idempotency records, the outbox (calls sent later). Nil: no
+	// database, as with -in-memory.
+	DB *database
 }
 
 // timeouts are the HTTP server's; tests shorten them.
@@ -106,8 +113,9 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.StringVar(&cfg.SMTPTLS, "smtp-tls", "starttls", "TLS to the SMTP server: none, starttls or tls (none for a development relay such as Mailpit)")
 	fs.StringVar(&cfg.SMTPUser, "smtp-user", "", "SMTP AUTH `user` name")
 	fs.StringVar(&cfg.Templates, "templates", "", "stored templates for message.send_template, in `dir`/<account_id>/<template_id>")
-	fs.BoolVar(&cfg.TemplatesInMemory, "templates-in-memory", false, "keep the stored templates in memory, managed with templates.add and the other templates endpoints, and lost at exit (for development; -database-url keeps them)")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL `dsn` holding the stored templates, idempotency records and calls sent later (Prefer: respond-async), shared by every instance (default $"+databaseEnv+")")
+	fs.BoolVar(&cfg.TemplatesInMemory, "templates-in-memory", false, "keep the stored templates in memory, managed with templates.add and the other templates endpoints, and lost at exit (for development; the database keeps them otherwise)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "the database holding the stored templates, suppression list, events, idempotency records and calls sent later (Prefer: respond-async): sqlite:PATH, one SQLite file for this one process, or postgres://user@host/db, PostgreSQL shared by every instance (default $"+databaseEnv+", else "+defaultDatabaseURL+")")
+	fs.BoolVar(&cfg.InMemory, "in-memory", false, "keep no database: the suppression list, events and idempotency records in memory, lost at exit, no stored templates (unless -templates-in-memory) and no calls sent later")
 	fs.StringVar(&cfg.Keys, "keys", "", "accept the keys in `file`, a JSON object of account id to a list of keys")
 	fs.BoolVar(&cfg.NoAuth, "no-auth", false, "accept every call whatever its key (for development)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
@@ -123,8 +131,12 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	if err := cfg.Hearing.check(getenv); err != nil {
 		return config{}, err
 	}
-	if cfg.DatabaseURL == "" {
-		cfg.DatabaseURL = getenv(databaseEnv)
+	switch {
+	case cfg.InMemory && cfg.DatabaseURL != "":
+		return config{}, errors.New("-in-memory and -database-url exclude each other: state in memory or in a database")
+	case cfg.InMemory:
+	case cfg.DatabaseURL == "":
+		cfg.DatabaseURL = cmp.Or(getenv(databaseEnv), defaultDatabaseURL)
 	}
 	if err := cfg.Queue.check(cfg.DatabaseURL != ""); err != nil {
 		return config{}, err
@@ -137,10 +149,8 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	case cfg.EMLDir != "" && cfg.SMTP != "":
 		return config{}, errors.New("-eml-dir and -smtp exclude each other: deliver into a folder or through SMTP")
-	case cfg.Templates != "" && cfg.DatabaseURL != "":
-		return config{}, errors.New("-templates and -database-url exclude each other: templates come from a folder or from the database")
-	case cfg.TemplatesInMemory && (cfg.Templates != "" || cfg.DatabaseURL != ""):
-		return config{}, errors.New("-templates-in-memory excludes -templates and -database-url: templates come from memory, a folder or the database")
+	case cfg.TemplatesInMemory && cfg.Templates != "":
+		return config{}, errors.New("-templates-in-memory and -templates exclude each other: templates come from memory, a folder or the database")
 	case cfg.Keys != "" && cfg.NoAuth:
 		return config{}, errors.New("-keys and -no-auth exclude each other")
 	case cfg.Keys == "" && !cfg.NoAuth:
@@ -184,10 +194,15 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	// templates.add and the other templates endpoints.
 	var managed templatestore.Manager
 	switch {
-	case cfg.DB != nil:
-		managed = templatestore.NewSQL(cfg.DB)
+	case cfg.Templates != "":
 	case cfg.TemplatesInMemory:
 		managed = templatestore.NewMemory()
+	case cfg.DB != nil:
+		store, err := newTemplateSQL(cfg.DB)
+		if err != nil {
+			return nil, nil, err
+		}
+		managed = store
 	}
 	if managed != nil {
 		opts.Templates = managed
@@ -260,7 +275,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if ho.Idempotency, err = newIdempotencyStore(cfg.DB); err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
-	if ho.Idempotency != nil {
+	if ho.Idempotency != nil && cfg.DB.Engine() == sqldb.Postgres {
 		ho.MaxIdempotentCalls = maxIdempotentCalls
 	}
 	if cfg.DB != nil {

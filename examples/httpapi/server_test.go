@@ -129,7 +129,7 @@ func TestParseFlags(t *testing.T) {
 	env := map[string]string{passwordEnv: "s3cret", unsubscribeKeyEnv: "k2:" + base64.StdEncoding.EncodeToString(secret) + ", k1:" + base64.StdEncoding.EncodeToString(secret[:32])}
 	getenv := func(k string) string { return env[k] }
 	base := func(h hearingConfig) *config {
-		return &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", Hearing: h}
+		return &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL, Hearing: h}
 	}
 	keys := []unsubscribe.Key{{ID: "k2", Secret: secret}, {ID: "k1", Secret: secret}}
 	for _, tc := range []struct {
@@ -137,11 +137,11 @@ func TestParseFlags(t *testing.T) {
 		args []string
 		want *config // nil: refused
 	}{
-		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
+		{"no-auth defaults", []string{"-no-auth"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL}},
 		{"eml-dir, keys, templates", []string{"-keys", "k.json", "-eml-dir", "out", "-templates", "tpl", "-listen", ":9000", "-max-body", "1024", "-max-inflight", "4096"},
-			&config{Listen: ":9000", EMLDir: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, MaxInflight: 4096, SMTPPassword: "s3cret"}},
+			&config{Listen: ":9000", EMLDir: "out", SMTPTLS: "starttls", Keys: "k.json", Templates: "tpl", MaxBody: 1024, MaxInflight: 4096, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL}},
 		{"smtp", []string{"-no-auth", "-smtp", "relay.example.com:587", "-smtp-tls", "tls", "-smtp-user", "app"},
-			&config{Listen: defaultListen, SMTP: "relay.example.com:587", SMTPTLS: "tls", SMTPUser: "app", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret"}},
+			&config{Listen: defaultListen, SMTP: "relay.example.com:587", SMTPTLS: "tls", SMTPUser: "app", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL}},
 		{"neither keys nor no-auth", []string{"-eml-dir", "out"}, nil},
 		{"keys and no-auth", []string{"-keys", "k.json", "-no-auth"}, nil},
 		{"eml-dir and smtp", []string{"-no-auth", "-eml-dir", "out", "-smtp", "relay:25"}, nil},
@@ -151,15 +151,15 @@ func TestParseFlags(t *testing.T) {
 		{"max-inflight under max-body", []string{"-no-auth", "-max-body", "2048", "-max-inflight", "1024"}, nil},
 		{"password flag", []string{"-no-auth", "-smtp-password", "x"}, nil},
 		{"extra argument", []string{"-no-auth", "serve"}, nil},
-		{"log-results", []string{"-no-auth", "-log-results", "WARN"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Level: slog.LevelWarn}}},
-		{"log-results off", []string{"-no-auth", "-log-results", "off"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", ResultLog: httpapi.ResultLog{Off: true}}},
+		{"log-results", []string{"-no-auth", "-log-results", "WARN"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL, ResultLog: httpapi.ResultLog{Level: slog.LevelWarn}}},
+		{"log-results off", []string{"-no-auth", "-log-results", "off"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL, ResultLog: httpapi.ResultLog{Off: true}}},
 		{"bad log-results", []string{"-no-auth", "-log-results", "loud"}, nil},
-		{"log-level", []string{"-no-auth", "-log-level", "debug"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", LogLevel: slog.LevelDebug}},
+		{"log-level", []string{"-no-auth", "-log-level", "debug"}, &config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: defaultDatabaseURL, LogLevel: slog.LevelDebug}},
 		{"bad log-level", []string{"-no-auth", "-log-level", "loud"}, nil},
 		{"outbox settings", []string{"-no-auth", "-database-url", "postgres://db/app", "-outbox-backoff", "1s", "-outbox-max-age", "1m", "-outbox-batch-size", "20", "-outbox-job-size", "40", "-outbox-workers", "8", "-outbox-rescue-after", "30s"},
 			&config{Listen: defaultListen, EMLDir: defaultEMLDir, SMTPTLS: "starttls", NoAuth: true, MaxBody: defaultMaxBody, MaxInflight: defaultMaxInflight, SMTPPassword: "s3cret", DatabaseURL: "postgres://db/app",
 				Queue: queueConfig{Backoff: time.Second, MaxAge: time.Minute, BatchSize: 20, JobSize: 40, MaxWorkers: 8, RescueAfter: 30 * time.Second}}},
-		{"outbox settings without a database", []string{"-no-auth", "-outbox-max-age", "1m"}, nil},
+		{"outbox settings without a database", []string{"-no-auth", "-in-memory", "-outbox-max-age", "1m"}, nil},
 		{"negative outbox setting", []string{"-no-auth", "-database-url", "postgres://db/app", "-outbox-workers", "-1"}, nil},
 		{"bounces", []string{"-no-auth", "-bounce-listen", ":2525", "-bounce-domain", "bounce.example.com"}, base(hearingConfig{BounceListen: ":2525", BounceDomain: "bounce.example.com"})},
 		{"bounces by LMTP", []string{"-no-auth", "-bounce-listen", "127.0.0.1:2424", "-bounce-lmtp", "-bounce-domain", "bounce.example.com"}, base(hearingConfig{BounceListen: "127.0.0.1:2424", BounceLMTP: true, BounceDomain: "bounce.example.com"})},

@@ -23,11 +23,7 @@ import (
 // call-canceled, and the call done.
 func TestSteerCalls(t *testing.T) {
 	t.Parallel()
-	pool, err := openDatabase(t.Context(), migrated.DSN(t))
-	if err != nil {
-		t.Fatalf("openDatabase: %v", err)
-	}
-	t.Cleanup(pool.Close)
+	pool := openTestDB(t, migrated.DSN(t))
 	call := apitest.SmallCall(2)
 	deferred := call.Recipients[1].Email
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true,

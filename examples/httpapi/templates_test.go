@@ -20,7 +20,8 @@ func TestParseFlagsTemplatesInMemory(t *testing.T) {
 	}{
 		{[]string{"-no-auth", "-templates-in-memory"}, true},
 		{[]string{"-no-auth", "-templates-in-memory", "-templates", "tpl"}, false},
-		{[]string{"-no-auth", "-templates-in-memory", "-database-url", "postgres://app@db/app"}, false},
+		// The templates in memory, the rest in the database.
+		{[]string{"-no-auth", "-templates-in-memory", "-database-url", "postgres://app@db/app"}, true},
 	} {
 		cfg, err := parseFlags(tc.args, func(string) string { return "" }, io.Discard)
 		if (err == nil) != tc.ok || (tc.ok && !cfg.TemplatesInMemory) {
@@ -37,11 +38,7 @@ func TestParseFlagsTemplatesInMemory(t *testing.T) {
 // read-only), the templates endpoints are not served.
 func TestManagedTemplates(t *testing.T) {
 	t.Run("database", func(t *testing.T) {
-		db, err := openDatabase(t.Context(), migrated.DSN(t))
-		if err != nil {
-			t.Fatalf("openDatabase: %v", err)
-		}
-		t.Cleanup(db.Close)
+		db := openTestDB(t, migrated.DSN(t))
 		testManagedTemplates(t, config{DB: db})
 	})
 	t.Run("memory", func(t *testing.T) {
