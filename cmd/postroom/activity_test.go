@@ -8,23 +8,26 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/sqldb"
 )
 
-func TestActivity(t *testing.T) {
-	c, pool := migrated(t)
-	s, err := events.NewSQL(pool, events.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestActivity(t *testing.T) { onEngines(t, testActivity) }
+
+func testActivity(t *testing.T, e engine) {
+	c := migratedOn(t, e)
 	t0 := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
 	id := func(n int) string { return fmt.Sprintf("%032x", n) }
-	if err := s.Record(t.Context(), []postroom.Event{
-		{Type: postroom.EventDeferral, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "soft-bounce", Status: "4.2.2", Diagnostic: "452 4.2.2 full\x1b[31m", At: t0},
-		{Type: postroom.EventSend, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", At: t0.Add(time.Hour)},
-		{Type: postroom.EventHardBounce, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "bad-mailbox", Status: "5.1.1", Diagnostic: "550 5.1.1 no such user", At: t0.Add(2 * time.Hour)},
-		{Type: postroom.EventSend, SendID: id(2), AccountID: "shop", Email: "ann@example.org", List: "news.shop.example.com", At: t0.Add(3 * time.Hour)},
-		{Type: postroom.EventSend, SendID: id(3), AccountID: "other", Email: "ann@example.org", At: t0.Add(3 * time.Hour)},
-	}); err != nil {
+	var err error
+	c.withDB(t, func(db sqldb.DB) {
+		err = eventsSQL(t, db).Record(t.Context(), []postroom.Event{
+			{Type: postroom.EventDeferral, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "soft-bounce", Status: "4.2.2", Diagnostic: "452 4.2.2 full\x1b[31m", At: t0},
+			{Type: postroom.EventSend, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", At: t0.Add(time.Hour)},
+			{Type: postroom.EventHardBounce, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "bad-mailbox", Status: "5.1.1", Diagnostic: "550 5.1.1 no such user", At: t0.Add(2 * time.Hour)},
+			{Type: postroom.EventSend, SendID: id(2), AccountID: "shop", Email: "ann@example.org", List: "news.shop.example.com", At: t0.Add(3 * time.Hour)},
+			{Type: postroom.EventSend, SendID: id(3), AccountID: "other", Email: "ann@example.org", At: t0.Add(3 * time.Hour)},
+		})
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 

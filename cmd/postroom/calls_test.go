@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/dburl"
 	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
@@ -128,8 +129,10 @@ func TestCallNotFound(t *testing.T) {
 
 // TestNotMigrated: every command that reads the database, run on one not
 // migrated, says to run postroom migrate, and works once it has run.
-func TestNotMigrated(t *testing.T) {
-	c := cmd{dsn: pgtest.DSN(t)}
+func TestNotMigrated(t *testing.T) { onEngines(t, testNotMigrated) }
+
+func testNotMigrated(t *testing.T, e engine) {
+	c := cmd{dsn: e.url(t)}
 	cases := [][]string{
 		{"calls", "-account", "shop"},
 		{"call", "some-id"},
@@ -139,6 +142,7 @@ func TestNotMigrated(t *testing.T) {
 		{"rejects", "add", "-account", "shop", "-email", "ann@example.org"},
 		{"templates", "list", "-account", "shop"},
 		{"templates", "info", "-account", "shop", "-name", "welcome"},
+		{"activity", "-account", "shop", "ann@example.org"},
 	}
 	for _, args := range cases {
 		r := c.run(t, args...)
@@ -150,6 +154,27 @@ func TestNotMigrated(t *testing.T) {
 	c.ok(t, "calls", "-account", "shop")
 	c.ok(t, "rejects", "list", "-account", "shop")
 	c.ok(t, "templates", "list", "-account", "shop")
+	c.ok(t, "activity", "-account", "shop", "ann@example.org")
+}
+
+// TestSQLiteInUse: while the application has its SQLite file open, a
+// command on it is refused, saying so and naming PostgreSQL for a
+// database several processes share; once the file is free the command
+// runs.
+func TestSQLiteInUse(t *testing.T) {
+	c := cmd{dsn: engines[1].url(t)}
+	_, closeDB, err := dburl.Open(t.Context(), c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.run(t, "migrate")
+	if err := closeDB(); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "in use by another process") || !strings.Contains(r.stderr, "PostgreSQL") {
+		t.Errorf("migrate on a file in use: %+v; want exit 1 naming PostgreSQL", r)
+	}
+	c.ok(t, "migrate")
 }
 
 // TestHelp: every command and subcommand takes -h: it prints its usage
@@ -187,6 +212,7 @@ func TestCommandLine(t *testing.T) {
 		{"unknown", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"no database", []string{"calls", "-account", "a"}, 2, "POSTROOM_DATABASE_URL"},
 		{"no account", []string{"calls"}, 2, "-account is required"},
+		{"not a database URL", []string{"calls", "-account", "a", "-database-url", "mysql://db/app"}, 1, "postgres://user@host:5432/db (PostgreSQL) or sqlite:PATH"},
 		{"call without id", []string{"call"}, 2, "want 1 argument"},
 		{"bad flag", []string{"retry", "-x", "id"}, 2, "flag provided but not defined"},
 		{"rejects without verb", []string{"rejects"}, 2, "want list, add or delete"},

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/dburl"
 	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
@@ -66,10 +69,43 @@ func (c cmd) jsonOf(t *testing.T, v any, args ...string) {
 	}
 }
 
-// migrated returns a fresh database migrated by the command.
+// engine is a database engine the command's tests run on: url gives a
+// fresh, empty database of it.
+type engine struct {
+	name string
+	url  func(t *testing.T) string
+}
+
+// engines are PostgreSQL (internal/pgtest) and SQLite (a file in the
+// test's folder).
+var engines = []engine{
+	{"postgres", func(t *testing.T) string { return pgtest.DSN(t) }},
+	{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "postroom.db") }},
+}
+
+// onEngines runs test on each engine, as a subtest named for it.
+func onEngines(t *testing.T, test func(t *testing.T, e engine)) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) { test(t, e) })
+	}
+}
+
+// migrated returns a fresh PostgreSQL database migrated by the command.
 func migrated(t *testing.T) (cmd, *pgxpool.Pool) {
 	t.Helper()
-	c := cmd{dsn: pgtest.DSN(t)}
+	c := migratedOn(t, engines[0])
+	pool, err := pgxpool.New(t.Context(), c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return c, pool
+}
+
+// migratedOn returns a fresh database of e migrated by the command.
+func migratedOn(t *testing.T, e engine) cmd {
+	t.Helper()
+	c := cmd{dsn: e.url(t)}
 	out := c.ok(t, "migrate")
 	for _, what := range []string{"outbox", "templates", "suppressions", "events"} {
 		if !strings.Contains(out, what) {
@@ -77,12 +113,24 @@ func migrated(t *testing.T) (cmd, *pgxpool.Pool) {
 		}
 	}
 	c.ok(t, "migrate") // again: nothing to do
-	pool, err := pgxpool.New(t.Context(), c.dsn)
+	return c
+}
+
+// withDB opens the command's database, as an application would, for fn,
+// and closes it after: a SQLite file serves one process, and one DB of
+// it at a time.
+func (c cmd) withDB(t *testing.T, fn func(db sqldb.DB)) {
+	t.Helper()
+	db, closeDB, err := dburl.Open(t.Context(), c.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pool.Close)
-	return c, pool
+	defer func() {
+		if err := closeDB(); err != nil {
+			t.Error(err)
+		}
+	}()
+	fn(db)
 }
 
 // app is what a test's application does; the zero value sends nothing.

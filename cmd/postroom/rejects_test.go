@@ -7,8 +7,10 @@ import (
 	"github.com/postroom/postroom/suppression"
 )
 
-func TestRejects(t *testing.T) {
-	c, _ := migrated(t)
+func TestRejects(t *testing.T) { onEngines(t, testRejects) }
+
+func testRejects(t *testing.T, e engine) {
+	c := migratedOn(t, e)
 	c.ok(t, "rejects", "add", "-account", "shop", "-email", "Ann@Example.org", "-detail", "asked by phone")
 	c.ok(t, "rejects", "add", "-account", "shop", "-email", "bob@example.org", "-reason", "spam", "-for", "1h")
 	c.ok(t, "rejects", "add", "-account", "other", "-email", "cy@example.org")
@@ -48,8 +50,10 @@ func TestRejects(t *testing.T) {
 // TestRejectsScopes adds, lists and deletes entries of each scope: the
 // listing shows the scope and list columns, -scope and -list select, and
 // delete with a scope takes that entry alone.
-func TestRejectsScopes(t *testing.T) {
-	c, _ := migrated(t)
+func TestRejectsScopes(t *testing.T) { onEngines(t, testRejectsScopes) }
+
+func testRejectsScopes(t *testing.T, e engine) {
+	c := migratedOn(t, e)
 	c.ok(t, "rejects", "add", "-account", "shop", "-email", "ann@example.org", "-scope", "list", "-list", "News.Shop.Example.com", "-reason", "unsub")
 	c.ok(t, "rejects", "add", "-account", "shop", "-email", "ann@example.org", "-scope", "lists", "-reason", "spam")
 	if out := c.ok(t, "rejects", "add", "-account", "shop", "-email", "ann@example.org"); !strings.Contains(out, "(manual, all mail)") {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -21,15 +22,25 @@ func writeFile(t *testing.T, name, data string) string {
 	return path
 }
 
-func TestTemplates(t *testing.T) {
-	c, pool := migrated(t)
+func TestTemplates(t *testing.T) { onEngines(t, testTemplates) }
+
+func testTemplates(t *testing.T, e engine) {
+	c := migratedOn(t, e)
 	v1 := writeFile(t, "v1.html", "<p>Hello {{name}}, v1</p>\n")
 	v2 := writeFile(t, "v2.html", "<p>Hello {{name}}, v2</p>\n")
 	bad := writeFile(t, "bad.html", "<p>Hello</p>\n<ul>\n  {{#each items}}<li>{{this}}</li>\n</ul>\n")
-	store := templatestore.NewSQL(pool)
+	// template reads the live source of shop's welcome as the
+	// application would.
+	template := func() (source string, err error) {
+		t.Helper()
+		c.withDB(t, func(db sqldb.DB) {
+			source, err = templateSQL(t, db).Template(t.Context(), "shop", "welcome")
+		})
+		return source, err
+	}
 	live := func(want string) {
 		t.Helper()
-		got, err := store.Template(t.Context(), "shop", "welcome")
+		got, err := template()
 		if err != nil || got != want {
 			t.Fatalf("live source %q, %v; want %q", got, err, want)
 		}
@@ -137,7 +148,7 @@ func TestTemplates(t *testing.T) {
 	if !strings.Contains(out, "deleted template welcome") {
 		t.Errorf("delete printed %q", out)
 	}
-	if _, err := store.Template(t.Context(), "shop", "welcome"); err == nil {
+	if _, err := template(); err == nil {
 		t.Error("the template is still there after delete")
 	}
 }
