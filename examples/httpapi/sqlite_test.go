@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/mail"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/smtptest"
 )
 
@@ -202,7 +202,11 @@ func TestStateSurvivesSIGKILL(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("the relay got no message to %s", gone)
 	}
-	link := strings.Trim(strings.Join(strings.Fields(mailtest.Parse(t, msgs[i].Data).Header.Get("List-Unsubscribe")), ""), "<>")
+	msg, err := mail.ReadMessage(bytes.NewReader(msgs[i].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := strings.Trim(strings.Join(strings.Fields(msg.Header.Get("List-Unsubscribe")), ""), "<>")
 	token, ok := strings.CutPrefix(link, "https://mail.example.com/unsubscribe/")
 	if !ok {
 		t.Fatalf("List-Unsubscribe %q", link)
