@@ -92,7 +92,7 @@ var commands = map[string]struct {
 	summary string
 	run     func(ctx context.Context, e *env, args []string) error
 }{
-	"migrate":   {"create or update the database tables of the outbox, River, templates, suppressions and events", runMigrate},
+	"migrate":   {"create or update the database tables of the outbox, River, templates, suppressions, events and idempotency records", runMigrate},
 	"calls":     {"list an account's calls, newest first, with their counts", runCalls},
 	"call":      {"show a call: status, counts, recipients still waiting (-watch follows it), what came back later", runCall},
 	"cancel":    {"cancel a call: recipients not yet handed over become rejected, call-canceled", runCancel},

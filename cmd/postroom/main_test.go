@@ -107,7 +107,7 @@ func migratedOn(t *testing.T, e engine) cmd {
 	t.Helper()
 	c := cmd{dsn: e.url(t)}
 	out := c.ok(t, "migrate")
-	for _, what := range []string{"outbox", "templates", "suppressions", "events"} {
+	for _, what := range []string{"outbox", "templates", "suppressions", "events", "idempotency"} {
 		if !strings.Contains(out, what) {
 			t.Errorf("migrate printed %q, nothing about %s", out, what)
 		}

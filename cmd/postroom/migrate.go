@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
@@ -35,6 +36,13 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
 		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
 		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
+		{"idempotency records", func(ctx context.Context) error {
+			s, err := idempotency.NewSQL(pool, idempotency.Options{})
+			if err != nil {
+				return err
+			}
+			return s.Migrate(ctx)
+		}},
 	}
 	done := []string{}
 	for _, s := range steps {
