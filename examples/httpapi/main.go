@@ -17,26 +17,31 @@
 //	go run ./examples/httpapi -keys keys.json -templates templates -eml-dir /var/spool/mail-preview
 //	POSTROOM_SMTP_PASSWORD=... go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587 -smtp-user app
 //	POSTROOM_DATABASE_URL=postgres://app@db.example.com/app go run ./examples/httpapi -keys keys.json -smtp relay.example.com:587
+//	go run ./examples/httpapi -no-auth -in-memory          # no ./postroom.db
 //
-// With -database-url (or POSTROOM_DATABASE_URL), stored templates come
-// from PostgreSQL (templatestore.SQL, its tables created or updated at
-// start), managed over HTTP with templates.add, update, publish, delete,
-// info, list and render (package httpapi's Options.Templates;
-// -templates-in-memory serves the same from memory, for development), and
-// so do the records of calls made with an Idempotency-Key
-// header (idempotency.SQL) and the calls sent later (package outbox, on
-// River): instances behind a load balancer share them all, through one
-// pool per instance; see database.go. Without it, idempotency records are kept in memory.
+// The server's state is in one database (see database.go): the SQLite
+// file ./postroom.db without -database-url (sqlite:postroom.db, for this
+// one process), or the one -database-url (or POSTROOM_DATABASE_URL)
+// names: sqlite:PATH, or postgres://... for instances behind a load
+// balancer, which then share it all through one pool each. Stored
+// templates come from there (templatestore.SQL), managed over HTTP with
+// templates.add, update, publish, delete, info, list and render (package
+// httpapi's Options.Templates; -templates-in-memory serves the same from
+// memory, -templates from a folder), and so do the records of calls made
+// with an Idempotency-Key header (idempotency.SQL) and the calls sent
+// later (package outbox, on River's driver of the engine). -in-memory
+// keeps no database: idempotency records, the suppression list and the
+// events in memory, and no calls sent later.
 //
-// With -database-url, calls with Prefer: respond-async are sent later by
+// With a database, calls with Prefer: respond-async are sent later by
 // package outbox; -outbox-backoff, -outbox-max-age, -outbox-batch-size,
 // -outbox-job-size, -outbox-workers and -outbox-rescue-after set its
 // queue (see outbox.go), and -log-level the server's log level.
 //
 // Every call consults a suppression list, served as rejects.add,
 // rejects.list and rejects.delete, and the Mailer's events are recorded:
-// in the -database-url PostgreSQL (suppression.SQL, events.SQL through an
-// events.Recorder), in memory without it. -bounce-domain turns VERP on;
+// in the database (suppression.SQL, events.SQL through an
+// events.Recorder), in memory with -in-memory. -bounce-domain turns VERP on;
 // -bounce-listen serves package inbound's receiver (SMTP, or LMTP with
 // -bounce-lmtp) for that domain, so that bounces and complaints list
 // their recipients; -unsubscribe-url writes one-click List-Unsubscribe
@@ -54,7 +59,7 @@
 //
 // It imports only the module's public packages (postroom, httpapi,
 // transport, templatestore, idempotency, outbox, suppression, events,
-// inbound, unsubscribe), never internal/: it is what an
+// inbound, unsubscribe, sqldb and its engines), never internal/: it is what an
 // application outside the module can write. Nothing imports it.
 package main
 
