@@ -16,11 +16,15 @@ func TestImportsNoEngine(t *testing.T) {
 	t.Parallel()
 	for _, pkg := range []string{"inbound", "unsubscribe", "httpapi"} {
 		path := "github.com/postroom/postroom/" + pkg
+		var engines []string
 		for _, dep := range testenv.Deps(t, path) {
 			if strings.HasPrefix(dep, "github.com/jackc/pgx") || strings.HasPrefix(dep, "modernc.org/sqlite") ||
 				strings.HasPrefix(dep, "github.com/postroom/postroom/sqldb/") {
-				t.Errorf("%s links %s", path, dep)
+				engines = append(engines, dep)
 			}
+		}
+		if len(engines) > 0 {
+			t.Errorf("%s links %d packages of a database engine: %s", path, len(engines), strings.Join(engines, ", "))
 		}
 	}
 }
