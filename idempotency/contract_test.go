@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/dbtest"
 )
 
 // harness is one Store implementation under the contract tests.
@@ -34,6 +35,15 @@ var contract = []struct {
 	{"OpenResultsRetried", testOpenResultsRetried},
 	{"Retention", testRetention},
 	{"Concurrent", testConcurrent},
+}
+
+// TestContract runs the contract on every Store: Memory, and SQL on each
+// engine.
+func TestContract(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { runContract(t, memoryHarness()) })
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) { runContract(t, sqlHarness(e)) })
+	}
 }
 
 // runContract runs the contract table against h.
