@@ -10,6 +10,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -99,13 +100,13 @@ func newIdempotencyStore(pool *pgxpool.Pool) (idempotency.Store, error) {
 	if pool == nil {
 		return nil, nil
 	}
-	s, err := idempotency.NewSQL(pool, idempotency.Options{})
+	s, err := idempotency.NewSQL(pgxdb.New(pool), idempotency.Options{})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.Migrate(ctx); err != nil {
+	if err := idempotency.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
 	return s, nil
