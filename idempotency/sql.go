@@ -220,6 +220,9 @@ func (s *SQL) Wait(ctx context.Context, k Key) error {
 	}
 	tx, err := s.db.Begin(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return fmt.Errorf("idempotency: wait: %w", err)
 	}
 	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(k))
