@@ -178,17 +178,16 @@ type view struct {
 	Notice  string
 	Problem string
 
-	Home        bool
-	Messages    *messagesView
-	Message     *messageView
-	Suppressed  *suppressionsView
-	Remove      *removeView
-	Calls       *callsView
-	Call        *callView
-	Cancel      *cancelView
-	Templates   *templatesView
-	Template    *templateView
-	ErrorStatus int
+	Home       bool
+	Messages   *messagesView
+	Message    *messageView
+	Suppressed *suppressionsView
+	Remove     *removeView
+	Calls      *callsView
+	Call       *callView
+	Cancel     *cancelView
+	Templates  *templatesView
+	Template   *templateView
 }
 
 // nav says which sections the console has.
@@ -239,7 +238,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, status int, accou
 	if err != nil {
 		h.opts.Logger.Error("console: "+title, slog.String("account_id", account), slog.Any("error", err))
 	}
-	h.show(w, r, status, &view{Title: title, Account: account, Problem: problem, ErrorStatus: status})
+	h.show(w, r, status, &view{Title: title, Account: account, Problem: problem})
 }
 
 // home shows the console's sections.
