@@ -129,16 +129,48 @@ func TestMessagesPages(t *testing.T) {
 				seen = append(seen, id)
 			}
 		}
-		i := strings.Index(body, `id="next" href="`)
-		if i < 0 {
+		if path = nextLink(body); path == "" {
 			break
 		}
-		href := body[i+len(`id="next" href="`):]
-		href = strings.ReplaceAll(href[:strings.IndexByte(href, '"')], "&amp;", "&")
-		path = "/" + href
 	}
 	if strings.Join(seen, " ") != strings.Join([]string{bouncedID, deferredID, sentID}, " ") {
 		t.Errorf("pages showed %q, want the three, one a page, newest first", seen)
+	}
+}
+
+// nextLink returns the path of the page's "next" link under the
+// console, or "" when it has none.
+func nextLink(body string) string {
+	i := strings.Index(body, `id="next" href="`)
+	if i < 0 {
+		return ""
+	}
+	href := body[i+len(`id="next" href="`):]
+	return "/" + strings.ReplaceAll(href[:strings.IndexByte(href, '"')], "&amp;", "&")
+}
+
+// TestSuppressionsPages walks the list a page at a time with the store's
+// cursor, keeping the filter.
+func TestSuppressionsPages(t *testing.T) {
+	f := newFixture(t, func(o *console.Options) { o.PageSize = 1 })
+	var seen []string
+	for path := "/suppressions?expired=1"; path != ""; {
+		_, body := f.get(t, path)
+		for _, a := range []string{ann, "bob@example.net", "carol@example.net", "dave@example.net"} {
+			if strings.Contains(body, ">"+a+"<") {
+				seen = append(seen, a)
+			}
+		}
+		if len(seen) > 4 {
+			t.Fatalf("more pages than entries: %q", seen)
+		}
+		path = nextLink(body)
+		if path != "" && !strings.Contains(path, "expired=1") {
+			t.Errorf("the next page's link %q drops the filter", path)
+		}
+	}
+	if strings.Join(seen, " ") != ann+" bob@example.net carol@example.net" {
+		t.Errorf("pages showed %q, want the account's three, one a page, by address", seen)
 	}
 }
 
