@@ -63,9 +63,9 @@ var postgresQueries = queries{
 // arrays, times as integers (microseconds), and two statements in a
 // transaction where PostgreSQL's WITH deletes from two tables at once.
 var sqliteQueries = queries{
-	// The addresses in their order, each probing the primary key: twice
-	// as fast as address IN (SELECT value FROM json_each($2)), which
-	// first builds an index of them. An address given twice is found
+	// The addresses in their order, each probing the primary key: a
+	// third less CPU than address IN (SELECT value FROM json_each($2)),
+	// which first builds an index of them (docs/BENCHMARKS.md). An address given twice is found
 	// twice, as postroom.Suppressions allows (Memory does the same).
 	suppressed: `SELECT address, reason, detail, send_id, created_at, expires_at, scope, list_id
 		FROM json_each($2) j CROSS JOIN postroom_suppressions
