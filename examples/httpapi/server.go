@@ -18,6 +18,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -187,7 +188,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	var managed templatestore.Manager
 	switch {
 	case cfg.DB != nil:
-		managed = templatestore.NewSQL(cfg.DB)
+		managed = templatestore.NewSQL(pgxdb.New(cfg.DB))
 	case cfg.TemplatesInMemory:
 		managed = templatestore.NewMemory()
 	}
