@@ -71,9 +71,10 @@
 //
 // It does not make a delivery exactly-once: a recipient whose message
 // was being handed over when its process died, or whose result it had
-// not written yet, is reported unknown: per job, at most the messages in
-// flight and the results known since the last write (with a transport
-// that accepts a message in under a millisecond, at most a batch). It
+// not written yet, is reported unknown: at most the messages in flight on
+// the process's connections (Options.Connections) and the results known
+// since the last writes (with a transport that accepts a message in
+// under a millisecond, at most a batch per job). It
 // does not start River: the application runs a
 // River client (its own, or one from NewClient). It does not freeze a
 // stored template: Enqueue reads it, to check the call, and each process
