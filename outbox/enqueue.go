@@ -15,7 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/internal/callhash"
 )
 
 // EnqueueOptions are one call's settings for Enqueue. The zero value
@@ -65,7 +65,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	// one stores none.
 	hash := []byte{}
 	if eo.IdempotencyKey != "" {
-		h, err := idempotency.HashCall(op, call)
+		h, err := callhash.Sum(op, call)
 		if err != nil {
 			return "", fmt.Errorf("outbox: Enqueue: %w", err)
 		}
