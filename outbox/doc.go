@@ -103,7 +103,7 @@
 //
 // # HTTP
 //
-// HTTP is the Outbox as the Async of an httpapi.Handler: Prefer:
+// AccountCalls is the Outbox as the Async of an httpapi.Handler: Prefer:
 // respond-async enqueues, GET /api/1.0/calls/{id} answers Status and
 // Waiting, and calls.list, calls.cancel and calls.retry steer an
 // account's own calls (httpapi.AsyncSteering). Status
