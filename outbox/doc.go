@@ -36,11 +36,10 @@
 // once per process was measured too, and cost more: each process decoded,
 // checked and kept every recipient of the call.
 //
-// The call's key is checked again (postroom.Prepared.Authenticate, the
-// Mailer's Options.Auth) before each batch after the first: a key revoked
-// mid-call lets the batch being handed over finish, at most
-// Options.BatchSize recipients per running job, and refuses every batch
-// after it (see Worker). A stored template edited or deleted mid-call
+// The call's key is checked once per job run, when the run prepares the
+// call (the Mailer's Options.Auth), not before each batch: a key revoked
+// mid-call lets the job runs under way finish, and refuses every run that
+// starts after it (see Worker). A stored template edited or deleted mid-call
 // reaches the job runs that start after the edit.
 //
 // # Statuses

@@ -23,9 +23,9 @@ import (
 //
 // One run of a job sends the recipients of its range that have no final
 // result, BatchSize at a time: it hands a batch to the Mailer as one run
-// of the job's call, prepared by the run's first batch
-// (postroom.Prepared.RunSome, after checking the key again: see the
-// package documentation). Each recipient is reserved just before its
+// of the job's call (postroom.Prepared.RunSome), prepared and its key
+// checked once, by the run's first batch (see the package
+// documentation). Each recipient is reserved just before its
 // message is handed over, once it holds one of the process's connections
 // (Options.Connections), and its result written soon after it is known:
 // one write at a time, each reserving the messages waiting for it and
