@@ -17,9 +17,6 @@ import (
 // spacing or field order have the same sum. The API key is part of the
 // body: a replay answers only the credentials the call was made with.
 func Sum(op postroom.Operation, call *postroom.Call) ([sha256.Size]byte, error) {
-	h := sha256.New()
-	h.Write([]byte(op.String()))
-	h.Write([]byte{0})
 	// Call.MarshalJSON's own output, as json.Marshal would give it but
 	// without encoding/json checking it again (the call's files are most
 	// of it).
@@ -27,8 +24,17 @@ func Sum(op postroom.Operation, call *postroom.Call) ([sha256.Size]byte, error) 
 	if err != nil {
 		return [sha256.Size]byte{}, fmt.Errorf("hashing the call: %w", err)
 	}
-	h.Write(b)
+	return OfJSON(op, b), nil
+}
+
+// OfJSON is Sum of the call whose Call.MarshalJSON is callJSON, for a
+// caller that has encoded the call already.
+func OfJSON(op postroom.Operation, callJSON []byte) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(op.String()))
+	h.Write([]byte{0})
+	h.Write(callJSON)
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	return sum, nil
+	return sum
 }
