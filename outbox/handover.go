@@ -195,6 +195,16 @@ func (h *handover) release(p int) {
 	}
 }
 
+// releaseAll gives back every connection the batch still holds: the
+// Mailer's call has returned (or panicked), and every hook with it.
+func (h *handover) releaseAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p := range h.idx {
+		h.release(p)
+	}
+}
+
 // drop takes position p out of the positions waiting for a write.
 func (h *handover) drop(p int) {
 	if k := slices.Index(h.waiting, p); k >= 0 {
@@ -337,9 +347,6 @@ func (h *handover) addResult(w *write, p int) {
 func (h *handover) finish(ctx context.Context, results []postroom.Result, next []int32) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for p := range h.idx {
-		h.release(p) // every hook has returned
-	}
 	w := h.l.newWrite()
 	w.mine.grow(len(results))
 	w.open.grow(len(next))

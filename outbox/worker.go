@@ -163,7 +163,10 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 		if ahead {
 			h.reservedAhead()
 		}
-		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
+		results, runErr := func() ([]postroom.Result, error) {
+			defer h.releaseAll() // even if the Mailer panics: the connections are the process's
+			return jc.send(ctx, o.m, batch, h.hooks(ctx))
+		}()
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.
