@@ -232,8 +232,8 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 }
 
 // write writes the results not yet written and reserves the positions
-// waiting and, for the slots still free, the next positions not asked
-// for, in one round trip, retried while the database is out of reach,
+// waiting (and, for a fast transport, the rest of the batch), in one
+// round trip, retried while the database is out of reach,
 // for at most writeTimeout. It is called with h.mu held, and no write
 // under way; it releases h.mu during the write.
 func (h *handover) write(ctx context.Context) {
