@@ -16,9 +16,8 @@ import (
 
 // killBoundFullEnv, when set to 1, makes TestKillBound run the whole
 // shape of the measure it holds: 6,000 recipients in jobs of 500 (about
-// five minutes);
-// without it, 1,200 in jobs of 100 (about two and a half minutes, most of
-// it waiting for River's rescuer).
+// five minutes); without it, 1,200 in jobs of 100 (about two and a half
+// minutes, most of it waiting for River's rescuer).
 const killBoundFullEnv = "POSTROOM_OUTBOX_KILL_FULL"
 
 // killRelay is one worker process's relay: a real SMTP server that takes
