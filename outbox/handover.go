@@ -125,19 +125,17 @@ func (h *handover) beforeSend(ctx context.Context, p int) (err error) {
 	if h.err != nil && !h.answered[p] {
 		return h.err
 	}
-	if !h.conn[p] {
-		h.mu.Unlock()
-		select {
-		case h.conns <- struct{}{}:
-			h.mu.Lock()
-			h.conn[p] = true
-		case <-ctx.Done():
-			h.mu.Lock()
-			return ctx.Err()
-		}
-		if h.err != nil && !h.answered[p] {
-			return h.err
-		}
+	h.mu.Unlock()
+	select {
+	case h.conns <- struct{}{}:
+		h.mu.Lock()
+		h.conn[p] = true
+	case <-ctx.Done():
+		h.mu.Lock()
+		return ctx.Err()
+	}
+	if h.err != nil && !h.answered[p] {
+		return h.err
 	}
 	if !h.asked[p] {
 		h.waiting = append(h.waiting, p)
