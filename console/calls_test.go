@@ -18,7 +18,7 @@ import (
 	"github.com/postroom/postroom/outbox"
 )
 
-var _ console.Calls = outbox.HTTP{}
+var _ console.Calls = outbox.AccountCalls{}
 
 // retryInAnHour is a River retry policy that leaves a deferred recipient
 // waiting an hour: long enough that the test sees it waiting, and that
@@ -49,7 +49,7 @@ func newCallsEnv(t *testing.T) *callsEnv {
 		t.Fatal(err)
 	}
 	outboxenv.StartClient(t, ob, &river.Config{RetryPolicy: retryInAnHour{}})
-	f := newFixture(t, func(o *console.Options) { o.Calls = ob.HTTP() })
+	f := newFixture(t, func(o *console.Options) { o.Calls = ob.AccountCalls() })
 	return &callsEnv{fixture: f, ob: ob, pool: pool}
 }
 
@@ -109,7 +109,7 @@ func TestQueuedCalls(t *testing.T) {
 	}
 	// The same call seen from another account is unknown.
 	otherView := newFixture(t, func(o *console.Options) {
-		o.Calls = e.ob.HTTP()
+		o.Calls = e.ob.AccountCalls()
 		o.Account = func(*http.Request) (string, error) { return other, nil }
 	})
 	if res, _ := otherView.get(t, "/call?id="+url.QueryEscape(id)); res.StatusCode != http.StatusNotFound {

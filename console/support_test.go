@@ -63,7 +63,7 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 	c, err := console.New(console.Options{
 		Account:  func(*http.Request) (string, error) { return account, nil },
 		Activity: activity,
-		Calls:    ob.HTTP(),
+		Calls:    ob.AccountCalls(),
 	})
 	if err != nil {
 		t.Fatal(err)
