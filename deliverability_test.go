@@ -19,9 +19,9 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 )
 
 // corpusCall is a call of the deliverability corpus.

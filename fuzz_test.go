@@ -26,7 +26,7 @@ import (
 
 	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/mimemsg"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // FuzzParseAddress: whatever parseAddress accepts, net/mail.ParseAddress

@@ -17,8 +17,8 @@ import (
 	"github.com/aymerick/raymond"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )

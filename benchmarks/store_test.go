@@ -3,15 +3,15 @@ package benchmarks
 import (
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/templatestore"
 )
 
 // BenchmarkSendTemplateStore sends a one-recipient send_template call whose
 // bodies come from a template store: Memory (a map read) against SQL (a
-// query per body to a real PostgreSQL on loopback, from internal/pgtest;
+// query per body to a real PostgreSQL on loopback, from internal/testkit/pgtest;
 // skipped when PostgreSQL is not installed), each with the Mailer's
 // compiled-template cache warm and off (cold: every call compiles).
 func BenchmarkSendTemplateStore(b *testing.B) {

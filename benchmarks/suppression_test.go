@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -40,7 +40,7 @@ const (
 //   - lookup/sql-per-address: the obvious way beside it, one query per
 //     address (run it with -benchtime 3x).
 //
-// The sql cases use a real PostgreSQL on loopback (internal/pgtest) and
+// The sql cases use a real PostgreSQL on loopback (internal/testkit/pgtest) and
 // are skipped when it is not installed.
 func BenchmarkSuppression(b *testing.B) {
 	w := fixture.Shared(b)

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 )
 
 // TestMigrateFromVersion1 upgrades a log at schema version 1 that holds

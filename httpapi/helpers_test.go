@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/apitest"
 	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testkit/apitest"
 	"github.com/postroom/postroom/templatestore"
 )
 
-// The client side of the tests (internal/apitest), under short names.
+// The client side of the tests (internal/testkit/apitest), under short names.
 var (
 	post          = apitest.Post
 	do            = apitest.Do

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
 // TestNewOptions: New refuses each bad field with an *OptionsError naming

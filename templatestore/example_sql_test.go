@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -60,7 +60,7 @@ func ExampleSQL() {
 }
 
 // TestExampleSQL runs ExampleSQL on a fresh database of a real
-// PostgreSQL (internal/pgtest) and checks what it stored: the example
+// PostgreSQL (internal/testkit/pgtest) and checks what it stored: the example
 // has no Output line because it needs a server, but it must work as
 // shown.
 func TestExampleSQL(t *testing.T) {

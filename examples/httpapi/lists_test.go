@@ -16,8 +16,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/postfixtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/postfixtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 )
 
 // TestListsThroughPostfix is the end to end run of list mail and
