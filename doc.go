@@ -121,6 +121,12 @@
 // Transports report failures with *DeliveryError (permanent, uncertain or
 // temporary) and *PartialError (only bcc copies refused).
 //
+// New, and the constructor of every package of the module, refuses an
+// option it cannot work with by an *OptionsError naming the field (package
+// option holds the rules: a zero field means its documented default, a
+// negative number is refused unless the field gives it a meaning, a nil
+// Logger discards).
+//
 // # Templates
 //
 // The subject, html, text and header values are handlebars templates,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/postroom/postroom/internal/program"
+	"github.com/postroom/postroom/option"
 )
 
 // Custom template helpers: the public face of internal/program's Helper.
@@ -335,11 +336,11 @@ func (o *Options) checkHelpers() error {
 	for name, h := range o.Helpers {
 		switch {
 		case h.h.Func == nil:
-			return fmt.Errorf("postroom: New: Options.Helpers[%q] is the zero Helper: build it with HelperFunc1 or its siblings", name)
+			return option.Errorf(opNew, fmt.Sprintf("Options.Helpers[%q]", name), "is the zero Helper: build it with HelperFunc1 or its siblings")
 		case !helperName(name):
-			return fmt.Errorf("postroom: New: Options.Helpers[%q]: not a name a template can call (letters, digits, _ and -, not a number, not this or else)", name)
+			return option.Errorf(opNew, fmt.Sprintf("Options.Helpers[%q]", name), "is not a name a template can call (letters, digits, _ and -, not a number, not this or else)")
 		case program.Builtin(name):
-			return fmt.Errorf("postroom: New: Options.Helpers[%q]: a built-in helper has that name", name)
+			return option.Errorf(opNew, fmt.Sprintf("Options.Helpers[%q]", name), "is the name of a built-in helper")
 		}
 		hh := h.h
 		o.programHelpers[name] = &hh
