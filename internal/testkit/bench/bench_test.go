@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -117,10 +117,10 @@ func head(b []byte) []byte {
 }
 
 // htmlPart returns the decoded text/html part of a message, read back with
-// mailtest.Parse (which checks the line rules on both sides).
+// postroomtest.Parse (which checks the line rules on both sides).
 func htmlPart(t *testing.T, data []byte) []byte {
 	t.Helper()
-	m := mailtest.Parse(t, data)
+	m := postroomtest.Parse(t, data)
 	for _, p := range m.Parts {
 		if p.Type() == "text/html" {
 			return p.Body

@@ -20,7 +20,7 @@
 //
 // From the module it imports postroom, internal/program,
 // internal/testkit/fixture, internal/htmltext and internal/mimemsg (the parts
-// measured alone), internal/mailtest (to check the text part), and for
+// measured alone), postroomtest (to check the text part), and for
 // SMTPLogging transport and internal/testkit/smtptest;
 // only package benchmarks' tests and benchmarks/cmd/report import it.
 package bench

@@ -14,8 +14,8 @@ import (
 
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/postroomtest"
 )
 
 // recorder is a Transport that keeps a copy of every message.
@@ -61,7 +61,7 @@ func TestHTMLOnlySameWork(t *testing.T) {
 	pr, obvious := sides(t, HTMLOnlyCall(w, 3), postroom.Options{}, &Obvious{})
 	for side, msgs := range map[string][][]byte{"postroom": pr, "obvious": obvious} {
 		for i, data := range msgs {
-			text := mailtest.Parse(t, data).Leaf(t, "text/plain").Body
+			text := postroomtest.Parse(t, data).Leaf(t, "text/plain").Body
 			if len(bytes.TrimSpace(text)) == 0 || bytes.Contains(text, []byte("<td")) || bytes.Contains(text, []byte("</")) {
 				t.Errorf("%s, message %d: the text part is not the html's text:\n%.600s", side, i, text)
 			}

@@ -8,8 +8,8 @@ import (
 	"github.com/k3a/html2text"
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/htmltext"
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/postroomtest"
 )
 
 // The bodies of the generated text part's benchmarks: a call that gives
@@ -63,7 +63,7 @@ func checkTextPart(b *testing.B, send func(context.Context, postroom.Transport) 
 	if len(msgs) != 1 {
 		b.Fatalf("%d messages, want 1", len(msgs))
 	}
-	if text := mailtest.Parse(b, msgs[0]).Leaf(b, "text/plain"); len(bytes.TrimSpace(text.Body)) == 0 {
+	if text := postroomtest.Parse(b, msgs[0]).Leaf(b, "text/plain"); len(bytes.TrimSpace(text.Body)) == 0 {
 		b.Fatal("the generated text part is empty")
 	}
 }

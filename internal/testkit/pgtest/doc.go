@@ -10,7 +10,6 @@
 // and each test asks for its own database:
 //
 //	pool := pgtest.NewPool(t) // a *pgxpool.Pool, as postroom's packages take
-//	db := pgtest.New(t)       // a *sql.DB over pgx's stdlib driver
 //	dsn := pgtest.DSN(t)      // or its DSN, for another process to open
 //
 // A package whose tests all start from the same schema declares a Template:

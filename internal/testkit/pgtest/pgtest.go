@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	// The driver behind New's *sql.DB: registers "pgx" with database/sql.
+	// Registers "pgx" with database/sql, for adminExec.
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/postroom/postroom/internal/testkit/testenv"
@@ -95,21 +95,6 @@ func (w *M) Run() int {
 	state.started = false
 	state.copyClause = ""
 	return code
-}
-
-// New returns a *sql.DB (pgx's stdlib driver) on a database created for t
-// alone, empty, closed and dropped when t ends. It skips or fails t when no
-// server is available (see the package documentation).
-func New(t testing.TB) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("pgx", DSN(t))
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	// Registered after DSN's cleanup, so it runs first: the connections
-	// are closed before the database is dropped.
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // NewPool returns a pgx pool on a database created for t alone, empty,

@@ -41,10 +41,22 @@ func databaseExists(t *testing.T, name string) bool {
 	return n == 1
 }
 
+// openDB opens a *sql.DB on DSN(t)'s database, closed when t ends (before
+// the database is dropped: registered after DSN's cleanup).
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func TestNewDatabasesAreSeparate(t *testing.T) {
-	a, b := New(t), New(t)
+	a, b := openDB(t), openDB(t)
 	if na, nb := currentDatabase(t, a), currentDatabase(t, b); na == nb {
-		t.Fatalf("two New calls gave the same database %q", na)
+		t.Fatalf("two DSN calls gave the same database %q", na)
 	}
 	if _, err := a.ExecContext(t.Context(), "CREATE TABLE only_in_a (x int)"); err != nil {
 		t.Fatalf("create table: %v", err)
@@ -64,7 +76,7 @@ func TestDatabaseDroppedWhenTestEnds(t *testing.T) {
 	var fromNew, fromDSN string
 	var open *sql.DB
 	t.Run("uses", func(t *testing.T) {
-		fromNew = currentDatabase(t, New(t))
+		fromNew = currentDatabase(t, openDB(t))
 
 		// A connection still open when the test ends does not keep the
 		// database alive.

@@ -19,7 +19,7 @@ func TestServerIsLocalAndUnprivileged(t *testing.T) {
 	if os.Getenv(EnvURL) != "" {
 		t.Skipf("%s is set: the server is not started here", EnvURL)
 	}
-	db := New(t)
+	db := openDB(t)
 	var addr string
 	if err := db.QueryRowContext(t.Context(), "SELECT host(inet_server_addr())").Scan(&addr); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package mailtest
+package mimeread
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package mailtest
+package mimeread
 
 import (
 	"errors"
@@ -165,5 +165,30 @@ func TestParseSinglePart(t *testing.T) {
 	}
 	if p := m.Parts[0]; string(p.Body) != "hi" || p.Type() != "text/plain" {
 		t.Errorf("body %q, type %q", p.Body, p.Type())
+	}
+}
+
+// TestReadStrict: Read takes what any reader takes (7bit, no
+// Content-Type), Strict refuses what postroom never writes.
+func TestReadStrict(t *testing.T) {
+	plain := []byte(crlf("Subject: hi", "", "hello"))
+	m, err := Read(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Tree != "text/plain" || string(m.Parts[0].Body) != "hello\r\n" {
+		t.Errorf("Tree %s, body %q", m.Tree, m.Parts[0].Body)
+	}
+	if _, err := Strict(plain); err == nil {
+		t.Error("Strict took a 7bit leaf")
+	}
+	if _, err := Strict([]byte("Subject: hi\r\n\r\nline\n")); !errors.Is(err, ErrBareCRLF) {
+		t.Errorf("Strict of a bare LF: %v, want ErrBareCRLF", err)
+	}
+	if _, err := Read([]byte(crlf("Content-Type: multipart/mixed; boundary=b", "", "--b", "Content-Type: text/plain", "", "x"))); err == nil {
+		t.Error("Read took a multipart that does not end")
+	}
+	if _, err := Strict([]byte(testMessage)); err != nil {
+		t.Errorf("Strict(testMessage): %v", err)
 	}
 }

@@ -1,17 +1,20 @@
-// Package mailtest reads a message back as a reader of mail would, for
-// tests of what postroom writes: Parse checks the line rules (CheckLines),
-// reads the header with net/mail, walks the multipart tree with
-// mime/multipart and decodes every leaf's quoted-printable or base64 body.
+// Package mimeread is the module's one MIME reader for tests: it reads a
+// message back as a reader of mail would. Read reads the header with
+// net/mail, walks the multipart tree with mime/multipart and decodes every
+// leaf's quoted-printable or base64 body; Parse also holds the message to
+// the rules postroom writes by (CheckLines, and every leaf quoted-printable
+// or base64) and fails the test where it breaks one.
 //
-// It imports nothing from the module, so that every package's tests, the
-// root's internal ones included, can use it. It checks the wire form only:
-// whether the parts are the right ones is for the caller to assert.
+// The public package postroomtest decodes with Read; tests use
+// postroomtest (Parse, Decode, a Recorder). This package is for the tests
+// that cannot: those of the packages postroomtest imports (the root's
+// package-internal tests, internal/mimemsg's). It imports nothing from the
+// module. It checks the wire form only: whether the parts are the right
+// ones is for the caller to assert.
 //
 // The functions are safe for concurrent use; a Message is a plain value
 // owned by the caller.
-//
-// Only tests import it.
-package mailtest
+package mimeread
 
 import (
 	"bytes"
@@ -34,14 +37,14 @@ const MaxLine = 998
 // The line rules, one sentinel each, found in a *LineError with errors.Is.
 var (
 	// ErrNoCRLF means the message does not end in CRLF.
-	ErrNoCRLF = errors.New("mailtest: the message does not end in CRLF")
+	ErrNoCRLF = errors.New("mimeread: the message does not end in CRLF")
 	// ErrBareCRLF means a CR not followed by LF, or an LF not preceded by
 	// CR.
-	ErrBareCRLF = errors.New("mailtest: bare CR or LF")
+	ErrBareCRLF = errors.New("mimeread: bare CR or LF")
 	// ErrLongLine means a line over MaxLine octets.
-	ErrLongLine = errors.New("mailtest: line over 998 octets")
+	ErrLongLine = errors.New("mimeread: line over 998 octets")
 	// ErrNot7Bit means an octet over 127, or NUL (RFC 2045 section 2.7).
-	ErrNot7Bit = errors.New("mailtest: octet not 7-bit")
+	ErrNot7Bit = errors.New("mimeread: octet not 7-bit")
 )
 
 // LineError is a broken line rule: Err is one of ErrNoCRLF, ErrBareCRLF,
@@ -96,10 +99,10 @@ func CheckLines(data []byte) error {
 	return nil
 }
 
-// Message is a message read back by Parse, owned by the caller and sharing
-// no memory with the data parsed. The zero value has no header and no
-// parts. A Message is safe for concurrent reads; nothing in it changes
-// after Parse.
+// Message is a message read back by Read or Parse, owned by the caller
+// and sharing no memory with the data read. The zero value has no header
+// and no parts. A Message is safe for concurrent reads; nothing in it
+// changes after Read.
 type Message struct {
 	// Header is the top-level header as net/mail reads it.
 	Header mail.Header
@@ -122,7 +125,7 @@ type Message struct {
 }
 
 // Part is one part of a Message. The zero value is an empty part with no
-// Path. Like its Message, it is read-only after Parse.
+// Path. Like its Message, it is read-only after Read.
 type Part struct {
 	// Path is the media types from the message down to this part, joined
 	// by ">", such as "multipart/alternative>text/html".
@@ -142,7 +145,7 @@ func (p Part) Type() string {
 
 // Param is the parameter key of the part's Content-Type, or "".
 func (p Part) Param(key string) string {
-	_, params, _ := mime.ParseMediaType(p.Header.Get("Content-Type")) // parsed by Parse
+	_, params, _ := mime.ParseMediaType(p.Header.Get("Content-Type")) // parsed by Read
 	return params[key]
 }
 
@@ -156,18 +159,22 @@ func (p Part) Parent() string {
 	return Part{Path: p.Path[:i]}.Type()
 }
 
-// Parse reads data back as a reader of mail would and fails tb on the way
-// if the lines break a rule of CheckLines, net/mail or mime/multipart cannot
-// read it, a Content-Type does not parse or a leaf is encoded otherwise than
-// quoted-printable or base64. The Message shares no memory with data.
-func Parse(tb testing.TB, data []byte) *Message {
-	tb.Helper()
-	if err := CheckLines(data); err != nil {
-		tb.Fatalf("mailtest: %v", err)
-	}
+// maxDepth bounds the nesting of multiparts Read follows; postroom writes
+// at most three (mixed > related > alternative).
+const maxDepth = 8
+
+// Read reads data back as a reader of mail would: the header with
+// net/mail, the multiparts with mime/multipart, each leaf decoded per its
+// Content-Transfer-Encoding (7bit, 8bit, binary, quoted-printable or
+// base64; a part without Content-Type is text/plain, as RFC 2045 says).
+// It returns an error when data does not read as mail: a header net/mail
+// refuses, a Content-Type that does not parse, a multipart that does not
+// end or nests deeper than 8, another transfer encoding. The Message
+// shares no memory with data.
+func Read(data []byte) (*Message, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(data))
 	if err != nil {
-		tb.Fatalf("mailtest: net/mail cannot read the message: %v", err)
+		return nil, fmt.Errorf("mimeread: reading the header: %w", err)
 	}
 	m := &Message{Header: msg.Header, Raw: map[string]string{}}
 	head, _, _ := bytes.Cut(data, []byte("\r\n\r\n"))
@@ -184,55 +191,101 @@ func Parse(tb testing.TB, data []byte) *Message {
 		m.Keys = append(m.Keys, name)
 		m.Raw[name], last = value, name
 	}
-	m.Tree = m.walk(tb, "", msg.Header, msg.Body)
-	return m
+	if m.Tree, err = m.walk("", msg.Header, msg.Body, 0); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // walk reads one part into m and returns its shape.
-func (m *Message) walk(tb testing.TB, path string, h mail.Header, body io.Reader) string {
-	tb.Helper()
-	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+func (m *Message) walk(path string, h mail.Header, body io.Reader, depth int) (string, error) {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		ct = "text/plain"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		tb.Fatalf("mailtest: %s: Content-Type %q: %v", path, h.Get("Content-Type"), err)
+		return "", fmt.Errorf("mimeread: %s: Content-Type %q: %w", path, ct, err)
 	}
 	if path != "" {
 		path += ">"
 	}
 	path += mt
 	if sub, ok := strings.CutPrefix(mt, "multipart/"); ok {
+		if depth == maxDepth {
+			return "", fmt.Errorf("mimeread: %s: multiparts nested deeper than %d", path, maxDepth)
+		}
 		m.Multiparts = append(m.Multiparts, Part{Path: path, Header: h})
 		r := multipart.NewReader(body, params["boundary"])
 		var kids []string
 		for {
 			p, err := r.NextRawPart()
 			if errors.Is(err, io.EOF) {
-				return sub + "(" + strings.Join(kids, ",") + ")"
+				return sub + "(" + strings.Join(kids, ",") + ")", nil
 			}
 			if err != nil {
-				tb.Fatalf("mailtest: %s: %v", path, err)
+				return "", fmt.Errorf("mimeread: %s: %w", path, err)
 			}
-			kids = append(kids, m.walk(tb, path, mail.Header(p.Header), p))
+			kid, err := m.walk(path, mail.Header(p.Header), p, depth+1)
+			if err != nil {
+				return "", err
+			}
+			kids = append(kids, kid)
 		}
 	}
 	raw, err := io.ReadAll(body)
 	if err != nil {
-		tb.Fatalf("mailtest: %s: reading the body: %v", path, err)
+		return "", fmt.Errorf("mimeread: %s: reading the body: %w", path, err)
 	}
 	var dec io.Reader
-	switch cte := strings.ToLower(h.Get("Content-Transfer-Encoding")); cte {
+	switch cte := strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))); cte {
+	case "", "7bit", "8bit", "binary":
+		dec = bytes.NewReader(raw)
 	case "quoted-printable":
 		dec = quotedprintable.NewReader(bytes.NewReader(raw))
 	case "base64":
-		dec = base64.NewDecoder(base64.StdEncoding, bytes.NewReader(raw))
+		dec = base64.NewDecoder(base64.StdEncoding, bytes.NewReader(raw)) // CR and LF ignored
 	default:
-		tb.Fatalf("mailtest: %s: Content-Transfer-Encoding %q, want quoted-printable or base64", path, cte)
+		return "", fmt.Errorf("mimeread: %s: Content-Transfer-Encoding %q", path, cte)
 	}
 	b, err := io.ReadAll(dec)
 	if err != nil {
-		tb.Fatalf("mailtest: %s: decoding the body: %v", path, err)
+		return "", fmt.Errorf("mimeread: %s: decoding the body: %w", path, err)
 	}
 	m.Parts = append(m.Parts, Part{Path: path, Header: h, Body: b, Raw: raw})
-	return mt
+	return mt, nil
+}
+
+// Parse reads data as Read does and fails tb if it does not read, if its
+// lines break a rule of CheckLines, or if a leaf is encoded otherwise than
+// quoted-printable or base64: the rules postroom writes by.
+func Parse(tb testing.TB, data []byte) *Message {
+	tb.Helper()
+	m, err := Strict(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// Strict is Parse returning an error instead of failing a test: Read, after
+// CheckLines, refusing a leaf not encoded quoted-printable or base64.
+func Strict(data []byte) (*Message, error) {
+	if err := CheckLines(data); err != nil {
+		return nil, err
+	}
+	m, err := Read(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range m.Parts {
+		switch cte := strings.ToLower(p.Header.Get("Content-Transfer-Encoding")); cte {
+		case "quoted-printable", "base64":
+		default:
+			return nil, fmt.Errorf("mimeread: %s: Content-Transfer-Encoding %q, want quoted-printable or base64", p.Path, cte)
+		}
+	}
+	return m, nil
 }
 
 // Find returns the leaf whose Path is path, the first if there are
@@ -244,7 +297,7 @@ func (m *Message) Find(tb testing.TB, path string) Part {
 			return p
 		}
 	}
-	tb.Fatalf("mailtest: no part %s in %v", path, m.Paths())
+	tb.Fatalf("mimeread: no part %s in %v", path, m.Paths())
 	return Part{}
 }
 
@@ -258,7 +311,7 @@ func (m *Message) Leaf(tb testing.TB, mediaType string) Part {
 		}
 	}
 	if len(found) != 1 {
-		tb.Fatalf("mailtest: %d parts of type %s, want 1 (tree %s)", len(found), mediaType, m.Tree)
+		tb.Fatalf("mimeread: %d parts of type %s, want 1 (tree %s)", len(found), mediaType, m.Tree)
 	}
 	return found[0]
 }
@@ -273,13 +326,13 @@ func (m *Message) CheckPostroom(tb testing.TB) {
 	for _, mp := range m.Multiparts {
 		sub := strings.TrimPrefix(mp.Type(), "multipart/")
 		if cte := mp.Header.Get("Content-Transfer-Encoding"); cte != "" {
-			tb.Errorf("mailtest: multipart/%s has Content-Transfer-Encoding %q", sub, cte)
+			tb.Errorf("mimeread: multipart/%s has Content-Transfer-Encoding %q", sub, cte)
 		}
 		if sub == "related" && mp.Param("type") != "text/html" {
-			tb.Errorf("mailtest: multipart/related type parameter %q, want text/html", mp.Param("type"))
+			tb.Errorf("mimeread: multipart/related type parameter %q, want text/html", mp.Param("type"))
 		}
 		if b := mp.Param("boundary"); !strings.HasPrefix(b, "=_") || len(b) != 27 {
-			tb.Errorf("mailtest: boundary %q is not =_, a letter and 24 hex characters", b)
+			tb.Errorf("mimeread: boundary %q is not =_, a letter and 24 hex characters", b)
 		}
 	}
 	for _, p := range m.Parts {
@@ -289,7 +342,7 @@ func (m *Message) CheckPostroom(tb testing.TB) {
 		lines := strings.Split(string(p.Raw), "\r\n")
 		for i, l := range lines {
 			if len(l) != 76 && (i < len(lines)-1 || len(l) > 76) {
-				tb.Errorf("mailtest: %s: base64 line %d of %d is %d characters", p.Path, i, len(lines), len(l))
+				tb.Errorf("mimeread: %s: base64 line %d of %d is %d characters", p.Path, i, len(lines), len(l))
 			}
 		}
 	}
@@ -310,7 +363,7 @@ func DecodeHeader(tb testing.TB, v string) string {
 	tb.Helper()
 	s, err := new(mime.WordDecoder).DecodeHeader(v)
 	if err != nil {
-		tb.Fatalf("mailtest: decoding header %q: %v", v, err)
+		tb.Fatalf("mimeread: decoding header %q: %v", v, err)
 	}
 	return s
 }
