@@ -90,7 +90,9 @@ func HelperFunc2[A, B, R any](f func(A, B) (R, error)) Helper {
 	}}}
 }
 
-// HelperFunc3 is a helper of three arguments.
+// HelperFunc3 is a helper of three arguments, each converted as
+// HelperFunc1's, such as {{clamp low x high}} with f a func(low, x, high
+// float64) (float64, error).
 func HelperFunc3[A, B, C, R any](f func(A, B, C) (R, error)) Helper {
 	return Helper{program.Helper{Min: 3, Max: 3, Func: func(c *program.HelperCall) (any, error) {
 		a, err := convertArg[A](c, 0)
