@@ -48,10 +48,10 @@ const (
 // Options configure a Handler. New validates and copies them; each field's
 // zero value means its default.
 type Options struct {
-	// Logger receives one record per request and each recipient's result
-	// (see the package documentation, # Logging), and the detail of every
-	// 500. Nil discards every record (slog.New(slog.DiscardHandler)), as
-	// for every Logger of the module (package option). Set it in production.
+	// Logger receives one record per request and each recipient's result (see
+	// the package documentation, # Logging), and the detail of every 500. Nil
+	// discards every record (slog.New(slog.DiscardHandler)), as for every
+	// Logger of the module (package option). Set it in production.
 	Logger *slog.Logger
 
 	// MaxBodyBytes is the largest request body, in bytes; a larger one is

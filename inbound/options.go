@@ -246,10 +246,11 @@ type Options struct {
 	TLS *tls.Config
 
 	// Logger receives what the Receiver drops (unknown send ids, reports
-	// naming other addresses), the sessions and connections the server
-	// ends or refuses under its limits, and the server's errors, at most
-	// MaxLogRepeats lines of one message a minute. Nil discards every record (slog.New(slog.DiscardHandler)), as
-	// for every Logger of the module (package option).
+	// naming other addresses), the sessions and connections the server ends or
+	// refuses under its limits, and the server's errors, at most MaxLogRepeats
+	// lines of one message a minute. Nil discards every record
+	// (slog.New(slog.DiscardHandler)), as for every Logger of the module
+	// (package option).
 	Logger *slog.Logger
 
 	// Now is the clock for events, observations and UnknownSendGrace.

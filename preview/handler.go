@@ -44,8 +44,8 @@ type Options struct {
 	// still be picked by index). Zero means DefaultMaxListed (1000).
 	MaxListed int
 
-	// Logger receives the errors the page does not show (a template store
-	// that failed). Nil discards every record (slog.New(slog.DiscardHandler)), as
+	// Logger receives the errors the page does not show (a template store that
+	// failed). Nil discards every record (slog.New(slog.DiscardHandler)), as
 	// for every Logger of the module (package option).
 	Logger *slog.Logger
 }

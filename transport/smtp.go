@@ -178,12 +178,13 @@ type SMTPOptions struct {
 	// Logging and counters (see SMTPStats for the counters).
 
 	// Logger receives the transport's records (dial, TLS, AUTH outcome,
-	// retries, redials, the unusable state, long pool waits; at debug
-	// level each Send's outcome and the protocol trace), listed with their
-	// attributes in SMTP's documentation. None shows a password, a
-	// token, the AUTH exchange or a message's text. Nil discards every record (slog.New(slog.DiscardHandler)), as
-	// for every Logger of the module (package option). Whether a connection's protocol is traced is
-	// decided when it is dialed, by Logger's debug level then.
+	// retries, redials, the unusable state, long pool waits; at debug level
+	// each Send's outcome and the protocol trace), listed with their
+	// attributes in SMTP's documentation. None shows a password, a token, the
+	// AUTH exchange or a message's text. Nil discards every record
+	// (slog.New(slog.DiscardHandler)), as for every Logger of the module
+	// (package option). Whether a connection's protocol is traced is decided
+	// when it is dialed, by Logger's debug level then.
 	Logger *slog.Logger
 	// PoolWaitLogThreshold is how long a Send may wait for a connection
 	// (all MaxConns busy) before the wait is logged. Zero means

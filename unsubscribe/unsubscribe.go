@@ -48,8 +48,9 @@ type Options struct {
 	// concurrent use. Nil means none.
 	OnEvent func(ctx context.Context, e postroom.Event)
 
-	// Logger receives the failures of Suppressions. Nil discards every record (slog.New(slog.DiscardHandler)), as
-	// for every Logger of the module (package option).
+	// Logger receives the failures of Suppressions. Nil discards every record
+	// (slog.New(slog.DiscardHandler)), as for every Logger of the module
+	// (package option).
 	Logger *slog.Logger
 
 	// Now is the clock. Nil means time.Now.
