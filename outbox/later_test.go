@@ -14,8 +14,8 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/inbound"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/transport"
 )

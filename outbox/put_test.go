@@ -11,7 +11,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/callhash"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 )
 
 // reserving is a write that reserves recipients idx.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/dbtest"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 	"github.com/postroom/postroom/templatestore"
 )
 

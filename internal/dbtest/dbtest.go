@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/sqldb/sqlitedb"
