@@ -3,7 +3,7 @@ package idempotency
 import (
 	"testing"
 
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb"
 	"go.uber.org/goleak"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/internal/testkit/bench"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/suppression"

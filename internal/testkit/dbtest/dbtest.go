@@ -8,7 +8,7 @@
 //		})
 //	}
 //
-// PostgreSQL's databases come from internal/pgtest (its Main must wrap the
+// PostgreSQL's databases come from internal/testkit/pgtest (its Main must wrap the
 // package's TestMain; without a server the PostgreSQL subtests skip, or
 // fail under CI=true, as pgtest's do). SQLite's are files in the test's
 // temporary folder, opened with sqlitedb.Open and closed when the test
