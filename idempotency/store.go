@@ -1,6 +1,8 @@
 package idempotency
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"context"
 	"errors"
 	"fmt"
@@ -88,12 +90,9 @@ type Options struct {
 // setDefaults gives every zero field of o its default, by the root
 // package's rule: zero means the default, and a negative value is
 // refused. NewMemory and NewSQL call it first.
-func (o *Options) setDefaults() error {
-	switch {
-	case o.Retention < 0:
-		return fmt.Errorf("idempotency: Options.Retention is negative (%v)", o.Retention)
-	case o.Retention == 0:
-		o.Retention = DefaultRetention
+func (o *Options) setDefaults(op string) error {
+	if err := option.Default(op, "Options.Retention", &o.Retention, DefaultRetention); err != nil {
+		return err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -118,14 +117,15 @@ func (e Entry) Final() bool { return e.Result.Status != "" }
 // Store keeps the record of idempotent calls: for each Key, the payload's
 // Hash, when the call started, and an Entry per recipient that reached the
 // transport or has a final result. Memory keeps it in one process; SQL in
-// PostgreSQL, shared by many.
+// PostgreSQL, shared by many, or in SQLite, for one process.
 //
 // The contract, which Run relies on:
 //
 //   - Claim takes the key for one call, or fails at once with
 //     ErrInProgress when a live call holds it; it never waits. The key
 //     stays taken until Claim.Release, or until the holder dies (its
-//     process, or for SQL its database connection): then the next Claim
+//     process, or for SQL on PostgreSQL the database connection holding
+//     its lock): then the next Claim
 //     takes it over, and the dead holder's later writes are refused (a
 //     Claim that lost its key gets errors from HandOver and Finish), so
 //     that two holders never both hand the same recipient over.

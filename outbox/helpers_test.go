@@ -12,10 +12,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 	"github.com/postroom/postroom/outbox"
 )
 

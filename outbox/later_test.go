@@ -14,8 +14,8 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/inbound"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/transport"
 )
@@ -133,7 +133,7 @@ func TestStatusLater(t *testing.T) {
 
 	// Over HTTP: "later" beside "results", whose entries keep the spec's
 	// four keys.
-	h, err := httpapi.New(m, httpapi.Options{Async: ob.HTTP(), NoTemplateStore: true})
+	h, err := httpapi.New(m, httpapi.Options{Async: ob.AccountCalls(), NoTemplateStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
 )
 

@@ -11,7 +11,7 @@ import (
 
 // templateSQL is the template store of db, as the application makes it.
 func templateSQL(t *testing.T, db sqldb.DB) *templatestore.SQL {
-	return templatestore.NewSQL(db.(*pgxdb.DB).Pool())
+	return templatestore.NewSQL(db)
 }
 
 // eventsSQL is the event log of db, as the application makes it.

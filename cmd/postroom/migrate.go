@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
-	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -24,29 +23,19 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	pool, err := poolOf(db)
-	if err != nil {
-		return err
-	}
 	steps := []struct {
 		name string
-		run  func(context.Context) error
+		run  func(context.Context, sqldb.DB) error
 	}{
-		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
-		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
-		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
-		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
-		{"idempotency records", func(ctx context.Context) error {
-			s, err := idempotency.NewSQL(pool, idempotency.Options{})
-			if err != nil {
-				return err
-			}
-			return s.Migrate(ctx)
-		}},
+		{"outbox (with River)", migrateOutbox},
+		{"templates", templatestore.Migrate},
+		{"suppressions", suppression.Migrate},
+		{"events", migrateEvents},
+		{"idempotency records", idempotency.Migrate},
 	}
 	done := []string{}
 	for _, s := range steps {
-		if err := s.run(ctx); err != nil {
+		if err := s.run(ctx, db.DB); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		done = append(done, s.name)

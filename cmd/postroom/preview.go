@@ -80,12 +80,7 @@ func (p *previewFlags) load(ctx context.Context, e *env, name string) (*callFile
 			return nil, fmt.Errorf("message.send_template reads its stored templates from the database: %w", err)
 		}
 		f.db = db
-		pool, err := poolOf(db)
-		if err != nil {
-			f.close()
-			return nil, err
-		}
-		opts.Templates = templatestore.NewSQL(pool)
+		opts.Templates = templatestore.NewSQL(db.DB)
 	}
 	if f.m, err = postroom.New(transport.NewMemory(), opts); err != nil {
 		f.close()

@@ -62,11 +62,7 @@ func runRejects(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	pool, err := poolOf(db)
-	if err != nil {
-		return err
-	}
-	list, err := suppression.NewSQL(pool, suppression.Options{})
+	list, err := suppression.NewSQL(db.DB, suppression.Options{})
 	if err != nil {
 		return err
 	}

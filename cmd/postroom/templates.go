@@ -78,11 +78,7 @@ func runTemplates(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	pool, err := poolOf(db)
-	if err != nil {
-		return err
-	}
-	store := &templatestore.SQL{Pool: pool, KeepVersions: f.keep}
+	store := &templatestore.SQL{DB: db.DB, KeepVersions: f.keep}
 	// The Mailer compiles and renders as the application's would, with
 	// postroom's helpers only; it sends nothing.
 	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}, Templates: store})

@@ -10,6 +10,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
@@ -25,35 +26,31 @@ func poolOf(db *database) (*pgxpool.Pool, error) {
 }
 
 func newIdempotencySQL(db *database) (*idempotency.SQL, error) {
-	pool, err := poolOf(db)
-	if err != nil {
-		return nil, err
-	}
-	return idempotency.NewSQL(pool, idempotency.Options{})
+	return idempotency.NewSQL(db.DB, idempotency.Options{})
 }
 
-func migrateIdempotency(ctx context.Context, db *database) error {
-	s, err := newIdempotencySQL(db)
-	if err != nil {
-		return err
+func migrateEvents(ctx context.Context, db sqldb.DB) error {
+	p, ok := db.(*pgxdb.DB)
+	if !ok {
+		return errors.New("events need PostgreSQL for now")
 	}
-	return s.Migrate(ctx)
+	return events.MigrateSQL(ctx, p.Pool())
+}
+
+func migrateOutbox(ctx context.Context, db sqldb.DB) error {
+	p, ok := db.(*pgxdb.DB)
+	if !ok {
+		return errors.New("the outbox needs PostgreSQL for now")
+	}
+	return outbox.Migrate(ctx, p.Pool())
 }
 
 func newTemplateSQL(db *database) (*templatestore.SQL, error) {
-	pool, err := poolOf(db)
-	if err != nil {
-		return nil, err
-	}
-	return templatestore.NewSQL(pool), nil
+	return templatestore.NewSQL(db.DB), nil
 }
 
 func newSuppressionSQL(db *database) (*suppression.SQL, error) {
-	pool, err := poolOf(db)
-	if err != nil {
-		return nil, err
-	}
-	return suppression.NewSQL(pool, suppression.Options{})
+	return suppression.NewSQL(db.DB, suppression.Options{})
 }
 
 func newEventsSQL(db *database) (*events.SQL, error) {

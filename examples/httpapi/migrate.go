@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -15,21 +15,17 @@ import (
 // list's, the event log's and the idempotency records'. Each migration is
 // safe when several instances start at once on PostgreSQL.
 func migrate(ctx context.Context, db *database) error {
-	pool, err := poolOf(db)
-	if err != nil {
-		return err
-	}
 	for _, m := range []struct {
 		name string
-		run  func(context.Context) error
+		run  func(context.Context, sqldb.DB) error
 	}{
-		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
-		{"outbox", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
-		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
-		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
-		{"idempotency", func(ctx context.Context) error { return migrateIdempotency(ctx, db) }},
+		{"templates", templatestore.Migrate},
+		{"outbox", migrateOutbox},
+		{"suppressions", suppression.Migrate},
+		{"events", migrateEvents},
+		{"idempotency records", idempotency.Migrate},
 	} {
-		if err := m.run(ctx); err != nil {
+		if err := m.run(ctx, db.DB); err != nil {
 			return fmt.Errorf("migrating the %s: %w", m.name, err)
 		}
 	}

@@ -131,5 +131,5 @@ func startOutbox(db *database, m *postroom.Mailer, q queueConfig, log *events.SQ
 		defer cancel()
 		return client.Stop(ctx)
 	}
-	return ob.HTTP(), stop, nil
+	return ob.AccountCalls(), stop, nil
 }

@@ -22,7 +22,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 )
 
 // sqliteServer is one httpapi process run without -database-url, its

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom/internal/dburl"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/sqlitedb"
 )
