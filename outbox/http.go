@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // HTTP is an Outbox as the Async of an httpapi.Handler
@@ -47,7 +47,7 @@ func (h HTTP) Enqueue(ctx context.Context, op postroom.Operation, call *postroom
 		}
 	}
 	var id string
-	err := pgx.BeginFunc(ctx, h.o.pool, func(tx pgx.Tx) error {
+	err := sqldb.BeginFunc(ctx, h.o.db, func(tx sqldb.Tx) error {
 		var err error
 		id, err = h.o.Enqueue(ctx, tx, op, call, EnqueueOptions{IdempotencyKey: key})
 		return err
@@ -108,7 +108,7 @@ func (h HTTP) Retry(ctx context.Context, accountID, callID string) (int, error) 
 // that follows it.
 func (h HTTP) owned(ctx context.Context, accountID, callID string) error {
 	var ok bool
-	err := h.o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1 AND account_id = $2)`, callID, accountID).Scan(&ok)
+	err := h.o.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1 AND account_id = $2)`, callID, accountID).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("outbox: account of call %s: %w", callID, err)
 	}

@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Defaults of the Options fields.
@@ -194,36 +192,38 @@ func DefaultBackoff(retry int) time.Duration {
 
 // Outbox enqueues calls into River jobs and sends them from its Worker.
 // It is immutable and safe for concurrent use; apart from its cache of
-// decoded call bodies it holds no state: every fact lives in PostgreSQL.
+// decoded call bodies it holds no state: every fact lives in the
+// database.
 type Outbox struct {
 	m     *postroom.Mailer
-	pool  *pgxpool.Pool
+	db    sqldb.DB
 	opts  Options
-	river *river.Client[pgx.Tx] // inserts only; never started
+	river riverEngine // inserts only; never started
 	cache *callCache
 }
 
 // New returns an Outbox that checks and sends calls with m and keeps them
-// in the PostgreSQL database of pool, whose schema Migrate has created.
-// It validates opts and starts nothing. Every instance of an application
-// should build its Outbox with the same Mailer options (transport aside):
-// a call is checked by the enqueuing instance's and sent by the
-// working instance's.
-func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) {
+// in db, whose schema Migrate has created: a PostgreSQL database
+// (pgxdb.New of a pgx pool) or a SQLite file (sqlitedb.Open), the engine
+// River's jobs live in too (see the package documentation). It validates
+// opts and starts nothing. Every instance of an application should build
+// its Outbox with the same Mailer options (transport aside): a call is
+// checked by the enqueuing instance's and sent by the working instance's.
+func New(m *postroom.Mailer, db sqldb.DB, opts Options) (*Outbox, error) {
 	if m == nil {
 		return nil, errors.New("outbox: New: nil Mailer")
 	}
-	if pool == nil {
-		return nil, errors.New("outbox: New: nil pool")
+	if db == nil {
+		return nil, errors.New("outbox: New: nil DB")
 	}
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: opts.Logger})
+	inserter, err := riverFor(db, opts.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
-	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes)}, nil
+	return &Outbox{m: m, db: db, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes)}, nil
 }
 
 // SendArgs are the arguments of a job: a range of a stored call's

@@ -13,15 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // lease is one run's hold on its job's recipients.
 type lease struct {
-	pool    queryer
+	db      sqldb.DB
 	args    SendArgs
 	epoch   int64
 	op      postroom.Operation
@@ -32,47 +30,35 @@ type lease struct {
 	wseq    atomic.Int32    // the number of the run's last write (see put)
 }
 
-// queryer is what a lease needs of a pgxpool.Pool.
-type queryer interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
 // errGone: the job's call was deleted.
 var errGone = errors.New("outbox: the job's call is gone")
 
 // takeLease bumps the job's epoch: from now on, the writes of any earlier
-// run of the job change nothing. In the same round trip, it reads the
-// chunk's writes, for pending.
-func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
-	l := &lease{pool: q, args: args}
+// run of the job change nothing. Then it reads the chunk's writes, for
+// pending: no write of an earlier run lands after the bump (a write
+// names its epoch, and on PostgreSQL holds the chunk's row FOR SHARE,
+// which the bump waits for).
+func takeLease(ctx context.Context, db sqldb.DB, args SendArgs) (*lease, error) {
+	l := &lease{db: db, args: args}
 	var op int16
-	b := &pgx.Batch{}
-	b.Queue(`UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
+	err := db.QueryRow(ctx, dialect(db, `UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
 		FROM postroom_outbox_calls c
 		WHERE ch.call_id = $1 AND ch.first = $2 AND c.id = ch.call_id
-		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`, args.CallID, int32(args.First))
-	b.Queue(chunkWritesSQL, args.CallID, int32(args.First))
-	br := q.SendBatch(ctx, b)
-	defer br.Close()
-	err := br.QueryRow().Scan(&l.epoch, &l.chunk, &op, &l.started)
-	if errors.Is(err, pgx.ErrNoRows) {
+		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`,
+		// SQLite's RETURNING names the updated table only.
+		`UPDATE postroom_outbox_chunks SET epoch = epoch + 1
+		WHERE call_id = $1 AND first = $2
+		RETURNING epoch, recipients,
+			(SELECT operation FROM postroom_outbox_calls c WHERE c.id = call_id),
+			(SELECT started_at FROM postroom_outbox_calls c WHERE c.id = call_id)`),
+		args.CallID, int32(args.First)).Scan(&l.epoch, &l.chunk, &op, &l.started)
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, errGone
 	}
 	if err != nil {
 		return nil, fmt.Errorf("outbox: lease: %w", err)
 	}
-	rows, err := br.Query()
-	if err == nil {
-		l.states, err = foldRows(rows, int32(args.First), args.Count)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("outbox: lease: %w", err)
-	}
-	if err := br.Close(); err != nil {
+	if l.states, err = chunkStates(ctx, db, args.CallID, int32(args.First), args.Count); err != nil {
 		return nil, fmt.Errorf("outbox: lease: %w", err)
 	}
 	l.op = postroom.Operation(op)
@@ -164,19 +150,20 @@ func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 		sendID: orNone(slices.Concat(w.mine.sendID, w.open.sendID)),
 	}
 	args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
-	sql := putSQL
+	sql := dialect(l.db, putSQL, sqlitePutSQL)
 	if w.tries > 1 {
-		sql = putAgainSQL
+		sql = dialect(l.db, putAgainSQL, sqlitePutAgainSQL)
 	}
 	var n int
-	err := l.pool.QueryRow(ctx, sql, args...).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) && w.tries > 1 {
+	err := l.db.QueryRow(ctx, sql, args...).Scan(&n)
+	if errors.Is(err, sqldb.ErrNoRows) && w.tries > 1 {
 		// Made by an earlier try, or not at all.
-		err = l.pool.QueryRow(ctx, `SELECT cardinality(idx) FROM postroom_outbox_results
-			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`, a.CallID, int32(a.First), l.epoch, w.seq).Scan(&n)
+		err = l.db.QueryRow(ctx, dialect(l.db, `SELECT cardinality(idx) FROM postroom_outbox_results
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`, `SELECT json_array_length(idx) FROM postroom_outbox_results
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`), a.CallID, int32(a.First), l.epoch, w.seq).Scan(&n)
 	}
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sqldb.ErrNoRows):
 		return putStopped, nil
 	case err != nil:
 		return 0, fmt.Errorf("outbox: write: %w", err)
@@ -223,6 +210,28 @@ const putAgainSQL = putInsert + `
 	ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING
 	RETURNING cardinality(idx)`
 
+// sqlitePutSQL is putSQL on SQLite: its arrays are JSON, a cancelled
+// chunk's write keeps the first $10 entries of each, and SQLite runs one
+// statement at a time, so no lock is taken.
+const sqlitePutSQL = sqlitePutInsert + `
+	RETURNING json_array_length(idx)`
+
+// sqlitePutInsert is putInsert on SQLite; see sqlitePutSQL.
+const sqlitePutInsert = `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+	SELECT $1, $2, $3, $4,
+		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($5) WHERE key < $10) ELSE $5 END,
+		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($6) WHERE key < $10) ELSE $6 END,
+		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($7) WHERE key < $10) ELSE $7 END,
+		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($8) WHERE key < $10) ELSE $8 END,
+		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($9) WHERE key < $10) ELSE $9 END
+	FROM postroom_outbox_chunks ch
+	WHERE ch.call_id = $1 AND ch.first = $2 AND ch.epoch = $3 AND ($10 > 0 OR NOT ch.canceled)`
+
+// sqlitePutAgainSQL is putAgainSQL on SQLite.
+const sqlitePutAgainSQL = sqlitePutInsert + `
+	ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING
+	RETURNING json_array_length(idx)`
+
 // settle gives recipients idx, whose messages this run did not hand
 // over, the final or deferred status with reason code and reasons[k],
 // without sending them: those still not tried, deferred, or reserved by
@@ -243,11 +252,12 @@ func (l *lease) settle(ctx context.Context, idx []int32, status postroom.Status,
 // giving up, an interrupted run's leftovers); it is safe to try again.
 func (l *lease) settleWhere(ctx context.Context, idx []int32, which func(state) bool, status postroom.Status, code postroom.ReasonCode, reasons []string) error {
 	a := l.args
-	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+	err := sqldb.BeginFunc(ctx, l.db, func(tx sqldb.Tx) error {
 		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM postroom_outbox_chunks
-			WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE`, a.CallID, int32(a.First), l.epoch).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
+		err := tx.QueryRow(ctx, dialect(tx, `SELECT 1 FROM postroom_outbox_chunks
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE`, `SELECT 1 FROM postroom_outbox_chunks
+			WHERE call_id = $1 AND first = $2 AND epoch = $3`), a.CallID, int32(a.First), l.epoch).Scan(&one)
+		if errors.Is(err, sqldb.ErrNoRows) {
 			return nil // a newer run holds the lease
 		}
 		if err != nil {
