@@ -12,6 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // benchRecipients is the size of the benchmarks' call: the spec's limit.
@@ -87,7 +88,7 @@ func BenchmarkQueue(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ob, err := outbox.New(m, pool, outbox.Options{})
+			ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -96,7 +97,7 @@ func BenchmarkQueue(b *testing.B) {
 			for b.Loop() {
 				start := time.Now()
 				err := pgx.BeginFunc(b.Context(), pool, func(tx pgx.Tx) error {
-					_, err := ob.Enqueue(b.Context(), tx, postroom.OpSend, call, outbox.EnqueueOptions{})
+					_, err := ob.Enqueue(b.Context(), pgxdb.WrapTx(tx), postroom.OpSend, call, outbox.EnqueueOptions{})
 					return err
 				})
 				if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
 )
 
 // DeleteBefore deletes the calls that started before t, with their

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/sqldb"

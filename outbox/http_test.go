@@ -375,7 +375,7 @@ func TestHTTPCancelInFlight(t *testing.T) {
 	e.do(t, http.MethodPost, httpapi.CallsCancelPath, steerReq{auth: other, ID: id}).decode(t, http.StatusNotFound, &apiErr{})
 	e.do(t, http.MethodPost, httpapi.CallsCancelPath, steerReq{auth: acct, ID: id, Reason: "stop"}).decode(t, http.StatusOK, &canceled)
 	done := e.pollCall(t, id, func(v callView) bool { return v.State == postroom.CallDone })
-	waitJobsEnded(t, e.pool)
+	waitJobsEnded(t, e.db)
 	smtptest.CheckLedger(t, e.srv, done.Results)
 	n := 0
 	for _, r := range done.Results {

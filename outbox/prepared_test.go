@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -47,7 +48,7 @@ func TestPreparedOncePerJob(t *testing.T) {
 	call := newCall("once", 30)
 	call.Message.Text, call.Message.TextTemplateID = "", "shipped"
 	// 3 jobs of 4 batches each.
-	s := runUntilEnded(t, enq, work, outbox.Options{JobSize: 10, BatchSize: 3}, postroom.OpSendTemplate, call)
+	s := runUntilEnded(t, outboxenv.Engine{}, enq, work, outbox.Options{JobSize: 10, BatchSize: 3}, postroom.OpSendTemplate, call)
 	for i, r := range s.Results {
 		if r.Status != postroom.StatusSent {
 			t.Errorf("recipient %d: %+v, want sent", i, r)
@@ -92,7 +93,7 @@ func TestKeyRevokedMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := newCall("revoked", 9)
-	s := runUntilEnded(t, enq, work, outbox.Options{BatchSize: 3}, postroom.OpSend, call)
+	s := runUntilEnded(t, outboxenv.Engine{}, enq, work, outbox.Options{BatchSize: 3}, postroom.OpSend, call)
 	for i, r := range s.Results {
 		switch {
 		case i < 3:

@@ -52,7 +52,7 @@ func TestStatsWaitingThenDone(t *testing.T) {
 
 	// Worked to the end, nothing waits.
 	startClient(t, e.ob)
-	waitJobsEnded(t, e.pool)
+	waitJobsEnded(t, e.db)
 	s3, err := e.ob.Stats(t.Context())
 	if err != nil {
 		t.Fatal(err)

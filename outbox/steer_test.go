@@ -189,7 +189,7 @@ func TestCancelDeferred(t *testing.T) {
 			t.Errorf("%s: %s, want %s", r.Email, r.Status, want)
 		}
 	}
-	waitJobsEnded(t, e.pool)
+	waitJobsEnded(t, e.db)
 }
 
 // TestCancelInFlight cancels a call while a run of its job hands messages
@@ -235,7 +235,7 @@ func TestCancelInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := e.wait(t, id)
-	waitJobsEnded(t, e.pool)
+	waitJobsEnded(t, e.db)
 	smtptest.CheckLedger(t, e.srv, s.Results)
 	canceled := 0
 	for _, r := range s.Results {

@@ -166,7 +166,7 @@ func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 	case errors.Is(err, sqldb.ErrNoRows):
 		return putStopped, nil
 	case err != nil:
-		return 0, fmt.Errorf("outbox: write: %w", err)
+		return 0, fmt.Errorf("outbox: write: %w", permanent(l.db, err))
 	case n == all.len():
 		return putDone, nil
 	}
