@@ -28,38 +28,40 @@ func (s *countingStore) Template(ctx context.Context, accountID, id string) (str
 // batch.
 func TestPreparedOncePerJob(t *testing.T) {
 	t.Parallel()
-	mem := templatestore.NewMemory()
-	if err := mem.Put("acct", "shipped", "Your order {{n}} has shipped."); err != nil {
-		t.Fatal(err)
-	}
-	enq, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}, Templates: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sent atomic.Int64
-	store := &countingStore{TemplateStore: mem}
-	work, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
-		sent.Add(1)
-		return nil
-	}), postroom.Options{Auth: postroom.NoAuth{}, Templates: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := newCall("once", 30)
-	call.Message.Text, call.Message.TextTemplateID = "", "shipped"
-	// 3 jobs of 4 batches each.
-	s := runUntilEnded(t, outboxenv.Engine{}, enq, work, outbox.Options{JobSize: 10, BatchSize: 3}, postroom.OpSendTemplate, call)
-	for i, r := range s.Results {
-		if r.Status != postroom.StatusSent {
-			t.Errorf("recipient %d: %+v, want sent", i, r)
+	engines(t, func(t *testing.T, eng outboxenv.Engine) {
+		mem := templatestore.NewMemory()
+		if err := mem.Put("acct", "shipped", "Your order {{n}} has shipped."); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if n := sent.Load(); n != 30 {
-		t.Errorf("%d messages sent, want 30", n)
-	}
-	if n := store.calls.Load(); n != 3 {
-		t.Errorf("the worker looked the template up %d times, want 3 (once per job, not per batch)", n)
-	}
+		enq, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}, Templates: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent atomic.Int64
+		store := &countingStore{TemplateStore: mem}
+		work, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+			sent.Add(1)
+			return nil
+		}), postroom.Options{Auth: postroom.NoAuth{}, Templates: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := newCall("once", 30)
+		call.Message.Text, call.Message.TextTemplateID = "", "shipped"
+		// 3 jobs of 4 batches each.
+		s := runUntilEnded(t, eng, enq, work, outbox.Options{JobSize: 10, BatchSize: 3}, postroom.OpSendTemplate, call)
+		for i, r := range s.Results {
+			if r.Status != postroom.StatusSent {
+				t.Errorf("recipient %d: %+v, want sent", i, r)
+			}
+		}
+		if n := sent.Load(); n != 30 {
+			t.Errorf("%d messages sent, want 30", n)
+		}
+		if n := store.calls.Load(); n != 3 {
+			t.Errorf("the worker looked the template up %d times, want 3 (once per job, not per batch)", n)
+		}
+	})
 }
 
 // revocable is an Authenticator whose one key can be revoked.
@@ -78,33 +80,35 @@ func (a *revocable) Authenticate(_ context.Context, accountID, key string) error
 // (invalid, not-sent), as outbox's documentation says.
 func TestKeyRevokedMidCall(t *testing.T) {
 	t.Parallel()
-	enq, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth := new(revocable)
-	var sent atomic.Int64
-	work, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
-		sent.Add(1)
-		auth.revoked.Store(true) // revoked while the first batch is handed over
-		return nil
-	}), postroom.Options{Auth: auth, Concurrency: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := newCall("revoked", 9)
-	s := runUntilEnded(t, outboxenv.Engine{}, enq, work, outbox.Options{BatchSize: 3}, postroom.OpSend, call)
-	for i, r := range s.Results {
-		switch {
-		case i < 3:
-			if r.Status != postroom.StatusSent {
-				t.Errorf("recipient %d (the batch in flight): %+v, want sent", i, r)
-			}
-		case r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonNotSent || !strings.Contains(r.Reason, "unauthorized"):
-			t.Errorf("recipient %d: %+v, want invalid, not-sent (unauthorized)", i, r)
+	engines(t, func(t *testing.T, eng outboxenv.Engine) {
+		enq, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if n := sent.Load(); n != 3 {
-		t.Errorf("%d messages sent, want 3 (the first batch)", n)
-	}
+		auth := new(revocable)
+		var sent atomic.Int64
+		work, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error {
+			sent.Add(1)
+			auth.revoked.Store(true) // revoked while the first batch is handed over
+			return nil
+		}), postroom.Options{Auth: auth, Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := newCall("revoked", 9)
+		s := runUntilEnded(t, eng, enq, work, outbox.Options{BatchSize: 3}, postroom.OpSend, call)
+		for i, r := range s.Results {
+			switch {
+			case i < 3:
+				if r.Status != postroom.StatusSent {
+					t.Errorf("recipient %d (the batch in flight): %+v, want sent", i, r)
+				}
+			case r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonNotSent || !strings.Contains(r.Reason, "unauthorized"):
+				t.Errorf("recipient %d: %+v, want invalid, not-sent (unauthorized)", i, r)
+			}
+		}
+		if n := sent.Load(); n != 3 {
+			t.Errorf("%d messages sent, want 3 (the first batch)", n)
+		}
+	})
 }

@@ -1,0 +1,72 @@
+package outbox_test
+
+import (
+	"testing"
+
+	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/outboxenv"
+	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/sqlitedb"
+)
+
+// TestEnqueueInApplicationSQLiteTx enqueues in the application's own
+// database/sql transaction on the outbox's SQLite file, wrapped with
+// sqlitedb.WrapTx, beside a write of the application's: rolled back,
+// neither the order nor the call remains and nothing is sent; committed,
+// both remain and the call is sent.
+func TestEnqueueInApplicationSQLiteTx(t *testing.T) {
+	t.Parallel()
+	var eng outboxenv.Engine
+	for _, e := range outboxenv.Engines() {
+		if e.Name == "sqlite" {
+			eng = e
+		}
+	}
+	e := newEnv(t, setup{engine: eng})
+	sqlDB := e.db.(*sqlitedb.DB).SQL()
+	ctx := t.Context()
+	if _, err := sqlDB.ExecContext(ctx, `CREATE TABLE orders (id text PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	order := func(id string, call *postroom.Call, commit bool) string {
+		t.Helper()
+		tx, err := sqlDB.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO orders (id) VALUES (?)`, id); err != nil {
+			t.Fatal(err)
+		}
+		callID, err := e.ob.Enqueue(ctx, sqlitedb.WrapTx(tx), postroom.OpSend, call, outbox.EnqueueOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		return callID
+	}
+	rolled := order("A-1", newCall("rolled", 4), false)
+	kept := newCall("kept", 3)
+	s := e.wait(t, order("A-2", kept, true))
+	checkResults(t, e, s, kept) // fails on a message to any rolled-* address
+	if s.Counts[postroom.StatusSent] != 3 {
+		t.Errorf("counts %v, want 3 sent", s.Counts)
+	}
+	if _, err := e.ob.Status(ctx, rolled); err == nil {
+		t.Error("the rolled-back call has a status")
+	}
+	var orders int
+	if err := sqlDB.QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&orders); err != nil || orders != 1 {
+		t.Errorf("%d orders (%v), want the committed one", orders, err)
+	}
+	var jobs int
+	if err := e.db.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 1 {
+		t.Errorf("%d River jobs (%v), want the committed call's one", jobs, err)
+	}
+}
