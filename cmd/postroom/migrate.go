@@ -6,6 +6,7 @@ import (
 
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -27,7 +28,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		name string
 		run  func(context.Context) error
 	}{
-		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
+		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pgxdb.New(pool)) }},
 		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
 		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
 		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},

@@ -10,6 +10,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -69,7 +70,7 @@ func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	if err := outbox.Migrate(ctx, pool); err != nil {
+	if err := outbox.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
