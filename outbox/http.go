@@ -45,10 +45,16 @@ func (h HTTP) Enqueue(ctx context.Context, op postroom.Operation, call *postroom
 			return "", err
 		}
 	}
+	// Checked before the transaction begins: on SQLite, the Mailer's
+	// template store may be on the file the transaction holds.
+	checked, err := h.o.m.Validate(ctx, op, call)
+	if err != nil {
+		return "", err
+	}
 	var id string
-	err := sqldb.BeginFunc(ctx, h.o.db, func(tx sqldb.Tx) error {
+	err = sqldb.BeginFunc(ctx, h.o.db, func(tx sqldb.Tx) error {
 		var err error
-		id, err = h.o.Enqueue(ctx, tx, op, call, EnqueueOptions{IdempotencyKey: key})
+		id, err = h.o.enqueue(ctx, tx, op, call, checked, EnqueueOptions{IdempotencyKey: key})
 		return err
 	})
 	return id, err
