@@ -149,13 +149,18 @@ func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 		reason: orNone(slices.Concat(w.mine.reason, w.open.reason)),
 		sendID: orNone(slices.Concat(w.mine.sendID, w.open.sendID)),
 	}
-	args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
-	sql := dialect(l.db, putSQL, sqlitePutSQL)
-	if w.tries > 1 {
-		sql = dialect(l.db, putAgainSQL, sqlitePutAgainSQL)
-	}
 	var n int
-	err := l.db.QueryRow(ctx, sql, args...).Scan(&n)
+	var err error
+	if l.db.Engine() == sqldb.SQLite {
+		n, err = l.putSQLite(ctx, w, all)
+	} else {
+		args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
+		sql := putSQL
+		if w.tries > 1 {
+			sql = putAgainSQL
+		}
+		err = l.db.QueryRow(ctx, sql, args...).Scan(&n)
+	}
 	if errors.Is(err, sqldb.ErrNoRows) && w.tries > 1 {
 		// Made by an earlier try, or not at all.
 		err = l.db.QueryRow(ctx, dialect(l.db, `SELECT cardinality(idx) FROM postroom_outbox_results
@@ -210,27 +215,39 @@ const putAgainSQL = putInsert + `
 	ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING
 	RETURNING cardinality(idx)`
 
-// sqlitePutSQL is putSQL on SQLite: its arrays are JSON, a cancelled
-// chunk's write keeps the first $10 entries of each, and SQLite runs one
-// statement at a time, so no lock is taken.
-const sqlitePutSQL = sqlitePutInsert + `
-	RETURNING json_array_length(idx)`
+// putSQLite is put's statement on SQLite, where a statement runs alone
+// (no other can come between two): the whole write unless the chunk's
+// call was cancelled, and then, when it was, mine alone. It returns the
+// size of the write made, or ErrNoRows. Two short statements, not one
+// that slices JSON arrays: SQLite parses each statement anew, and the
+// parsing is a good part of a write's cost.
+func (l *lease) putSQLite(ctx context.Context, w *write, all entries) (int, error) {
+	a := l.args
+	write := func(sql string, e entries) (n int, err error) {
+		err = l.db.QueryRow(ctx, sql, a.CallID, int32(a.First), l.epoch, w.seq, e.idx, e.status, e.code, e.reason, e.sendID).Scan(&n)
+		return n, err
+	}
+	again := ""
+	if w.tries > 1 {
+		again = sqlitePutAgain
+	}
+	n, err := write(sqlitePutInsert+` AND NOT canceled`+again+sqlitePutReturning, all)
+	if !errors.Is(err, sqldb.ErrNoRows) || w.mine.len() == 0 {
+		return n, err
+	}
+	mine := entries{idx: w.mine.idx, status: w.mine.status, code: orNone(w.mine.code), reason: orNone(w.mine.reason), sendID: orNone(w.mine.sendID)}
+	return write(sqlitePutInsert+again+sqlitePutReturning, mine)
+}
 
-// sqlitePutInsert is putInsert on SQLite; see sqlitePutSQL.
-const sqlitePutInsert = `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
-	SELECT $1, $2, $3, $4,
-		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($5) WHERE key < $10) ELSE $5 END,
-		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($6) WHERE key < $10) ELSE $6 END,
-		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($7) WHERE key < $10) ELSE $7 END,
-		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($8) WHERE key < $10) ELSE $8 END,
-		CASE WHEN ch.canceled THEN (SELECT json_group_array(value) FROM json_each($9) WHERE key < $10) ELSE $9 END
-	FROM postroom_outbox_chunks ch
-	WHERE ch.call_id = $1 AND ch.first = $2 AND ch.epoch = $3 AND ($10 > 0 OR NOT ch.canceled)`
-
-// sqlitePutAgainSQL is putAgainSQL on SQLite.
-const sqlitePutAgainSQL = sqlitePutInsert + `
-	ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING
-	RETURNING json_array_length(idx)`
+// The parts of putSQLite's statements: $1 to $4 the chunk, the run's
+// epoch and the write's number, $5 to $9 the JSON arrays.
+const (
+	sqlitePutInsert = `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 FROM postroom_outbox_chunks
+	WHERE call_id = $1 AND first = $2 AND epoch = $3`
+	sqlitePutAgain     = ` ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING`
+	sqlitePutReturning = ` RETURNING json_array_length(idx)`
+)
 
 // settle gives recipients idx, whose messages this run did not hand
 // over, the final or deferred status with reason code and reasons[k],
