@@ -53,7 +53,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		return s
 	}
 	before := rows()
-	if err := Migrate(ctx, pool); err != nil {
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	var version int
@@ -76,7 +76,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 
 	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	s, err := NewSQL(pool, Options{Now: func() time.Time { return now }})
+	s, err := NewSQL(pgxdb.New(pool), Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

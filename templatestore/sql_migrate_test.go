@@ -18,7 +18,7 @@ import (
 // sending it, and it is then managed as any other template.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx, db := t.Context(), pgtest.NewPool(t)
-	ms, err := sqlMigrations()
+	ms, err := sqlMigrations("sql/*.sql", SQLSchemaVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +35,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := MigrateSQL(ctx, db); err != nil {
-		t.Fatalf("MigrateSQL from version 1: %v", err)
+	if err := Migrate(ctx, pgxdb.New(db)); err != nil {
+		t.Fatalf("Migrate from version 1: %v", err)
 	}
-	s := &SQL{Pool: db}
+	s := &SQL{DB: pgxdb.New(db)}
 	for _, tc := range []struct{ account, id, want string }{
 		{"acme", "welcome", "Hello {{name}}, version 1"},
 		{"other", "welcome", "Other account"},

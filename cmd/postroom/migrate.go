@@ -29,8 +29,8 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		run  func(context.Context) error
 	}{
 		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pgxdb.New(pool)) }},
-		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
-		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
+		{"templates", func(ctx context.Context) error { return templatestore.Migrate(ctx, pgxdb.New(pool)) }},
+		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pgxdb.New(pool)) }},
 		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
 	}
 	done := []string{}
