@@ -109,7 +109,7 @@
 // cannot read a template store on the same file (a message.send_template
 // call's templates) within the application's transaction: keep such
 // templates in a store of their own (templatestore.Dir, Memory, or
-// PostgreSQL), or enqueue them through HTTP, whose Enqueue checks the
+// PostgreSQL), or enqueue them through AccountCalls, whose Enqueue checks the
 // call before its transaction begins. River on SQLite stores its times in
 // milliseconds.
 //

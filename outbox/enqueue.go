@@ -69,7 +69,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx sqldb.Tx, op postroom.Operation
 }
 
 // enqueue is Enqueue after its checks: checked is Validate's answer for
-// call. HTTP's Enqueue validates before it begins its transaction, since
+// call. AccountCalls.Enqueue validates before it begins its transaction, since
 // on SQLite a Mailer's template store on the same file could not be read
 // while the transaction holds the file's one connection.
 func (o *Outbox) enqueue(ctx context.Context, tx sqldb.Tx, op postroom.Operation, call *postroom.Call, checked []postroom.Result, eo EnqueueOptions) (string, error) {
