@@ -1,13 +1,19 @@
 package outbox_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/sqlitedb"
 )
+
+// bareTx is a transaction that hides the engine's own under it: River's
+// driver cannot take it.
+type bareTx struct{ sqldb.Tx }
 
 // TestEnqueueInApplicationSQLiteTx enqueues in the application's own
 // database/sql transaction on the outbox's SQLite file, wrapped with
@@ -50,6 +56,15 @@ func TestEnqueueInApplicationSQLiteTx(t *testing.T) {
 			t.Fatal(err)
 		}
 		return callID
+	}
+	// A transaction River's driver cannot take is refused before
+	// anything is written.
+	err := sqldb.BeginFunc(ctx, e.db, func(tx sqldb.Tx) error {
+		_, err := e.ob.Enqueue(ctx, bareTx{tx}, postroom.OpSend, newCall("bare", 1), outbox.EnqueueOptions{})
+		return err
+	})
+	if err == nil || errors.Is(err, outbox.ErrNotMigrated) {
+		t.Errorf("Enqueue in a transaction River cannot take: %v, want an error saying to wrap the engine's", err)
 	}
 	rolled := order("A-1", newCall("rolled", 4), false)
 	kept := newCall("kept", 3)
