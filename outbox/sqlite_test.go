@@ -6,9 +6,12 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/outboxenv"
+	"github.com/postroom/postroom/internal/smtptest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/sqlitedb"
+	"github.com/postroom/postroom/templatestore"
+	"github.com/postroom/postroom/transport"
 )
 
 // bareTx is a transaction that hides the engine's own under it: River's
@@ -83,5 +86,48 @@ func TestEnqueueInApplicationSQLiteTx(t *testing.T) {
 	var jobs int
 	if err := e.db.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 1 {
 		t.Errorf("%d River jobs (%v), want the committed call's one", jobs, err)
+	}
+}
+
+// TestSQLiteTemplatesInTheSameFile: a message.send_template call whose
+// templates are kept in the outbox's own SQLite file (templatestore.SQL on
+// the same DB) enqueues through AccountCalls, which checks the call, and
+// so reads the template, before its transaction takes the file's one
+// connection; and its job reads the template again to send it.
+func TestSQLiteTemplatesInTheSameFile(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := outboxenv.NewSQLite(t)
+	if err := templatestore.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	store := templatestore.NewSQL(db)
+	if err := store.Put(ctx, "acct", "shipped", "Your order {{n}} has shipped."); err != nil {
+		t.Fatal(err)
+	}
+	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true})
+	tr, err := transport.NewSMTP(transport.SMTPOptions{Addr: srv.Addr(), TLS: transport.NoTLS, Retry: transport.RetryPolicy{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}, Templates: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := outbox.New(m, db, outbox.Options{JobSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, ob)
+	call := newCall("tmpl", 3)
+	call.Message.Text, call.Message.TextTemplateID = "", "shipped"
+	id, err := ob.AccountCalls().Enqueue(ctx, postroom.OpSendTemplate, call, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, ob, id)
+	if s.Counts[postroom.StatusSent] != 3 {
+		t.Errorf("counts %v, want 3 sent", s.Counts)
 	}
 }
