@@ -13,7 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/pgxdb"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 )
 
 // TestImports checks that the root package imports neither this package

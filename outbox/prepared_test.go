@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/templatestore"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/transport"

@@ -9,8 +9,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/outbox/outboxtest"
 	"github.com/postroom/postroom/postroomtest"
