@@ -51,7 +51,6 @@ var readmeImports = map[string]string{
 	"net":           "net",
 	"pgx":           "github.com/jackc/pgx/v5",
 	"pgxpool":       "github.com/jackc/pgx/v5/pgxpool",
-	"pgxdb":         "github.com/postroom/postroom/sqldb/pgxdb",
 	"river":         "github.com/riverqueue/river",
 	"riverpgxv5":    "github.com/riverqueue/river/riverdriver/riverpgxv5",
 	"riversqlite":   "github.com/riverqueue/river/riverdriver/riversqlite",
