@@ -1,6 +1,8 @@
 package outbox
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -137,7 +139,8 @@ type Options struct {
 	// Logger receives a record per batch and per job run at debug level
 	// (a run's errors go back to River, which logs them), and one at warn
 	// level when a job gives up recipients, with River's last error of
-	// the job (a reason never holds error text). Nil discards them.
+	// the job (a reason never holds error text). Nil discards every
+	// record, as for every Logger of the module (package option).
 	Logger *slog.Logger
 }
 
@@ -148,34 +151,23 @@ type Options struct {
 // maxMaxAttempts. A nil Backoff, Now or Logger and an empty Queue get
 // theirs too. New calls it before it uses any field.
 func (o *Options) setDefaults() error {
-	for _, f := range []struct {
-		name string
-		v    *int
-		def  int
-	}{
-		{"JobSize", &o.JobSize, DefaultJobSize},
-		{"BatchSize", &o.BatchSize, DefaultBatchSize},
-		{"CachedCalls", &o.CachedCalls, DefaultCachedCalls},
-		{"CachedCallBytes", &o.CachedCallBytes, DefaultCachedCallBytes},
-		{"MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts},
-		{"Connections", &o.Connections, DefaultConnections},
+	const op = "outbox.New"
+	for _, err := range []error{
+		option.Default(op, "Options.JobSize", &o.JobSize, DefaultJobSize),
+		option.Default(op, "Options.BatchSize", &o.BatchSize, DefaultBatchSize),
+		option.Default(op, "Options.CachedCalls", &o.CachedCalls, DefaultCachedCalls),
+		option.Default(op, "Options.CachedCallBytes", &o.CachedCallBytes, DefaultCachedCallBytes),
+		option.Default(op, "Options.MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts),
+		option.Default(op, "Options.Connections", &o.Connections, DefaultConnections),
+		option.Default(op, "Options.MaxAge", &o.MaxAge, DefaultMaxAge),
 	} {
-		switch {
-		case *f.v < 0:
-			return fmt.Errorf("outbox: New: Options.%s is negative (%d)", f.name, *f.v)
-		case *f.v == 0:
-			*f.v = f.def
+		if err != nil {
+			return err
 		}
 	}
 	o.BatchSize = min(o.BatchSize, o.JobSize)
 	if o.MaxAttempts > maxMaxAttempts {
-		return fmt.Errorf("outbox: New: Options.MaxAttempts is over %d (%d)", maxMaxAttempts, o.MaxAttempts)
-	}
-	switch {
-	case o.MaxAge < 0:
-		return fmt.Errorf("outbox: New: Options.MaxAge is negative (%v)", o.MaxAge)
-	case o.MaxAge == 0:
-		o.MaxAge = DefaultMaxAge
+		return option.Errorf(op, "Options.MaxAttempts", "is over %d (%d)", maxMaxAttempts, o.MaxAttempts)
 	}
 	if o.Backoff == nil {
 		o.Backoff = DefaultBackoff
@@ -186,9 +178,7 @@ func (o *Options) setDefaults() error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = option.Logger(o.Logger)
 	return nil
 }
 
