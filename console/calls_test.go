@@ -16,6 +16,7 @@ import (
 	"github.com/postroom/postroom/internal/testkit/outboxenv"
 	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 var _ console.Calls = outbox.AccountCalls{}
@@ -44,7 +45,7 @@ func newCallsEnv(t *testing.T) *callsEnv {
 		}
 		return smtptest.Fault{}
 	}})
-	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pool, outbox.Options{})
+	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func (e *callsEnv) enqueue(t *testing.T, acct string, at time.Time, to ...string
 	for _, a := range to {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: a})
 	}
-	return outboxenv.Enqueue(t, e.pool, e.ob, postroom.OpSend, call, outbox.EnqueueOptions{At: at})
+	return outboxenv.Enqueue(t, pgxdb.New(e.pool), e.ob, postroom.OpSend, call, outbox.EnqueueOptions{At: at})
 }
 
 // waitDeferred polls the call's waiting recipients until Ann is deferred

@@ -17,6 +17,7 @@ import (
 	"github.com/postroom/postroom/internal/testkit/outboxenv"
 	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -55,7 +56,7 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 			Subject: "Reset your password", Text: "Follow the link."}, Recipients: []postroom.Recipient{{Email: ann}}}
 	}
 	// The call sent later: greylisted, it waits an hour.
-	id := outboxenv.Enqueue(t, pool, ob, postroom.OpSend, reset(), outbox.EnqueueOptions{})
+	id := outboxenv.Enqueue(t, pgxdb.New(pool), ob, postroom.OpSend, reset(), outbox.EnqueueOptions{})
 	(&callsEnv{ob: ob}).waitDeferred(t, id)
 	// The direct call, and the one that bounces.
 	var sendIDs []string

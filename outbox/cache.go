@@ -174,7 +174,7 @@ func (c *callCache) remove(el *list.Element) {
 func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
 	return o.cache.get(ctx, id, func(ctx context.Context) (*storedCall, error) {
 		var body []byte
-		if err := o.pool.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
+		if err := o.db.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
 			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
 		}
 		sc := &storedCall{op: op, size: len(body)}

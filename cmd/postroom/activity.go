@@ -40,11 +40,7 @@ func runActivity(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	pool, err := poolOf(db)
-	if err != nil {
-		return err
-	}
-	store, err := events.NewSQL(pool, events.SQLOptions{})
+	store, err := eventsNewSQL(db.DB, events.SQLOptions{})
 	if err != nil {
 		return err
 	}

@@ -27,17 +27,12 @@ func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *databa
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pool, err := poolOf(db)
-	if err != nil {
-		db.Close()
-		return nil, nil, nil, err
-	}
 	later, err := newLaterLog(ctx, db)
 	if err == nil {
 		var m *postroom.Mailer
 		if m, err = postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}}); err == nil {
 			var ob *outbox.Outbox
-			if ob, err = outbox.New(m, pool, outbox.Options{Events: later}); err == nil {
+			if ob, err = outbox.New(m, db.DB, outbox.Options{Events: later}); err == nil {
 				// The schema first: a database not migrated is said so
 				// (ErrNotMigrated), rather than by the first query's error.
 				if err = ob.Check(ctx); err == nil {

@@ -18,9 +18,9 @@ import (
 // recipient: call shows it waiting with the relay's reply, retry sends it
 // now, and call -watch follows the call to its end with a progress bar.
 func TestCallWaitingRetryWatch(t *testing.T) {
-	c, pool := migrated(t)
-	ob, srv := worker(t, pool, app{work: true})
-	id := enqueue(t, pool, ob, "ann@example.org", "grey@example.org")
+	c, db := migrated(t)
+	ob, srv := worker(t, db, app{work: true})
+	id := enqueue(t, db, ob, "ann@example.org", "grey@example.org")
 
 	var view struct {
 		State   string                    `json:"state"`
@@ -83,9 +83,9 @@ func TestCallWaitingRetryWatch(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	c, pool := migrated(t)
-	ob, _ := worker(t, pool, app{}) // no worker: the call stays queued
-	id := enqueue(t, pool, ob, "a@example.org", "b@example.org", "c@example.org")
+	c, db := migrated(t)
+	ob, _ := worker(t, db, app{}) // no worker: the call stays queued
+	id := enqueue(t, db, ob, "a@example.org", "b@example.org", "c@example.org")
 	var got struct{ Canceled int }
 	c.jsonOf(t, &got, "cancel", id, "-reason", "wrong price")
 	if got.Canceled != 3 {
@@ -239,8 +239,8 @@ func TestCommandLine(t *testing.T) {
 // being sent, then cancels those deferred meanwhile, and the call ends
 // with every recipient final and the relay's ledger in agreement.
 func TestCancelInFlight(t *testing.T) {
-	c, pool := migrated(t)
-	ob, srv := worker(t, pool, app{work: true, slow: 300 * time.Millisecond, batchSize: 2})
+	c, db := migrated(t)
+	ob, srv := worker(t, db, app{work: true, slow: 300 * time.Millisecond, batchSize: 2})
 	var emails []string
 	for i := range 12 {
 		prefix := "ok"
@@ -249,10 +249,10 @@ func TestCancelInFlight(t *testing.T) {
 		}
 		emails = append(emails, fmt.Sprintf("%s-%d@example.org", prefix, i))
 	}
-	id := enqueue(t, pool, ob, emails...)
+	id := enqueue(t, db, ob, emails...)
 	for {
 		var reserved int
-		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM postroom_outbox_recipients WHERE call_id = $1 AND status = 'reserved'`, id).Scan(&reserved); err != nil {
+		if err := db.QueryRow(t.Context(), `SELECT count(*) FROM postroom_outbox_recipients WHERE call_id = $1 AND status = 'reserved'`, id).Scan(&reserved); err != nil {
 			t.Fatal(err)
 		}
 		if reserved > 0 {
@@ -283,13 +283,13 @@ func TestCancelInFlight(t *testing.T) {
 // TestCallsList: calls and call name a list call's list, in text and in
 // JSON, and nothing for a transactional call.
 func TestCallsList(t *testing.T) {
-	c, pool := migrated(t)
-	ob, _ := worker(t, pool, app{}) // no worker: the calls stay queued
-	receipt := enqueue(t, pool, ob, "ann@example.org")
+	c, db := migrated(t)
+	ob, _ := worker(t, db, app{}) // no worker: the calls stay queued
+	receipt := enqueue(t, db, ob, "ann@example.org")
 	call := &postroom.Call{Key: "k", AccountID: "shop", Message: postroom.Message{FromEmail: "shop@example.com", Subject: "News", Text: "New in.",
 		Headers: []postroom.Header{postroom.ListID("Shop news", "News.Shop.Example.com")}}}
 	call.Recipients = []postroom.Recipient{{Email: "ann@example.org"}, {Email: "bob@example.org"}}
-	news := outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
+	news := outboxenv.Enqueue(t, db, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
 
 	lines := map[string]string{}
 	for line := range strings.Lines(c.ok(t, "calls", "-account", "shop")) {

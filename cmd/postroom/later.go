@@ -38,11 +38,7 @@ func newLaterLog(ctx context.Context, db *database) (*laterLog, error) {
 		l.missing.Store(true)
 		return l, nil
 	}
-	pool, err := poolOf(db)
-	if err != nil {
-		return nil, err
-	}
-	if l.log, err = events.NewSQL(pool, events.SQLOptions{}); err != nil {
+	if l.log, err = eventsNewSQL(db.DB, events.SQLOptions{}); err != nil {
 		return nil, err
 	}
 	return l, nil

@@ -8,10 +8,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/testkit/outboxenv"
 	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // TestCallLater: a done call whose second message bounced after it left
@@ -21,21 +21,18 @@ import (
 // remote server wrote, reaches the terminal on one line without its
 // control characters.
 func TestCallLater(t *testing.T) {
-	c, pool := migrated(t)
-	ob, _ := worker(t, pool, app{work: true})
-	id := enqueue(t, pool, ob, "ann@example.org", "bob@example.org")
+	c, db := migrated(t)
+	ob, _ := worker(t, db, app{work: true})
+	id := enqueue(t, db, ob, "ann@example.org", "bob@example.org")
 	s := outboxenv.WaitDone(t, ob, id)
 	if text := c.ok(t, "call", id); strings.Contains(text, "later") {
 		t.Errorf("call printed later events before any came back:\n%s", text)
 	}
 
-	log, err := events.NewSQL(pool, events.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := eventsSQL(t, db)
 	bob := s.Results[1]
 	at := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
-	err = log.Record(t.Context(), []postroom.Event{
+	err := log.Record(t.Context(), []postroom.Event{
 		{Type: postroom.EventSoftBounce, SendID: bob.SendID, AccountID: "shop", Email: bob.Email, Reason: "mailbox-full", Status: "4.2.2", At: at},
 		{Type: postroom.EventHardBounce, SendID: bob.SendID, AccountID: "shop", Email: bob.Email, Reason: "user-unknown", Status: "5.1.1",
 			Diagnostic: "550 5.1.1 <bob@example.org>: no such user\r\n\x1b[2J here", At: at.Add(time.Hour)},
@@ -70,11 +67,12 @@ func TestCallLaterNoEventLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
+	db := pgxdb.New(pool)
+	if err := outbox.Migrate(t.Context(), db); err != nil {
 		t.Fatal(err)
 	}
-	ob, _ := worker(t, pool, app{work: true})
-	id := enqueue(t, pool, ob, "ann@example.org")
+	ob, _ := worker(t, db, app{work: true})
+	id := enqueue(t, db, ob, "ann@example.org")
 	outboxenv.WaitDone(t, ob, id)
 	if text := c.ok(t, "call", id); !strings.Contains(text, "done; sent 1") || !strings.Contains(text, "later: no event log") {
 		t.Errorf("call printed:\n%s", text)

@@ -18,6 +18,7 @@ import (
 	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
@@ -90,8 +91,10 @@ func onEngines(t *testing.T, test func(t *testing.T, e engine)) {
 	}
 }
 
-// migrated returns a fresh PostgreSQL database migrated by the command.
-func migrated(t *testing.T) (cmd, *pgxpool.Pool) {
+// migrated returns a fresh PostgreSQL database migrated by the command,
+// and the application's DB of it, for tests where the application runs
+// beside the command (a SQLite file serves one process).
+func migrated(t *testing.T) (cmd, sqldb.DB) {
 	t.Helper()
 	c := migratedOn(t, engines[0])
 	pool, err := pgxpool.New(t.Context(), c.dsn)
@@ -99,7 +102,7 @@ func migrated(t *testing.T) (cmd, *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return c, pool
+	return c, pgxdb.New(pool)
 }
 
 // migratedOn returns a fresh database of e migrated by the command.
@@ -143,7 +146,7 @@ type app struct {
 // worker is an application's outbox sending to a real SMTP server that
 // greylists (451 4.7.1 at the first RCPT) the addresses starting with
 // "grey", retried after an hour unless retried by hand.
-func worker(t *testing.T, pool *pgxpool.Pool, a app) (*outbox.Outbox, *smtptest.Server) {
+func worker(t *testing.T, db sqldb.DB, a app) (*outbox.Outbox, *smtptest.Server) {
 	t.Helper()
 	srv := smtptest.NewServer(t, smtptest.Options{DiscardData: true, Faults: func(c smtptest.Command) smtptest.Fault {
 		if c.Stage == smtptest.Rcpt && c.Attempt == 1 && strings.HasPrefix(c.Addr, "grey") {
@@ -154,7 +157,7 @@ func worker(t *testing.T, pool *pgxpool.Pool, a app) (*outbox.Outbox, *smtptest.
 		}
 		return smtptest.Fault{}
 	}})
-	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pool, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
+	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), db, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +167,11 @@ func worker(t *testing.T, pool *pgxpool.Pool, a app) (*outbox.Outbox, *smtptest.
 	return ob, srv
 }
 
-func enqueue(t *testing.T, pool *pgxpool.Pool, ob *outbox.Outbox, emails ...string) string {
+func enqueue(t *testing.T, db sqldb.DB, ob *outbox.Outbox, emails ...string) string {
 	t.Helper()
 	call := &postroom.Call{Key: "k", AccountID: "shop", Message: postroom.Message{FromEmail: "shop@example.com", Subject: "Order", Text: "Shipped."}}
 	for _, e := range emails {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: e})
 	}
-	return outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
+	return outboxenv.Enqueue(t, db, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
 }

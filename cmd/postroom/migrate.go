@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
@@ -27,10 +28,10 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		name string
 		run  func(context.Context, sqldb.DB) error
 	}{
-		{"outbox (with River)", migrateOutbox},
+		{"outbox (with River)", outbox.Migrate},
 		{"templates", templatestore.Migrate},
 		{"suppressions", suppression.Migrate},
-		{"events", migrateEvents},
+		{"events", eventsMigrate},
 		{"idempotency records", idempotency.Migrate},
 	}
 	done := []string{}

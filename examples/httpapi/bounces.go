@@ -138,11 +138,11 @@ type hearing struct {
 func newHearing(h hearingConfig, db *database, logger *slog.Logger) (*hearing, error) {
 	hr := &hearing{stop: func() error { return nil }}
 	if db != nil {
-		list, err := newSuppressionSQL(db)
+		list, err := suppression.NewSQL(db.DB, suppression.Options{})
 		if err != nil {
 			return nil, err
 		}
-		log, err := newEventsSQL(db)
+		log, err := eventsNewSQL(db.DB, events.SQLOptions{})
 		if err != nil {
 			return nil, err
 		}

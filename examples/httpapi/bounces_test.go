@@ -17,6 +17,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/postroomtest"
 )
@@ -202,7 +203,7 @@ func listRejects(t *testing.T, api, prefix string) []reject {
 // now.
 func sendRecorded(t *testing.T, db *database, id string) bool {
 	t.Helper()
-	log, err := newEventsSQL(db)
+	log, err := eventsNewSQL(db.DB, events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,5 +139,5 @@ func newIdempotencyStore(db *database) (idempotency.Store, error) {
 	if db == nil {
 		return nil, nil
 	}
-	return newIdempotencySQL(db)
+	return idempotency.NewSQL(db.DB, idempotency.Options{})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
+	"github.com/postroom/postroom/templatestore"
 )
 
 func TestParseFlagsDatabase(t *testing.T) {
@@ -60,10 +61,7 @@ func TestParseFlagsDatabase(t *testing.T) {
 // accounts stay apart.
 func TestSendTemplateSQL(t *testing.T) {
 	db := openTestDB(t, migrated.DSN(t))
-	store, err := newTemplateSQL(db) // writes as another instance would
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := templatestore.NewSQL(db.DB) // writes as another instance would
 	if err := store.Put(t.Context(), "other", "welcome", "Not for acct."); err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +148,7 @@ func TestOpenDatabase(t *testing.T) {
 // way, would hold connections of its own.
 func TestOnePool(t *testing.T) {
 	db := openTestDB(t, migrated.DSN(t))
-	store, err := newTemplateSQL(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
+	if err := templatestore.NewSQL(db.DB).Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
 		t.Fatal(err)
 	}
 	api, _ := startConfig(t, config{EMLDir: t.TempDir(), NoAuth: true, DB: db})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
@@ -20,9 +21,9 @@ func migrate(ctx context.Context, db *database) error {
 		run  func(context.Context, sqldb.DB) error
 	}{
 		{"templates", templatestore.Migrate},
-		{"outbox", migrateOutbox},
+		{"outbox", outbox.Migrate},
 		{"suppressions", suppression.Migrate},
-		{"events", migrateEvents},
+		{"events", eventsMigrate},
 		{"idempotency records", idempotency.Migrate},
 	} {
 		if err := m.run(ctx, db.DB); err != nil {

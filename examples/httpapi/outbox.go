@@ -104,7 +104,7 @@ func startOutbox(db *database, m *postroom.Mailer, q queueConfig, log *events.SQ
 	if log != nil {
 		opts.Events = log
 	}
-	ob, err := newOutbox(m, db, opts)
+	ob, err := outbox.New(m, db.DB, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -200,11 +200,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	case cfg.TemplatesInMemory:
 		managed = templatestore.NewMemory()
 	case cfg.DB != nil:
-		store, err := newTemplateSQL(cfg.DB)
-		if err != nil {
-			return nil, nil, err
-		}
-		managed = store
+		managed = templatestore.NewSQL(cfg.DB.DB)
 	}
 	if managed != nil {
 		opts.Templates = managed

@@ -1,39 +1,116 @@
-// Package outboxenv starts package outbox over a real PostgreSQL for the
+// Package outboxenv starts package outbox over a real database for the
 // module's tests (outbox's own, cmd/postroom's, the examples'): a fresh
-// migrated database per test, copied from one migrated once per test
-// binary (internal/testkit/pgtest's Template), a Mailer over SMTP with no retry of
-// its own, a River client working the queue until the test ends, and
-// waits for a call or the queue to be done.
+// migrated database per test, PostgreSQL's copied from one migrated once
+// per test binary (internal/testkit/pgtest's Template), SQLite's a copy
+// of a file migrated once; a Mailer over SMTP with no retry of its own, a
+// River client working the queue until the test ends, and waits for a
+// call or the queue to be done.
 //
-//	pool := outboxenv.NewPool(t)
-//	ob, _ := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pool, outbox.Options{})
+//	db := outboxenv.NewDB(t) // or outboxenv.NewSQLite(t), or e.Open(t) for e in Engines()
+//	ob, _ := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), db, outbox.Options{})
 //	outboxenv.StartClient(t, ob, nil)
-//	id := outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
+//	id := outboxenv.Enqueue(t, db, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
 //	status := outboxenv.WaitDone(t, ob, id)
 //
-// A package using it runs its tests through pgtest.Main. For the tests of
-// an application, see outbox/outboxtest.
+// A package using PostgreSQL runs its tests through pgtest.Main. For the
+// tests of an application, see outbox/outboxtest.
 package outboxenv
 
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
+	"github.com/postroom/postroom/sqldb/pgxdb"
+	"github.com/postroom/postroom/sqldb/sqlitedb"
 	"github.com/postroom/postroom/transport"
 )
 
 // migrated is the database the tests' databases are copied from: outbox's
 // tables and River's, migrated once per test binary.
-var migrated = &pgtest.Template{Setup: outbox.Migrate}
+var migrated = &pgtest.Template{Setup: func(ctx context.Context, pool *pgxpool.Pool) error {
+	return outbox.Migrate(ctx, pgxdb.New(pool))
+}}
+
+// Engine opens fresh migrated databases of one engine.
+type Engine struct {
+	// Name is "postgres" or "sqlite", for t.Run.
+	Name string
+	// Open returns a fresh migrated database for t alone, gone when t
+	// ends.
+	Open func(t testing.TB) sqldb.DB
+}
+
+// Engines returns PostgreSQL's and SQLite's, for a test of the queue's
+// contract on both.
+func Engines() []Engine {
+	return []Engine{{"postgres", NewDB}, {"sqlite", func(t testing.TB) sqldb.DB { return NewSQLite(t) }}}
+}
+
+// NewDB returns a PostgreSQL database of NewPool's.
+func NewDB(t testing.TB) sqldb.DB {
+	t.Helper()
+	return pgxdb.New(NewPool(t))
+}
+
+// sqliteTemplate is the SQLite file the tests' files are copied from:
+// outbox's tables and River's, migrated once per test binary, kept in
+// memory.
+var sqliteTemplate struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+// NewSQLite returns a migrated SQLite database in a file of t's
+// temporary folder, closed when t ends.
+func NewSQLite(t testing.TB) sqldb.DB {
+	t.Helper()
+	tp := &sqliteTemplate
+	tp.once.Do(func() {
+		dir, err := os.MkdirTemp("", "outboxenv-")
+		if err != nil {
+			tp.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "template.db")
+		db, err := sqlitedbOpen(path)
+		if err != nil {
+			tp.err = err
+			return
+		}
+		err = outbox.Migrate(context.Background(), db)
+		if cerr := db.Close(); err == nil {
+			err = cerr // closing checkpoints the log into the file
+		}
+		if err != nil {
+			tp.err = err
+			return
+		}
+		tp.data, tp.err = os.ReadFile(path)
+	})
+	if tp.err != nil {
+		t.Fatalf("outboxenv: migrating SQLite: %v", tp.err)
+	}
+	path := filepath.Join(t.TempDir(), "postroom.db")
+	if err := os.WriteFile(path, tp.data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dbtest.SQLiteAt(t, path)
+}
 
 // pollInterval is how often the waits look at the database.
 const pollInterval = 20 * time.Millisecond
@@ -80,7 +157,7 @@ func SMTPMailer(t testing.TB, addr string, auth postroom.Authenticator) *postroo
 // log discarded, a fetch every 20 ms (5 ms after a fetch at the soonest),
 // and TestOnly (no staggered start of River's maintenance). A nil cfg is
 // the zero Config.
-func StartClient(t testing.TB, ob *outbox.Outbox, cfg *river.Config) *river.Client[pgx.Tx] {
+func StartClient(t testing.TB, ob *outbox.Outbox, cfg *river.Config) *outbox.Client {
 	t.Helper()
 	var c river.Config
 	if cfg != nil {
@@ -113,12 +190,12 @@ func StartClient(t testing.TB, ob *outbox.Outbox, cfg *river.Config) *river.Clie
 	return client
 }
 
-// Enqueue enqueues call in a transaction of its own on pool, commits it,
+// Enqueue enqueues call in a transaction of its own on db, commits it,
 // and returns the call's id.
-func Enqueue(t testing.TB, pool *pgxpool.Pool, ob *outbox.Outbox, op postroom.Operation, call *postroom.Call, eo outbox.EnqueueOptions) string {
+func Enqueue(t testing.TB, db sqldb.DB, ob *outbox.Outbox, op postroom.Operation, call *postroom.Call, eo outbox.EnqueueOptions) string {
 	t.Helper()
 	var id string
-	err := pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+	err := sqldb.BeginFunc(t.Context(), db, func(tx sqldb.Tx) error {
 		var err error
 		id, err = ob.Enqueue(t.Context(), tx, op, call, eo)
 		return err
@@ -151,16 +228,16 @@ func WaitDone(t testing.TB, ob *outbox.Outbox, id string) *postroom.CallStatus {
 	}
 }
 
-// WaitJobsEnded polls River's jobs on pool until none is left to run
+// WaitJobsEnded polls River's jobs on db until none is left to run
 // (each is completed, cancelled or discarded); it fails t at t's
 // deadline.
-func WaitJobsEnded(t testing.TB, pool *pgxpool.Pool) {
+func WaitJobsEnded(t testing.TB, db sqldb.Querier) {
 	t.Helper()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
 		var left int
-		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
+		if err := db.QueryRow(t.Context(), `SELECT count(*) FROM river_job
 			WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left); err != nil {
 			t.Fatal(err)
 		}
@@ -173,4 +250,9 @@ func WaitJobsEnded(t testing.TB, pool *pgxpool.Pool) {
 		case <-tick.C:
 		}
 	}
+}
+
+// sqlitedbOpen opens the SQLite file at path, as the tests' are.
+func sqlitedbOpen(path string) (*sqlitedb.DB, error) {
+	return sqlitedb.Open(context.Background(), path, sqlitedb.Options{})
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/sqldb"
-	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -16,7 +15,8 @@ func templateSQL(t *testing.T, db sqldb.DB) *templatestore.SQL {
 
 // eventsSQL is the event log of db, as the application makes it.
 func eventsSQL(t *testing.T, db sqldb.DB) *events.SQL {
-	s, err := events.NewSQL(db.(*pgxdb.DB).Pool(), events.SQLOptions{})
+	t.Helper()
+	s, err := eventsNewSQL(db, events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
