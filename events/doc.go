@@ -13,7 +13,7 @@
 //   - SQL keeps every event in one PostgreSQL table (postroom_events,
 //     created by MigrateSQL), written in batches by a Recorder (one COPY
 //     per batch, never one INSERT per recipient) and read back by account
-//     with a cursor (SQL.List), by send id (SQL.Send), or as the latest
+//     with a cursor (SQL.List), by send id (SQL.Lookup), or as the latest
 //     later event of many sends at once (SQL.After: a bounce that came
 //     back after a queued call's result).
 //

@@ -136,9 +136,9 @@ func (m *Memory) add(key string, r *message) {
 	m.byID[key] = r
 }
 
-// Send returns the send whose id is id (in either letter case), when it is
+// Lookup returns the send whose id is id (in either letter case), when it is
 // kept and no older than Retention. It never fails.
-func (m *Memory) Send(_ context.Context, id string) (Send, bool, error) {
+func (m *Memory) Lookup(_ context.Context, id string) (Send, bool, error) {
 	id = sendid.Normalize(id)
 	if id == "" {
 		return Send{}, false, nil

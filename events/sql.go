@@ -173,9 +173,9 @@ func parseCursor(c string) (xid uint64, id int64, err error) {
 	return xid, id, nil
 }
 
-// Send returns the send event of the message whose send id is id, when one
+// Lookup returns the send event of the message whose send id is id, when one
 // was recorded no longer than Retention ago; see Sends.
-func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
+func (s *SQL) Lookup(ctx context.Context, id string) (Send, bool, error) {
 	id = sendid.Normalize(id)
 	if id == "" {
 		return Send{}, false, nil

@@ -56,7 +56,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		{old, "ann@example.net", ""},
 		{fresh, "bob@example.net", "news.shop.example.com"},
 	} {
-		snd, ok, err := s.Send(ctx, tc.id)
+		snd, ok, err := s.Lookup(ctx, tc.id)
 		if err != nil || !ok || snd.Email != tc.email || snd.List != tc.list {
 			t.Errorf("Send(%s) = %+v, %v, %v; want %s of list %q", tc.id, snd, ok, err, tc.email, tc.list)
 		}

@@ -127,7 +127,7 @@ func TestSQLRecordListSend(t *testing.T) {
 		n     int
 		found bool
 	}{{0, true}, {3, true}, {23, true}, {24, false}} {
-		snd, ok, err := s.Send(ctx, id(tc.n))
+		snd, ok, err := s.Lookup(ctx, id(tc.n))
 		if err != nil || ok != tc.found {
 			t.Errorf("Send(%d) = %+v, %v, %v; want found %v", tc.n, snd, ok, err, tc.found)
 		}
@@ -213,7 +213,7 @@ func TestRecorderKeepsEventsWhenTheDatabaseFails(t *testing.T) {
 	if err := r.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := s.Send(t.Context(), id(1)); !ok || err != nil {
+	if _, ok, err := s.Lookup(t.Context(), id(1)); !ok || err != nil {
 		t.Errorf("the event kept after a failed write was not written by the next Flush: %v, %v", ok, err)
 	}
 }
@@ -290,7 +290,7 @@ func TestSQLRoundTrip(t *testing.T) {
 		t.Errorf("After = %+v, want the bounce and the complaint as recorded", later)
 	}
 	for _, e := range in[:2] {
-		snd, ok, err := s.Send(t.Context(), e.SendID)
+		snd, ok, err := s.Lookup(t.Context(), e.SendID)
 		want := events.Send{ID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, At: e.At}
 		if err != nil || !ok || !snd.At.Equal(want.At) || snd.ID != want.ID || snd.AccountID != want.AccountID || snd.Email != want.Email || snd.List != want.List {
 			t.Errorf("Send(%s) = %+v, %v, %v; want %+v", e.SendID, snd, ok, err, want)

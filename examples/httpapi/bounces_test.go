@@ -212,7 +212,7 @@ func sendRecorded(t *testing.T, db *pgxpool.Pool, id string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ok, err := log.Send(t.Context(), id)
+	_, ok, err := log.Lookup(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
