@@ -18,13 +18,23 @@
 //     back after a queued call's result).
 //
 // Both are an Activity too: each message's record drawn from its events
-// (account, address, list, state, when it was first tried, and its
-// timeline: deferrals with their reason and reply, the send or reject,
-// and the bounces, complaints and unsubscribes that came back), found
-// with Search (by address in any case, send id, list, state and time,
-// newest first, paged by cursor) or Info (by send id). The events carry
-// no call id, sender, subject or template, so a Message does not either;
-// it never holds a body.
+// (account, call id, address, sender, rendered subject, templates, list,
+// state, when it was first tried, and its timeline: queued, deferrals
+// with their reason and reply, the send or reject, and the bounces,
+// complaints and unsubscribes that came back), found with Search (by
+// address in any case, send id, call id, list, state and time, newest
+// first, paged by cursor) or Info (by send id). A Message never holds a
+// body.
+//
+// # Retention
+//
+// Memory keeps MemoryOptions.MaxSends messages no older than
+// MemoryOptions.Retention. SQL's table is partitioned by day: SQL.Rotate,
+// run from the application's schedule (hourly is plenty), creates the
+// days ahead and drops whole the days older than SQLOptions.Retention
+// (30 days by default). Each event row takes about 250 bytes with its
+// indexes (more with a long subject or reply): a sender of 10 million
+// messages a day keeps about 75 GB for 30 days.
 //
 // Both satisfy Sends, the lookup package inbound uses to prove a bounce
 // and to learn the list of the message it is about (Send.List: a

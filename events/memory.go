@@ -60,9 +60,10 @@ const maxTimeline = 64
 
 // message is a Memory's record of one message.
 type message struct {
-	seq  int64
-	send Send // ID set when a send event was recorded
-	msg  Message
+	seq   int64
+	send  Send // ID set when a send event was recorded
+	msg   Message
+	tried bool // a queued message whose call has tried it
 }
 
 // NewMemory returns an empty Memory, or an error naming the field of opts
@@ -88,12 +89,16 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 
 // OnEvent records e in its message's timeline. A send, a deferral or a
 // reject of a message not kept starts its record (a reject, which has no
-// send id, is a message of its own); any other event of a message not
-// kept is ignored. It is meant as postroom.Options.OnEvent (or to be
-// called from it), and is safe for concurrent use.
+// send id, is a message of its own), as does a queued event (a message
+// of its own until its call tries it: see Message); any other event of a
+// message not kept is ignored. It is meant as postroom.Options.OnEvent
+// (or to be called from it), and is safe for concurrent use.
 func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	e.SendID = sendid.Normalize(e.SendID)
-	if e.SendID == "" && e.Type != postroom.EventReject {
+	queued := e.Type == postroom.EventQueued
+	switch {
+	case queued && e.CallID == "",
+		!queued && e.SendID == "" && e.Type != postroom.EventReject:
 		return
 	}
 	if e.At.IsZero() {
@@ -101,6 +106,15 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if queued {
+		key := queuedKey(e)
+		if m.byID[key] != nil {
+			return
+		}
+		m.seq++
+		m.add(key, &message{seq: m.seq, msg: Message{AccountID: e.AccountID, Email: e.Email, List: e.List, State: StateQueued, Created: e.At, Timeline: []postroom.Event{e}}})
+		return
+	}
 	key := e.SendID
 	r := m.byID[key]
 	if key == "" || r == nil {
@@ -112,6 +126,14 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 			key = "#" + strconv.FormatInt(m.seq, 10)
 		}
 		r = &message{seq: m.seq, msg: Message{SendID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, Created: e.At}}
+		if e.CallID != "" {
+			if q := m.byID[queuedKey(e)]; q != nil {
+				// The call tries it: the queued event heads this attempt's
+				// timeline and is no message of its own any longer.
+				q.tried = true
+				r.msg.Timeline = append(r.msg.Timeline, q.msg.Timeline[0])
+			}
+		}
 		m.add(key, r)
 	}
 	if len(r.msg.Timeline) == maxTimeline {
@@ -122,6 +144,12 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	if e.Type == postroom.EventSend {
 		r.send = Send{ID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, At: e.At}
 	}
+}
+
+// queuedKey is the key of the queued message that e is about: its
+// account, call and address (in any case).
+func queuedKey(e postroom.Event) string {
+	return "q\x00" + e.AccountID + "\x00" + e.CallID + "\x00" + strings.ToLower(e.Email)
 }
 
 // add keeps r under key, forgetting the oldest message when full.
@@ -173,8 +201,9 @@ func (m *Memory) Search(_ context.Context, q Query) ([]Message, string, error) {
 	for _, r := range m.byID {
 		g := &r.msg
 		switch {
-		case g.AccountID != q.AccountID || g.Created.Before(oldest),
+		case g.AccountID != q.AccountID || g.Created.Before(oldest) || r.tried,
 			q.SendID != "" && (id == "" || g.SendID != id),
+			q.CallID != "" && callOf(g) != q.CallID,
 			q.Email != "" && !strings.EqualFold(g.Email, q.Email),
 			q.List != "" && !strings.EqualFold(g.List, q.List),
 			q.State != "" && g.State != q.State,
@@ -201,9 +230,20 @@ func (m *Memory) Search(_ context.Context, q Query) ([]Message, string, error) {
 	for i, r := range found {
 		out[i] = r.msg
 		out[i].Timeline = slices.Clone(r.msg.Timeline)
+		out[i].describe()
 	}
 	m.mu.Unlock()
 	return out, next, nil
+}
+
+// callOf is the call id of g: that of its first event that has one.
+func callOf(g *Message) string {
+	for i := range g.Timeline {
+		if id := g.Timeline[i].CallID; id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // before reports whether (at, n) comes after the cursor c in newest-first
@@ -230,5 +270,6 @@ func (m *Memory) Info(_ context.Context, accountID, sendID string) (Message, boo
 	}
 	g := r.msg
 	g.Timeline = slices.Clone(g.Timeline)
+	g.describe()
 	return g, true, nil
 }

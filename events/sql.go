@@ -72,20 +72,45 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 	now := s.opts.Now()
 	// A batch's events mostly share their account, type and list (a
 	// call's sends): each is boxed once, not once per row.
-	var account, typ, list box
+	var account, typ, list, call, sender, html, text box
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"postroom_events"},
-		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at"},
+		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at",
+			"call_id", "sender", "subject", "html_template", "text_template"},
 		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
 			e := &evs[i]
 			at := e.At
 			if at.IsZero() {
 				at = now
 			}
-			return []any{account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at}, nil
+			return []any{account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at,
+				call.of(e.CallID), sender.of(e.From), e.Subject, html.of(e.HTMLTemplateID), text.of(e.TextTemplateID)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("events: record %d events: %w", len(evs), err)
 	}
+	return nil
+}
+
+// eventColumns are the columns of an event that eventDest scans, in its
+// order (the account aside: a query often knows it).
+const eventColumns = `event, send_id, email, reason, status, diagnostic, list, at, call_id, sender, subject, html_template, text_template`
+
+// eventDest is where a row's eventColumns are scanned: e's fields, its
+// type through a scanner of its own.
+func eventDest(e *postroom.Event) []any {
+	return []any{(*eventType)(&e.Type), &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At,
+		&e.CallID, &e.From, &e.Subject, &e.HTMLTemplateID, &e.TextTemplateID}
+}
+
+// eventType scans a text column into a postroom.EventType.
+type eventType postroom.EventType
+
+func (t *eventType) Scan(src any) error {
+	s, ok := src.(string)
+	if !ok {
+		return fmt.Errorf("events: an event type of %T", src)
+	}
+	*t = eventType(s)
 	return nil
 }
 
@@ -124,7 +149,7 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 		return nil, "", err
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT xid::text, id, event, send_id, email, reason, status, diagnostic, list, at
+		SELECT xid::text, id, `+eventColumns+`
 		FROM postroom_events
 		WHERE account_id = $1 AND (xid, id) > ($2::text::xid8, $3)
 		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
@@ -139,13 +164,11 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 	for rows.Next() {
 		var (
 			xidText string
-			e       postroom.Event
-			typ     string
+			e       = postroom.Event{AccountID: accountID}
 		)
-		if err := rows.Scan(&xidText, &id, &typ, &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
+		if err := rows.Scan(append([]any{&xidText, &id}, eventDest(&e)...)...); err != nil {
 			return nil, "", fmt.Errorf("events: list: %w", err)
 		}
-		e.Type, e.AccountID = postroom.EventType(typ), accountID
 		evs = append(evs, e)
 		next = xidText + "." + strconv.FormatInt(id, 10)
 	}
@@ -211,7 +234,7 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 		return out, nil
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT DISTINCT ON (send_id) send_id, account_id, event, email, reason, status, diagnostic, list, at
+		SELECT DISTINCT ON (send_id) account_id, `+eventColumns+`
 		FROM postroom_events
 		WHERE send_id = ANY($1) AND event <> 'send'
 		ORDER BY send_id, at DESC, id DESC`, ids)
@@ -221,11 +244,9 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 	defer rows.Close()
 	for rows.Next() {
 		var e postroom.Event
-		var typ string
-		if err := rows.Scan(&e.SendID, &e.AccountID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
+		if err := rows.Scan(append([]any{&e.AccountID}, eventDest(&e)...)...); err != nil {
 			return nil, fmt.Errorf("events: after: %w", err)
 		}
-		e.Type = postroom.EventType(typ)
 		out[e.SendID] = e
 	}
 	if err := rows.Err(); err != nil {

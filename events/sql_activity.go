@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,7 +32,7 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 		return nil, "", err
 	}
 	var (
-		where = []string{"e.account_id = $1", "e.event IN ('send', 'deferral', 'reject')"}
+		where = []string{"e.account_id = $1", "e.event IN ('send', 'deferral', 'reject', 'queued')"}
 		args  = []any{q.AccountID}
 	)
 	arg := func(v any) string {
@@ -48,6 +49,9 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 		}
 		where = append(where, "e.send_id = "+arg(id))
 	}
+	if q.CallID != "" {
+		where = append(where, "e.call_id = "+arg(q.CallID))
+	}
 	if q.List != "" {
 		where = append(where, "e.list = lower("+arg(q.List)+")")
 	}
@@ -61,15 +65,19 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 		where = append(where, "(e.at, e.id) < ("+arg(cur.at)+"::timestamptz, "+arg(cur.n)+"::bigint)")
 	}
 	// The first of its message's events: no send or deferral of the same
-	// send id before it.
-	where = append(where, `(e.send_id = '' OR NOT EXISTS (
+	// send id before it; a queued event, while no other event of its call
+	// and address is recorded.
+	where = append(where, `CASE WHEN e.event = 'queued' THEN NOT EXISTS (
 		SELECT 1 FROM postroom_events p
-		WHERE p.send_id = e.send_id AND p.account_id = e.account_id AND p.event IN ('send', 'deferral') AND (p.at, p.id) < (e.at, e.id)))`)
+		WHERE p.account_id = e.account_id AND lower(p.email) = lower(e.email) AND p.call_id = e.call_id AND p.event <> 'queued')
+	ELSE e.send_id = '' OR NOT EXISTS (
+		SELECT 1 FROM postroom_events p
+		WHERE p.send_id = e.send_id AND p.account_id = e.account_id AND p.event IN ('send', 'deferral') AND (p.at, p.id) < (e.at, e.id)) END`)
 	if q.State != "" {
 		where = append(where, "COALESCE(l.event, e.event) = ANY("+arg(eventsOf(q.State))+")")
 	}
 	sql := `
-		SELECT e.id, e.event, e.send_id, e.email, e.reason, e.status, e.diagnostic, e.list, e.at, COALESCE(l.event, e.event)
+		SELECT e.id, ` + prefixed("e.", eventColumns) + `, COALESCE(l.event, e.event)
 		FROM postroom_events e
 		LEFT JOIN LATERAL (
 			SELECT l.event FROM postroom_events l
@@ -88,16 +96,16 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 	)
 	for rows.Next() {
 		var (
-			rid         int64
-			first       postroom.Event
-			typ, latest string
+			rid    int64
+			first  = postroom.Event{AccountID: q.AccountID}
+			latest string
 		)
-		if err := rows.Scan(&rid, &typ, &first.SendID, &first.Email, &first.Reason, &first.Status, &first.Diagnostic, &first.List, &first.At, &latest); err != nil {
+		if err := rows.Scan(append(append([]any{&rid}, eventDest(&first)...), &latest)...); err != nil {
 			rows.Close()
 			return nil, "", fmt.Errorf("events: search: %w", err)
 		}
-		first.Type, first.AccountID = postroom.EventType(typ), q.AccountID
-		g := Message{SendID: first.SendID, AccountID: q.AccountID, Email: first.Email, List: first.List, State: stateOf(postroom.EventType(latest)), Created: first.At}
+		// CallID is the first event's until describe: timelines reads it.
+		g := Message{SendID: first.SendID, AccountID: q.AccountID, CallID: first.CallID, Email: first.Email, List: first.List, State: stateOf(postroom.EventType(latest)), Created: first.At}
 		if first.SendID == "" {
 			g.Timeline = []postroom.Event{first}
 		}
@@ -116,44 +124,78 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 	if err := s.timelines(ctx, q.AccountID, msgs); err != nil {
 		return nil, "", err
 	}
+	for i := range msgs {
+		msgs[i].describe()
+	}
 	return msgs, next, nil
 }
 
-// timelines fills in the timeline of each of msgs that has a send id, in
-// one query.
+// isQueued reports whether g is a queued message: its timeline is its
+// queued event.
+func isQueued(g Message) bool {
+	return g.SendID == "" && len(g.Timeline) > 0 && g.Timeline[0].Type == postroom.EventQueued
+}
+
+// prefixed is the comma-separated columns cols, each prefixed with p.
+func prefixed(p, cols string) string {
+	return p + strings.ReplaceAll(cols, ", ", ", "+p)
+}
+
+// timelines fills in the timeline of each of msgs that has a send id, and
+// puts the queued event of each message that was queued (the same
+// account, call and address) at the head of its timeline, in one query.
 func (s *SQL) timelines(ctx context.Context, accountID string, msgs []Message) error {
 	at := make(map[string]int, len(msgs))
-	ids := make([]string, 0, len(msgs))
+	var ids, calls, emails []string
 	for i, g := range msgs {
 		if g.SendID != "" {
 			at[g.SendID] = i
 			ids = append(ids, g.SendID)
 		}
+		if g.CallID != "" && !isQueued(g) {
+			calls = append(calls, g.CallID)
+			emails = append(emails, strings.ToLower(g.Email))
+		}
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 && len(calls) == 0 {
 		return nil
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT send_id, event, email, reason, status, diagnostic, list, at
+		SELECT `+eventColumns+`
 		FROM postroom_events
-		WHERE send_id = ANY($1) AND account_id = $2
-		ORDER BY send_id, at, id`, ids, accountID)
+		WHERE account_id = $2 AND (send_id = ANY($1) OR event = 'queued' AND call_id = ANY($3) AND lower(email) = ANY($4))
+		ORDER BY send_id, at, id`, ids, accountID, calls, emails)
 	if err != nil {
 		return fmt.Errorf("events: search: timelines: %w", err)
 	}
 	defer rows.Close()
+	var queued []postroom.Event
 	for rows.Next() {
 		e := postroom.Event{AccountID: accountID}
-		var typ string
-		if err := rows.Scan(&e.SendID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
+		if err := rows.Scan(eventDest(&e)...); err != nil {
 			return fmt.Errorf("events: search: timelines: %w", err)
 		}
-		e.Type = postroom.EventType(typ)
+		if e.SendID == "" {
+			queued = append(queued, e)
+			continue
+		}
 		g := &msgs[at[e.SendID]]
 		g.Timeline = append(g.Timeline, e)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("events: search: timelines: %w", err)
+	}
+	for i := range msgs {
+		g := &msgs[i]
+		if g.CallID == "" || isQueued(*g) {
+			continue
+		}
+		for _, q := range queued {
+			if q.CallID == g.CallID && strings.EqualFold(q.Email, g.Email) {
+				g.Timeline = slices.Insert(g.Timeline, 0, q)
+				break
+			}
+		}
 	}
 	return nil
 }

@@ -14,8 +14,11 @@ import (
 // MigrateSQL brings a database to. Version 2 adds each event's list
 // (postroom.Event.List); the events recorded before read with none.
 // Version 3 indexes the events by message and by address (Search,
-// Info).
-const SQLSchemaVersion = 3
+// Info). Version 4 adds each event's call (call id, sender, subject,
+// templates) and indexes the events by call. Version 5 partitions the
+// table by day (SQL.Rotate); the events written before become one
+// partition, copied nowhere.
+const SQLSchemaVersion = 5
 
 // sqlSchema holds the schema's migrations, one file per version.
 //
