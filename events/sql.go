@@ -21,12 +21,19 @@ const (
 	MaxListLimit     = 10_000
 )
 
+// DefaultSQLRetention is how long an SQL store keeps its events when
+// SQLOptions.Retention is zero.
+const DefaultSQLRetention = 30 * 24 * time.Hour
+
 // SQLOptions configure an SQL store.
 type SQLOptions struct {
-	// Retention is how long a send event proves a later bounce: Send
-	// ignores older ones. It deletes nothing (see Prune). Zero means
-	// DefaultRetention.
+	// Retention is how long events are kept: Rotate drops the days (UTC)
+	// that ended longer ago. Zero means DefaultSQLRetention (30 days).
 	Retention time.Duration
+
+	// SendWindow is how long a send event proves a later bounce: Lookup
+	// ignores older ones. Zero means DefaultRetention (7 days).
+	SendWindow time.Duration
 
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
@@ -53,8 +60,14 @@ func NewSQL(pool *pgxpool.Pool, opts SQLOptions) (*SQL, error) {
 	if opts.Retention < 0 {
 		return nil, fmt.Errorf("events: NewSQL: SQLOptions.Retention %v is negative", opts.Retention)
 	}
+	if opts.SendWindow < 0 {
+		return nil, fmt.Errorf("events: NewSQL: SQLOptions.SendWindow %v is negative", opts.SendWindow)
+	}
 	if opts.Retention == 0 {
-		opts.Retention = DefaultRetention
+		opts.Retention = DefaultSQLRetention
+	}
+	if opts.SendWindow == 0 {
+		opts.SendWindow = DefaultRetention
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -197,7 +210,7 @@ func parseCursor(c string) (xid uint64, id int64, err error) {
 }
 
 // Lookup returns the send event of the message whose send id is id, when one
-// was recorded no longer than Retention ago; see Sends.
+// was recorded no longer than SendWindow ago; see Sends.
 func (s *SQL) Lookup(ctx context.Context, id string) (Send, bool, error) {
 	id = sendid.Normalize(id)
 	if id == "" {
@@ -207,7 +220,7 @@ func (s *SQL) Lookup(ctx context.Context, id string) (Send, bool, error) {
 	err := s.pool.QueryRow(ctx, `
 		SELECT account_id, email, list, at FROM postroom_events
 		WHERE send_id = $1 AND event = 'send' AND at >= $2
-		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.Retention)).Scan(&snd.AccountID, &snd.Email, &snd.List, &snd.At)
+		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.SendWindow)).Scan(&snd.AccountID, &snd.Email, &snd.List, &snd.At)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Send{}, false, nil
 	}
@@ -255,8 +268,9 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 	return out, nil
 }
 
-// Prune deletes the events older than before and returns how many it
-// deleted. Run it from the application's own schedule.
+// Prune deletes the events older than before, row by row, and returns
+// how many it deleted. Rotate drops whole days instead, which is what a
+// large log needs; Prune is for a time finer than a day.
 func (s *SQL) Prune(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM postroom_events WHERE at < $1`, before)
 	if err != nil {

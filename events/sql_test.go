@@ -57,7 +57,7 @@ func TestMigrateConcurrently(t *testing.T) {
 
 func TestSQLRecordListSend(t *testing.T) {
 	now := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
-	s, _ := newSQL(t, events.SQLOptions{Retention: 23*time.Hour + 30*time.Minute, Now: func() time.Time { return now }})
+	s, _ := newSQL(t, events.SQLOptions{SendWindow: 23*time.Hour + 30*time.Minute, Now: func() time.Time { return now }})
 	ctx := t.Context()
 	var evs []postroom.Event
 	for i := range 25 {
@@ -122,7 +122,7 @@ func TestSQLRecordListSend(t *testing.T) {
 		t.Errorf("After = %+v", later)
 	}
 
-	// Send: found within Retention (23.5 h), by send events only.
+	// Lookup: found within SendWindow (23.5 h), by send events only.
 	for _, tc := range []struct {
 		n     int
 		found bool

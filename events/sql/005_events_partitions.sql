@@ -73,7 +73,7 @@ BEGIN
 
 	CREATE TABLE postroom_events_default PARTITION OF postroom_events DEFAULT;
 	d := cutoff;
-	WHILE d < now() + interval '8 days' LOOP
+	WHILE d <= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '7 days' LOOP
 		EXECUTE format('CREATE TABLE %I PARTITION OF postroom_events FOR VALUES FROM (%L) TO (%L)',
 			'postroom_events_p' || to_char(d AT TIME ZONE 'UTC', 'YYYYMMDD'), d, d + interval '1 day');
 		d := d + interval '1 day';
