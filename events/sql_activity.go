@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/sendid"
@@ -72,7 +73,8 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 		WHERE p.account_id = e.account_id AND lower(p.email) = lower(e.email) AND p.call_id = e.call_id AND p.event <> 'queued')
 	ELSE e.send_id = '' OR NOT EXISTS (
 		SELECT 1 FROM postroom_events p
-		WHERE p.send_id = e.send_id AND p.account_id = e.account_id AND p.event IN ('send', 'deferral') AND (p.at, p.id) < (e.at, e.id)) END`)
+		WHERE p.send_id = e.send_id AND p.account_id = e.account_id AND p.event IN ('send', 'deferral') AND (p.at, p.id) < (e.at, e.id)
+		  AND p.at <= e.at AND p.at > e.at - interval '1 day') END`)
 	if q.State != "" {
 		where = append(where, "COALESCE(l.event, e.event) = ANY("+arg(eventsOf(q.State))+")")
 	}
@@ -81,7 +83,7 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 		FROM postroom_events e
 		LEFT JOIN LATERAL (
 			SELECT l.event FROM postroom_events l
-			WHERE e.send_id <> '' AND l.send_id = e.send_id AND l.account_id = e.account_id
+			WHERE e.send_id <> '' AND l.send_id = e.send_id AND l.account_id = e.account_id AND l.at >= e.at
 			ORDER BY l.at DESC, l.id DESC LIMIT 1) l ON true
 		WHERE ` + strings.Join(where, " AND ") + `
 		ORDER BY e.at DESC, e.id DESC
@@ -147,7 +149,13 @@ func prefixed(p, cols string) string {
 func (s *SQL) timelines(ctx context.Context, accountID string, msgs []Message) error {
 	at := make(map[string]int, len(msgs))
 	var ids, calls, emails []string
+	// A message's events are no older than its first (Created), which
+	// keeps the read to the partitions of the page's days.
+	var oldest time.Time
 	for i, g := range msgs {
+		if g.SendID != "" && (oldest.IsZero() || g.Created.Before(oldest)) {
+			oldest = g.Created
+		}
 		if g.SendID != "" {
 			at[g.SendID] = i
 			ids = append(ids, g.SendID)
@@ -163,8 +171,8 @@ func (s *SQL) timelines(ctx context.Context, accountID string, msgs []Message) e
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+eventColumns+`
 		FROM postroom_events
-		WHERE account_id = $2 AND (send_id = ANY($1) OR event = 'queued' AND call_id = ANY($3) AND lower(email) = ANY($4))
-		ORDER BY send_id, at, id`, ids, accountID, calls, emails)
+		WHERE account_id = $2 AND (send_id = ANY($1) AND at >= $5 OR event = 'queued' AND call_id = ANY($3) AND lower(email) = ANY($4))
+		ORDER BY send_id, at, id`, ids, accountID, calls, emails, oldest)
 	if err != nil {
 		return fmt.Errorf("events: search: timelines: %w", err)
 	}
