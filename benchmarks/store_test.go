@@ -6,6 +6,7 @@ import (
 	"github.com/postroom/postroom/internal/bench"
 	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -29,10 +30,10 @@ func BenchmarkSendTemplateStore(b *testing.B) {
 	})
 	b.Run("sql", func(b *testing.B) {
 		db := pgtest.NewPool(b)
-		if err := templatestore.MigrateSQL(b.Context(), db); err != nil {
+		if err := templatestore.Migrate(b.Context(), pgxdb.New(db)); err != nil {
 			b.Fatal(err)
 		}
-		store := templatestore.NewSQL(db)
+		store := templatestore.NewSQL(pgxdb.New(db))
 		for id, source := range bench.StoredTemplates(w) {
 			if err := store.Put(b.Context(), account, id, source); err != nil {
 				b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/postroom/postroom/internal/bench"
 	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -72,11 +73,11 @@ func BenchmarkSuppression(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer pool.Close()
-		if err := suppression.Migrate(b.Context(), pool); err != nil {
+		if err := suppression.Migrate(b.Context(), pgxdb.New(pool)); err != nil {
 			b.Fatal(err)
 		}
 		fillSQL(b, pool, entries)
-		list, err := suppression.NewSQL(pool, suppression.Options{})
+		list, err := suppression.NewSQL(pgxdb.New(pool), suppression.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -159,11 +160,11 @@ func BenchmarkSuppressionScopes(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer pool.Close()
-		if err := suppression.Migrate(b.Context(), pool); err != nil {
+		if err := suppression.Migrate(b.Context(), pgxdb.New(pool)); err != nil {
 			b.Fatal(err)
 		}
 		fillSQL(b, pool, entries)
-		sl, err := suppression.NewSQL(pool, suppression.Options{})
+		sl, err := suppression.NewSQL(pgxdb.New(pool), suppression.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

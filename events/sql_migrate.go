@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // SQLSchemaVersion is the version of the schema that SQL reads and
@@ -44,7 +45,7 @@ func MigrateSQL(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrationLockKey, "postroom_events_schema", ms, SQLSchemaVersion); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrationLockKey, "postroom_events_schema", ms, SQLSchemaVersion); err != nil {
 		return fmt.Errorf("events: migrate: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // TestMigrateFromVersion1 upgrades a log at schema version 1 that holds
@@ -20,7 +21,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrationLockKey, "postroom_events_schema", ms[:1], 1); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrationLockKey, "postroom_events_schema", ms[:1], 1); err != nil {
 		t.Fatal(err)
 	}
 	const old, fresh = "0000000000000000000000000000000a", "0000000000000000000000000000000b"

@@ -18,7 +18,7 @@ import (
 // RFC 7240), answers them 202 Accepted with the call's id, and serves the
 // call's status at CallsPath + id. Its methods name only the root
 // package's types, so a queue implements it without importing this
-// package (package outbox's Outbox.HTTP does).
+// package (package outbox's Outbox.AccountCalls does).
 //
 // Enqueue stores call to be run as operation op and returns its id. It
 // must have checked what Mailer.Run checks before sending anything (the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/transport"
 )
@@ -87,10 +88,10 @@ func TestRejectsSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := suppression.Migrate(t.Context(), pool); err != nil {
+	if err := suppression.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := suppression.NewSQL(pool, suppression.Options{})
+	list, err := suppression.NewSQL(pgxdb.New(pool), suppression.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ const (
 // serves calls.list, calls.cancel and calls.retry (see the package
 // documentation, # Calls run later) and adds the recipients still waiting
 // to GET CallsPath + id. Like Async, it names only the root package's
-// types (package outbox's Outbox.HTTP implements it).
+// types (package outbox's Outbox.AccountCalls implements it).
 //
 // The Handler has authenticated accountID with the Mailer's
 // Options.Auth before each call but Waiting; the implementation keeps the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -123,10 +124,10 @@ func TestTemplatesMemory(t *testing.T) {
 
 func TestTemplatesSQL(t *testing.T) {
 	db := pgtest.NewPool(t)
-	if err := templatestore.MigrateSQL(t.Context(), db); err != nil {
+	if err := templatestore.Migrate(t.Context(), pgxdb.New(db)); err != nil {
 		t.Fatal(err)
 	}
-	testTemplates(t, templatestore.NewSQL(db))
+	testTemplates(t, templatestore.NewSQL(pgxdb.New(db)))
 }
 
 // testTemplates: a template added, sent, updated (the draft: calls keep

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/dbtest"
 )
 
 // BenchmarkRun measures what the record costs a 100-recipient call with a
 // transport that accepts at once: m.Run alone, then Run over Memory and
-// over SQL (pgtest's PostgreSQL, on this machine, fsync off). Each
-// iteration is a new key.
+// over SQL on each engine (pgtest's PostgreSQL, on this machine, fsync
+// off; SQLite in a file of the test's temporary folder). Each iteration
+// is a new key.
 func BenchmarkRun(b *testing.B) {
 	tr := postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil })
 	m, err := postroom.New(tr, postroom.Options{Auth: postroom.NoAuth{}})
@@ -36,18 +37,13 @@ func BenchmarkRun(b *testing.B) {
 			}
 			return s
 		},
-		"sql": func(b *testing.B) Store {
-			s, err := NewSQL(pgtest.NewPool(b), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Migrate(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
 	}
-	for _, name := range []string{"memory", "sql"} {
+	names := []string{"memory"}
+	for _, e := range dbtest.Engines() {
+		names = append(names, e.Name)
+		stores[e.Name] = func(b *testing.B) Store { return newSQL(b, e, Options{}) }
+	}
+	for _, name := range names {
 		b.Run(name, func(b *testing.B) {
 			s := stores[name](b)
 			b.ReportAllocs()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/dbtest"
 )
 
 // harness is one Store implementation under the contract tests.
@@ -29,11 +30,21 @@ var contract = []struct {
 	{"Conflict", testConflict},
 	{"AccountScope", testAccountScope},
 	{"InProgress", testInProgress},
+	{"WaitCanceled", testWaitCanceled},
 	{"RefusedRecordsNothing", testRefusedRecordsNothing},
 	{"Crash", testCrash},
 	{"OpenResultsRetried", testOpenResultsRetried},
 	{"Retention", testRetention},
 	{"Concurrent", testConcurrent},
+}
+
+// TestContract runs the contract on every Store: Memory, and SQL on each
+// engine.
+func TestContract(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { runContract(t, memoryHarness()) })
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) { runContract(t, sqlHarness(e)) })
+	}
 }
 
 // runContract runs the contract table against h.
@@ -251,6 +262,38 @@ func testInProgress(t *testing.T, h harness) {
 	// Wait on a key nobody holds returns at once.
 	if err := s.Wait(t.Context(), Key{AccountID: "acct", Key: "free"}); err != nil {
 		t.Errorf("Wait on a free key: %v", err)
+	}
+}
+
+// testWaitCanceled: Wait on a held key returns ctx's error when ctx
+// ends, and leaves nothing held: once the holder releases the key, a
+// Claim takes it.
+func testWaitCanceled(t *testing.T, h harness) {
+	s := newStore(t, h)
+	k := Key{AccountID: "acct", Key: "k1"}
+	c, err := s.Claim(t.Context(), k, Hash{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	waited := make(chan error, 1)
+	go func() { waited <- s.Wait(ctx, k) }()
+	cancel()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait on a held key, canceled: %v; want context.Canceled", err)
+	}
+	if _, err := s.Claim(t.Context(), k, Hash{1}); !errors.Is(err, ErrInProgress) {
+		t.Errorf("Claim while the first holds the key: %v; want ErrInProgress", err)
+	}
+	if err := c.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err = s.Claim(t.Context(), k, Hash{2})
+	if err != nil {
+		t.Fatalf("Claim after the holder released the key: %v", err)
+	}
+	if err := c.Release(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -16,15 +16,17 @@
 //
 // # Stores
 //
-// Memory keeps records in one process; SQL keeps them in PostgreSQL for
-// many instances, on the application's *pgxpool.Pool, with Schema as its
-// migration (SQL.Migrate applies it under an advisory lock, so instances
-// starting together are safe). The pool is the one the application
-// already has, shared with package templatestore's SQL and package
-// outbox: River's driver (riverpgxv5) takes a *pgxpool.Pool, and code
-// written for database/sql reaches the same pool through pgx's
-// stdlib.OpenDBFromPool, so it is the one handle every user can pass
-// without opening a second pool.
+// Memory keeps records in one process. SQL keeps them in a database
+// behind package sqldb: PostgreSQL (sqldb/pgxdb over the application's
+// *pgxpool.Pool, shared with the other stores and package outbox), for
+// many instances, or SQLite (sqldb/sqlitedb, one file), for one process.
+// Migrate creates its tables, on either engine, and is safe to call at
+// every start, from every instance at once.
+//
+//	db := pgxdb.New(pool) // or sqlitedb.Open(ctx, "postroom.db", sqlitedb.Options{})
+//	if err := idempotency.Migrate(ctx, db); err != nil { ... }
+//	store, err := idempotency.NewSQL(db, idempotency.Options{})
+//
 // Both keep a record for Options.Retention (24 hours by default) from the
 // call's start; DeleteExpired frees the older ones and is the
 // application's to call periodically: nothing in this package starts a
@@ -38,6 +40,7 @@
 // refused as a whole (authentication, validation): they sent nothing, and
 // the key stays free.
 //
-// It imports postroom and pgx (for SQL), never River nor a database/sql
-// driver; the root package postroom does not import it.
+// It imports postroom and package sqldb (for SQL), never a database
+// driver (pgx, SQLite) nor River; the root package postroom does not
+// import it.
 package idempotency

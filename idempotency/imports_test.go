@@ -7,12 +7,12 @@ import (
 	"github.com/postroom/postroom/internal/testenv"
 )
 
-// TestImports checks that this package links pgx (the application's
-// pool) but no database/sql driver nor River, and that postroom does not
-// import it.
+// TestImports checks that this package links no database driver (pgx,
+// SQLite, database/sql's) nor River, only the sqldb seam, and that
+// postroom does not import it.
 func TestImports(t *testing.T) {
 	for _, pkg := range testenv.Deps(t, "github.com/postroom/postroom/idempotency") {
-		for _, driver := range []string{"github.com/jackc/pgx/v5/stdlib", "github.com/riverqueue/", "github.com/lib/pq", "github.com/go-sql-driver/", "modernc.org/sqlite", "github.com/mattn/"} {
+		for _, driver := range []string{"github.com/jackc/", "github.com/riverqueue/", "github.com/lib/pq", "github.com/go-sql-driver/", "modernc.org/", "github.com/mattn/", "github.com/postroom/postroom/sqldb/"} {
 			if strings.HasPrefix(pkg, driver) {
 				t.Errorf("idempotency imports %s", pkg)
 			}

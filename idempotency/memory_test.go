@@ -17,8 +17,6 @@ func memoryHarness() harness {
 	}
 }
 
-func TestMemoryContract(t *testing.T) { runContract(t, memoryHarness()) }
-
 // abandon lets the key go as the death of the holder's process would for
 // a shared store: the next Claim takes it over and c's writes are refused.
 // Tests use it to simulate a crash.

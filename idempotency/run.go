@@ -2,13 +2,13 @@ package idempotency
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/accountid"
+	"github.com/postroom/postroom/internal/callhash"
 )
 
 // HashCall returns the Hash of call as operation op: SHA-256 of the
@@ -19,19 +19,10 @@ import (
 // is part of the body: a replay answers only the credentials the call was
 // made with.
 func HashCall(op postroom.Operation, call *postroom.Call) (Hash, error) {
-	h := sha256.New()
-	h.Write([]byte(op.String()))
-	h.Write([]byte{0})
-	// Call.MarshalJSON's own output, as json.Marshal would give it but
-	// without encoding/json checking it again (the call's files are most
-	// of it).
-	b, err := call.MarshalJSON()
+	sum, err := callhash.Sum(op, call)
 	if err != nil {
-		return Hash{}, fmt.Errorf("idempotency: hashing the call: %w", err)
+		return Hash{}, fmt.Errorf("idempotency: %w", err)
 	}
-	h.Write(b)
-	var sum Hash
-	h.Sum(sum[:0])
 	return sum, nil
 }
 

@@ -3,53 +3,62 @@ package idempotency
 import (
 	"context"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
-// Schema is the SQL that creates the tables SQL uses, for PostgreSQL 12 or
-// later: postroom_idempotency_calls and postroom_idempotency_recipients.
-// Apply it with your migration tool, or call SQL.Migrate. Every statement
-// is idempotent.
+// SQL is a Store in a database behind package sqldb: PostgreSQL (package
+// sqldb/pgxdb, over the application's pgx pool), for many instances
+// sharing one database, or SQLite (package sqldb/sqlitedb), for one
+// process. Apply the schema first (Migrate).
 //
-//go:embed schema.sql
-var Schema string
-
-// SQL is a Store in PostgreSQL, for many instances sharing one database.
-// It works on the application's pgx pool (*pgxpool.Pool), the one every
-// part of postroom that keeps state in PostgreSQL takes (see the package
-// documentation, # Stores); apply Schema first.
+// # The key's lock
 //
-// A Claim holds a PostgreSQL session-level advisory lock on a connection
-// of its own for the whole call; the server releases it when that
+// On PostgreSQL a Claim holds a transaction open for the whole call, in
+// which it took the key's transaction-level advisory lock; Release ends
+// it. The server releases the lock when that transaction or its
 // connection ends, as it does when the holder's process dies, so that a
 // retry on another instance takes the key over at once. The lock key is
 // the first 8 bytes of SHA-256 of the account and the key, as a bigint (a
-// collision only makes two keys answer ErrInProgress for each other).
-// Every write of the call runs on that same connection, so a write
-// succeeds only while the session, and with it the lock, lives: a holder
-// that lost its connection but still runs gets its writes refused, and
-// keeps its next messages back. As a second guard, each claim bumps the
-// record's epoch and each write names the epoch it claimed. Session locks
-// need a real session: put no pooler in transaction mode (PgBouncer's
-// pool_mode=transaction) between SQL and the server.
+// collision only makes two keys answer ErrInProgress for each other); it
+// is the key earlier releases took as a session lock, so that instances
+// of both exclude each other while they run side by side. The open
+// transaction only holds the lock: it writes nothing, and keeps no
+// snapshot between statements. A server's idle_in_transaction_session_timeout
+// shorter than the longest call ends it early: the key is then free
+// while its call still runs (the next Claim takes it over, see below).
+//
+// On SQLite, which serves one process, a lock in the SQL value stands in
+// for the advisory lock: keep one SQL per database in the process (two
+// SQL values over one file each take the key over from the other instead
+// of answering ErrInProgress), and no transaction is held across the
+// call.
+//
+// # The record's writes
+//
+// Each claim bumps the record's epoch, and each write names the epoch its
+// claim took: a holder taken over (presumed dead, its lock gone) has its
+// writes refused, and keeps its next messages back. On PostgreSQL a write
+// locks the record while it checks the epoch, so that a write and a claim
+// taking the key over never cross: the claim reads what the write wrote,
+// or the write finds the epoch bumped.
 //
 // Each recipient costs two single-row writes (handed over, final), one
-// round trip and commit each, on the call's connection: the call's
-// workers take turns on it. A call in flight holds one connection of the
-// pool for its whole length; keep the calls in flight under the pool's
-// MaxConns, leaving room for what else uses the pool (the Mailer's
-// template lookups, when its TemplateStore shares the pool, run while the
-// call holds its connection).
+// statement and commit each, on any connection of the pool. A call in
+// flight on PostgreSQL holds one connection for its whole length (its
+// lock), and needs another for a moment to claim its record and for each
+// write: keep the calls in flight well under the pool's MaxConns (at most
+// half of it, say), leaving room for their writes and for what else uses
+// the pool (the Mailer's template lookups, when its TemplateStore shares
+// the pool, run while the call holds its connection). With every
+// connection held by a call's lock, the calls wait for each other until
+// their contexts end.
 //
 // Records past the retention window are ignored by Claim and deleted by
 // DeleteExpired, which the application calls from time to time (say
@@ -58,46 +67,27 @@ var Schema string
 // Use NewSQL; the zero value is not usable. A SQL is safe for concurrent
 // use.
 type SQL struct {
-	pool *pgxpool.Pool
+	db   sqldb.DB
+	q    queries
 	opts Options
+	// locks holds the keys on SQLite.
+	locks keyLocks
 }
 
-// NewSQL returns a Store in the database of pool with opts. It does not
-// touch the database, and never closes pool.
-func NewSQL(pool *pgxpool.Pool, opts Options) (*SQL, error) {
-	if pool == nil {
-		return nil, errors.New("idempotency: NewSQL: nil pool")
+// NewSQL returns a Store in db's database with opts. It does not touch
+// the database, and never closes db.
+func NewSQL(db sqldb.DB, opts Options) (*SQL, error) {
+	if db == nil {
+		return nil, errors.New("idempotency: NewSQL: nil db")
+	}
+	q, ok := queriesOf(db.Engine())
+	if !ok {
+		return nil, fmt.Errorf("idempotency: NewSQL: unknown engine %q", db.Engine())
 	}
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &SQL{pool: pool, opts: opts}, nil
-}
-
-// migrateLock is the advisory lock Migrate takes, so that instances
-// starting together apply Schema one after the other.
-const migrateLock = 0x706f7374726f6f6d // "postroom"
-
-// Migrate applies Schema in one transaction. It is safe to call at every
-// start, from every instance at once.
-func (s *SQL) Migrate(ctx context.Context) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("idempotency: migrate: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {
-		return fmt.Errorf("idempotency: migrate: %w", err)
-	}
-	// No arguments: pgx sends it with the simple protocol, which runs
-	// every statement of Schema.
-	if _, err := tx.Exec(ctx, Schema); err != nil {
-		return fmt.Errorf("idempotency: migrate: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("idempotency: migrate: %w", err)
-	}
-	return nil
+	return &SQL{db: db, q: q, opts: opts}, nil
 }
 
 // lockKey is k's advisory lock key.
@@ -112,124 +102,88 @@ func lockKey(k Key) int64 {
 	return int64(binary.BigEndian.Uint64(h.Sum(nil)))
 }
 
-// discardTimeout bounds the goodbye of a discarded connection: past it,
-// its socket is closed without one.
-const discardTimeout = time.Second
-
-// discard closes conn for good, for a connection whose session state is
-// unknown (it may hold an advisory lock): the server ends its session,
-// releasing its locks, and the pool, given back a closed connection,
-// drops it.
-func discard(conn *pgxpool.Conn) {
-	closeConn(conn)
-	conn.Release()
-}
-
-// closeConn closes conn's session, leaving conn to be released.
-func closeConn(conn *pgxpool.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), discardTimeout)
-	defer cancel()
-	_ = conn.Conn().Close(ctx)
-}
-
-// unlock releases the advisory lock held on conn and returns conn to the
-// pool, or discards conn when that fails.
-func unlock(ctx context.Context, conn *pgxpool.Conn, lock int64) error {
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", lock); err != nil {
-		discard(conn)
-		return err
-	}
-	conn.Release()
-	return nil
-}
+// postgres reports whether s is on PostgreSQL (else SQLite).
+func (s *SQL) postgres() bool { return s.db.Engine() == sqldb.Postgres }
 
 // Claim takes k for one call with payload h; see Store.
 func (s *SQL) Claim(ctx context.Context, k Key, h Hash) (Claim, error) {
 	if err := k.Check(); err != nil {
 		return nil, err
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
+	c := &sqlClaim{s: s}
+	if s.postgres() {
+		tx, err := s.db.Begin(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: claim: %w", err)
+		}
+		var locked bool
+		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", lockKey(k)).Scan(&locked); err != nil || !locked {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			if err != nil {
+				return nil, fmt.Errorf("idempotency: claim: %w", err)
+			}
+			return nil, ErrInProgress
+		}
+		c.tx = tx
+	} else {
+		if c.hold = s.locks.tryLock(k); c.hold == nil {
+			return nil, ErrInProgress
+		}
 	}
-	lock := lockKey(k)
-	var locked bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", lock).Scan(&locked); err != nil {
-		discard(conn)
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
-	}
-	if !locked {
-		conn.Release()
-		return nil, ErrInProgress
-	}
-	c, err := s.claimRecord(ctx, conn, k, h)
-	if err != nil {
-		if uerr := unlock(context.WithoutCancel(ctx), conn, lock); uerr != nil {
+	if err := sqldb.BeginFunc(ctx, s.db, func(tx sqldb.Tx) error { return s.claimRecord(ctx, tx, c, k, h) }); err != nil {
+		if uerr := c.unlock(context.WithoutCancel(ctx)); uerr != nil {
 			err = errors.Join(err, uerr)
+		}
+		if !errors.Is(err, ErrConflict) {
+			err = fmt.Errorf("idempotency: claim: %w", err)
 		}
 		return nil, err
 	}
-	c.conn, c.lock = conn, lock
 	return c, nil
 }
 
-// claimRecord creates or takes over k's record, with the advisory lock
-// held on conn, in one transaction.
-func (s *SQL) claimRecord(ctx context.Context, conn *pgxpool.Conn, k Key, h Hash) (*sqlClaim, error) {
+// claimRecord creates or takes over k's record in tx, with k held, and
+// sets c's id, epoch and entries.
+func (s *SQL) claimRecord(ctx context.Context, tx sqldb.Tx, c *sqlClaim, k Key, h Hash) error {
 	now := s.opts.Now()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-	c := &sqlClaim{}
 	var (
 		hash     []byte
 		started  time.Time
 		inserted bool
 	)
-	err = tx.QueryRow(ctx, `
-INSERT INTO postroom_idempotency_calls (account_id, idempotency_key, request_hash, started_at)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (account_id, idempotency_key) DO UPDATE SET epoch = postroom_idempotency_calls.epoch + 1
-RETURNING id, epoch, request_hash, started_at, xmax = 0`,
-		k.AccountID, k.Key, h[:], now).Scan(&c.id, &c.epoch, &hash, &started, &inserted)
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
+	if err := tx.QueryRow(ctx, s.q.claim, k.AccountID, k.Key, h[:], now).Scan(&c.id, &c.epoch, &hash, &started, &inserted); err != nil {
+		return err
 	}
-	if !inserted {
-		var has bool
-		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM postroom_idempotency_recipients WHERE call_id = $1)", c.id).Scan(&has); err != nil {
-			return nil, fmt.Errorf("idempotency: claim: %w", err)
+	if inserted {
+		return nil
+	}
+	var has bool
+	if err := tx.QueryRow(ctx, hasEntriesSQL, c.id).Scan(&has); err != nil {
+		return err
+	}
+	switch {
+	case !has || !started.Add(s.opts.Retention).After(now):
+		// Empty or expired: the key is free for this call.
+		if _, err := tx.Exec(ctx, clearSQL, c.id); err != nil {
+			return err
 		}
-		switch {
-		case !has || !started.Add(s.opts.Retention).After(now):
-			// Empty or expired: the key is free for this call.
-			if _, err := tx.Exec(ctx, "DELETE FROM postroom_idempotency_recipients WHERE call_id = $1", c.id); err != nil {
-				return nil, fmt.Errorf("idempotency: claim: %w", err)
-			}
-			if _, err := tx.Exec(ctx, "UPDATE postroom_idempotency_calls SET request_hash = $2, started_at = $3 WHERE id = $1", c.id, h[:], now); err != nil {
-				return nil, fmt.Errorf("idempotency: claim: %w", err)
-			}
-		case Hash(hash) != h:
-			return nil, ErrConflict
-		default:
-			if c.entries, err = loadEntries(ctx, tx, c.id); err != nil {
-				return nil, err
-			}
+		if _, err := tx.Exec(ctx, restartSQL, c.id, h[:], now); err != nil {
+			return err
 		}
+		return nil
+	case Hash(hash) != h:
+		return ErrConflict
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
-	}
-	return c, nil
+	var err error
+	c.entries, err = loadEntries(ctx, tx, c.id)
+	return err
 }
 
 // loadEntries reads a call's entries in index order.
-func loadEntries(ctx context.Context, tx pgx.Tx, id int64) ([]Entry, error) {
-	rows, err := tx.Query(ctx, "SELECT idx, send_id, status, code, reason FROM postroom_idempotency_recipients WHERE call_id = $1 ORDER BY idx", id)
+func loadEntries(ctx context.Context, tx sqldb.Tx, id int64) ([]Entry, error) {
+	rows, err := tx.Query(ctx, entriesSQL, id)
 	if err != nil {
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var entries []Entry
@@ -240,7 +194,7 @@ func loadEntries(ctx context.Context, tx pgx.Tx, id int64) ([]Entry, error) {
 			code   string
 		)
 		if err := rows.Scan(&e.Index, &e.Result.SendID, &status, &code, &e.Result.Reason); err != nil {
-			return nil, fmt.Errorf("idempotency: claim: %w", err)
+			return nil, err
 		}
 		if status != nil {
 			e.Result.Status = postroom.Status(*status)
@@ -249,26 +203,41 @@ func loadEntries(ctx context.Context, tx pgx.Tx, id int64) ([]Entry, error) {
 		entries = append(entries, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("idempotency: claim: %w", err)
+		return nil, err
 	}
-	return entries, nil
+	return entries, rows.Close()
 }
 
-// Wait blocks until no call holds k, or ctx is done: it takes k's advisory
-// lock, waiting for it, and lets it go at once. A Claim of k in that
-// instant answers ErrInProgress.
+// Wait blocks until no call holds k, or ctx is done. On PostgreSQL it
+// takes k's advisory lock, waiting for it, and lets it go at once: a Claim
+// of k in that instant answers ErrInProgress.
 func (s *SQL) Wait(ctx context.Context, k Key) error {
-	conn, err := s.pool.Acquire(ctx)
+	if !s.postgres() {
+		if err := s.locks.wait(ctx, k); err != nil {
+			return fmt.Errorf("idempotency: wait: %w", err)
+		}
+		return nil
+	}
+	tx, err := s.db.Begin(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return fmt.Errorf("idempotency: wait: %w", err)
 	}
-	lock := lockKey(k)
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lock); err != nil {
-		// Canceled, perhaps after the lock was taken: drop the session.
-		discard(conn)
+	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(k))
+	// Ending the transaction lets the lock go; had it failed, its
+	// connection is closed, and the server lets the lock go with it.
+	rerr := tx.Rollback(context.WithoutCancel(ctx))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("idempotency: wait: %w", ctx.Err())
+	case err != nil:
 		return fmt.Errorf("idempotency: wait: %w", err)
+	case rerr != nil:
+		return fmt.Errorf("idempotency: wait: %w", rerr)
 	}
-	return unlock(context.WithoutCancel(ctx), conn, lock)
+	return nil
 }
 
 // deleteBatch is how many records one statement of DeleteExpired deletes,
@@ -282,14 +251,10 @@ const deleteBatch = 1000
 func (s *SQL) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
-		tag, err := s.pool.Exec(ctx, `
-DELETE FROM postroom_idempotency_calls WHERE id IN (
-    SELECT id FROM postroom_idempotency_calls WHERE started_at < $1 LIMIT $2
-    FOR UPDATE SKIP LOCKED)`, before, deleteBatch)
+		n, err := s.db.Exec(ctx, s.q.deleteExpired, before, deleteBatch)
 		if err != nil {
 			return total, fmt.Errorf("idempotency: delete expired: %w", err)
 		}
-		n := tag.RowsAffected()
 		total += int(n)
 		if n < deleteBatch {
 			return total, nil
@@ -297,14 +262,16 @@ DELETE FROM postroom_idempotency_calls WHERE id IN (
 	}
 }
 
-// sqlClaim is a Claim on a SQL record: the advisory lock on conn, and the
-// epoch every write names.
+// sqlClaim is a Claim on a SQL record: the key's lock, and the epoch
+// every write names.
 type sqlClaim struct {
-	// mu makes the call's workers take turns on conn, which, as every
-	// pgx connection, serves one statement at a time.
-	mu      sync.Mutex
-	conn    *pgxpool.Conn // holds the advisory lock; every write runs on it
-	lock    int64
+	s *SQL
+	// mu guards tx and hold, which Release ends.
+	mu sync.Mutex
+	// tx holds the key's advisory lock on PostgreSQL; hold holds the key
+	// on SQLite. Both are nil once Release ended them.
+	tx      sqldb.Tx
+	hold    *keyHold
 	id      int64
 	epoch   int64
 	entries []Entry
@@ -312,51 +279,74 @@ type sqlClaim struct {
 
 func (c *sqlClaim) Entries() []Entry { return c.entries }
 
-// exec runs a write on the lock's connection: it inserts or updates one
-// row when c still holds its record, and returns errClaimLost when it
-// does not.
-func (c *sqlClaim) exec(ctx context.Context, query string, args ...any) error {
-	c.mu.Lock()
-	tag, err := c.conn.Exec(ctx, query, append([]any{c.id, c.epoch}, args...)...)
-	c.mu.Unlock()
+// write runs a write of one row when c still holds its record, and
+// returns errClaimLost when it does not.
+func (c *sqlClaim) write(ctx context.Context, query string, args ...any) error {
+	n, err := c.s.db.Exec(ctx, query, append([]any{c.id, c.epoch}, args...)...)
 	if err != nil {
 		return fmt.Errorf("idempotency: recording: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return errClaimLost
 	}
 	return nil
 }
 
-// held selects the claim's record if its epoch is still the claim's.
-const held = `WITH c AS (SELECT id FROM postroom_idempotency_calls WHERE id = $1 AND epoch = $2) `
-
 func (c *sqlClaim) HandOver(ctx context.Context, i int, sendID string) error {
-	return c.exec(ctx, held+`
-INSERT INTO postroom_idempotency_recipients (call_id, idx, send_id) SELECT id, $3, $4 FROM c`, i, sendID)
+	return c.write(ctx, c.s.q.handOver, i, sendID)
 }
 
 func (c *sqlClaim) Finish(ctx context.Context, i int, r postroom.Result) error {
-	return c.exec(ctx, held+`
-INSERT INTO postroom_idempotency_recipients (call_id, idx, send_id, status, code, reason)
-SELECT id, $3, $4, $5, $6, $7 FROM c
-ON CONFLICT (call_id, idx) DO UPDATE
-SET send_id = EXCLUDED.send_id, status = EXCLUDED.status, code = EXCLUDED.code, reason = EXCLUDED.reason
-WHERE postroom_idempotency_recipients.status IS NULL`, i, r.SendID, string(r.Status), string(r.Code), r.Reason)
+	return c.write(ctx, c.s.q.finish, i, r.SendID, string(r.Status), string(r.Code), r.Reason)
 }
 
+// Release deletes the record if it has no entries and lets the key go. On
+// PostgreSQL the delete runs in the lock's transaction, which then
+// commits: the key is free once the delete is.
 func (c *sqlClaim) Release(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, err := c.conn.Exec(ctx, `
-DELETE FROM postroom_idempotency_calls WHERE id = $1 AND epoch = $2
-AND NOT EXISTS (SELECT 1 FROM postroom_idempotency_recipients WHERE call_id = $1)`, c.id, c.epoch)
-	if err != nil {
-		discard(c.conn) // the server releases the lock with the session
+	if c.tx == nil && c.hold == nil {
+		return nil
+	}
+	if c.tx != nil {
+		tx := c.tx
+		c.tx = nil
+		if _, err := tx.Exec(ctx, releaseSQL, c.id, c.epoch); err != nil {
+			// Rolling back lets the lock go, or closes the connection
+			// and the server lets it go.
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			return fmt.Errorf("idempotency: release: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("idempotency: release: %w", err)
+		}
+		return nil
+	}
+	defer c.unlockLocked(ctx)
+	if _, err := c.s.db.Exec(ctx, releaseSQL, c.id, c.epoch); err != nil {
 		return fmt.Errorf("idempotency: release: %w", err)
 	}
-	if err := unlock(ctx, c.conn, c.lock); err != nil {
-		return fmt.Errorf("idempotency: release: %w", err)
+	return nil
+}
+
+// unlock lets c's key go without touching its record.
+func (c *sqlClaim) unlock(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unlockLocked(ctx)
+}
+
+// unlockLocked is unlock with c.mu held.
+func (c *sqlClaim) unlockLocked(ctx context.Context) error {
+	if c.tx != nil {
+		tx := c.tx
+		c.tx = nil
+		return tx.Rollback(ctx)
+	}
+	if c.hold != nil {
+		c.s.locks.unlock(c.hold)
+		c.hold = nil
 	}
 	return nil
 }

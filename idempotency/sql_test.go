@@ -3,7 +3,9 @@ package idempotency
 import (
 	"testing"
 
+	"github.com/postroom/postroom/internal/dbtest"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb"
 	"go.uber.org/goleak"
 )
 
@@ -11,27 +13,45 @@ import (
 // that no goroutine is left.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
 
-func sqlHarness() harness {
+// newSQL returns a SQL store with opts in a fresh database of e, migrated.
+func newSQL(t testing.TB, e dbtest.Engine, opts Options) *SQL {
+	t.Helper()
+	db := e.Open(t)
+	if err := Migrate(t.Context(), db); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSQL(db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func sqlHarness(e dbtest.Engine) harness {
 	return harness{
-		store: func(t *testing.T, opts Options) Store {
-			s, err := NewSQL(pgtest.NewPool(t), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Migrate(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		// The holder's process dies: its lock connection ends, and the
-		// server releases the advisory lock with the session.
-		kill: func(t *testing.T, c Claim) {
-			sc := c.(*sqlClaim)
-			sc.mu.Lock()
-			defer sc.mu.Unlock()
-			closeConn(sc.conn)
-		},
+		store: func(t *testing.T, opts Options) Store { return newSQL(t, e, opts) },
+		kill:  killSQL,
 	}
 }
 
-func TestSQLContract(t *testing.T) { runContract(t, sqlHarness()) }
+// killSQL makes c's holder die as a crashed process does. On PostgreSQL
+// the server ends the session of the lock's transaction, and with it the
+// lock. On SQLite the process's lock lets the key go, as the process's
+// end would.
+func killSQL(t *testing.T, c Claim) {
+	sc := c.(*sqlClaim)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.s.db.Engine() == sqldb.SQLite {
+		sc.s.locks.unlock(sc.hold)
+		return
+	}
+	var pid int32
+	if err := sc.tx.QueryRow(t.Context(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	var ended bool
+	if err := sc.s.db.QueryRow(t.Context(), "SELECT pg_terminate_backend($1)", pid).Scan(&ended); err != nil || !ended {
+		t.Fatalf("pg_terminate_backend: %v, %v", ended, err)
+	}
+}

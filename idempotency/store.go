@@ -118,14 +118,15 @@ func (e Entry) Final() bool { return e.Result.Status != "" }
 // Store keeps the record of idempotent calls: for each Key, the payload's
 // Hash, when the call started, and an Entry per recipient that reached the
 // transport or has a final result. Memory keeps it in one process; SQL in
-// PostgreSQL, shared by many.
+// PostgreSQL, shared by many, or in SQLite, for one process.
 //
 // The contract, which Run relies on:
 //
 //   - Claim takes the key for one call, or fails at once with
 //     ErrInProgress when a live call holds it; it never waits. The key
 //     stays taken until Claim.Release, or until the holder dies (its
-//     process, or for SQL its database connection): then the next Claim
+//     process, or for SQL on PostgreSQL the database connection holding
+//     its lock): then the next Claim
 //     takes it over, and the dead holder's later writes are refused (a
 //     Claim that lost its key gets errors from HandOver and Finish), so
 //     that two holders never both hand the same recipient over.

@@ -11,6 +11,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/inbound"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/transport"
 )
@@ -31,7 +32,7 @@ func TestSQLPath(t *testing.T) {
 	if err := events.MigrateSQL(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if err := suppression.Migrate(ctx, pool); err != nil {
+	if err := suppression.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	log, err := events.NewSQL(pool, events.SQLOptions{})
@@ -42,7 +43,7 @@ func TestSQLPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := suppression.NewSQL(pool, suppression.Options{})
+	list, err := suppression.NewSQL(pgxdb.New(pool), suppression.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

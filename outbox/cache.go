@@ -44,12 +44,12 @@ func (sc *storedCall) jobCall(first int, recipients []postroom.Recipient) *jobCa
 
 // send sends the call's recipients idx (indexes in the whole call): one
 // run of the job's Prepared (RunSome). The first batch prepares it, which
-// authenticates the call; each later batch checks the call's key again
-// (Prepared.Authenticate, the Mailer's Options.Auth), so that a key
-// revoked mid-call stops the batches after it. No results: the call was
-// refused as a whole (a refusal to prepare is not kept: the next batch
-// or run asks again). The hooks' index is the position in idx, as the
-// results' is: hooks.OnResult(k, r) is recipient idx[k]'s.
+// authenticates the call, once for the job's run: a key revoked mid-run
+// stops the runs that start after it, not the run's later batches. No
+// results: the call was refused as a whole (a refusal to prepare is not
+// kept: the next batch or run asks again). The hooks' index is the
+// position in idx, as the results' is: hooks.OnResult(k, r) is recipient
+// idx[k]'s.
 func (jc *jobCall) send(ctx context.Context, m *postroom.Mailer, idx []int32, hooks postroom.RunOptions) ([]postroom.Result, error) {
 	if jc.p == nil {
 		p, err := m.Prepare(ctx, jc.sc.op, &jc.call)
@@ -57,8 +57,6 @@ func (jc *jobCall) send(ctx context.Context, m *postroom.Mailer, idx []int32, ho
 			return nil, err
 		}
 		jc.p = p
-	} else if err := jc.p.Authenticate(ctx); err != nil {
-		return nil, err
 	}
 	indexes := make([]int, len(idx))
 	pos := make([]int, len(jc.call.Recipients)) // pos[indexes[k]] == k

@@ -36,11 +36,10 @@
 // once per process was measured too, and cost more: each process decoded,
 // checked and kept every recipient of the call.
 //
-// The call's key is checked again (postroom.Prepared.Authenticate, the
-// Mailer's Options.Auth) before each batch after the first: a key revoked
-// mid-call lets the batch being handed over finish, at most
-// Options.BatchSize recipients per running job, and refuses every batch
-// after it (see Worker). A stored template edited or deleted mid-call
+// The call's key is checked once per job run, when the run prepares the
+// call (the Mailer's Options.Auth), not before each batch: a key revoked
+// mid-call lets the job runs under way finish, and refuses every run that
+// starts after it (see Worker). A stored template edited or deleted mid-call
 // reaches the job runs that start after the edit.
 //
 // # Statuses
@@ -71,9 +70,10 @@
 //
 // It does not make a delivery exactly-once: a recipient whose message
 // was being handed over when its process died, or whose result it had
-// not written yet, is reported unknown: per job, at most the messages in
-// flight and the results known since the last write (with a transport
-// that accepts a message in under a millisecond, at most a batch). It
+// not written yet, is reported unknown: at most the messages in flight on
+// the process's connections (Options.Connections) and the results known
+// since the last writes (with a transport that accepts a message in
+// under a millisecond, at most a batch per job). It
 // does not start River: the application runs a
 // River client (its own, or one from NewClient). It does not freeze a
 // stored template: Enqueue reads it, to check the call, and each process
@@ -102,7 +102,7 @@
 //
 // # HTTP
 //
-// HTTP is the Outbox as the Async of an httpapi.Handler: Prefer:
+// AccountCalls is the Outbox as the Async of an httpapi.Handler: Prefer:
 // respond-async enqueues, GET /api/1.0/calls/{id} answers Status and
 // Waiting, and calls.list, calls.cancel and calls.retry steer an
 // account's own calls (httpapi.AsyncSteering). Status

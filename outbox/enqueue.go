@@ -5,9 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +15,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/internal/callhash"
+	"github.com/postroom/postroom/internal/calljson"
 )
 
 // EnqueueOptions are one call's settings for Enqueue. The zero value
@@ -57,7 +58,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	if err != nil {
 		return "", err
 	}
-	body, chunks, err := o.encode(call)
+	whole, body, chunks, err := o.encode(call)
 	if err != nil {
 		return "", err
 	}
@@ -65,10 +66,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	// one stores none.
 	hash := []byte{}
 	if eo.IdempotencyKey != "" {
-		h, err := idempotency.HashCall(op, call)
-		if err != nil {
-			return "", fmt.Errorf("outbox: Enqueue: %w", err)
-		}
+		h := callhash.OfJSON(op, whole)
 		hash = h[:]
 	}
 	id, err := newCallID()
@@ -138,41 +136,77 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 	return id, nil
 }
 
-// encode returns call's body without its recipients, and its recipients
-// in chunks of Options.JobSize, as JSON.
-func (o *Outbox) encode(call *postroom.Call) (body []byte, chunks [][]byte, err error) {
-	b := *call
-	b.Recipients = nil
-	if body, err = json.Marshal(&b); err != nil {
-		return nil, nil, fmt.Errorf("outbox: Enqueue: %w", err)
+// encode encodes call once (Call.MarshalJSON, as json.Marshal writes it
+// but without encoding/json checking it again) and cuts from it body, the
+// call with its recipients null, and its recipients in chunks of
+// Options.JobSize, each a JSON array of those recipients; whole is the
+// call's JSON, for its hash (callhash.OfJSON).
+func (o *Outbox) encode(call *postroom.Call) (whole, body []byte, chunks [][]byte, err error) {
+	whole, err = call.MarshalJSON()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("outbox: Enqueue: %w", err)
 	}
-	for first := 0; first < len(call.Recipients); first += o.opts.JobSize {
-		c, err := encodeRecipients(call.Recipients[first:min(first+o.opts.JobSize, len(call.Recipients))])
-		if err != nil {
-			return nil, nil, fmt.Errorf("outbox: Enqueue: recipients: %w", err)
-		}
+	start, end, elems, ok := recipientsIn(whole)
+	if !ok || len(elems) != len(call.Recipients) {
+		return nil, nil, nil, errors.New("outbox: Enqueue: the call's JSON has not its recipients")
+	}
+	body = slices.Concat(whole[:start], []byte("null"), whole[end:])
+	for first := 0; first < len(elems); first += o.opts.JobSize {
+		last := elems[min(first+o.opts.JobSize, len(elems))-1]
+		c := make([]byte, 0, last[1]-elems[first][0]+2)
+		c = append(append(append(c, '['), whole[elems[first][0]:last[1]]...), ']')
 		chunks = append(chunks, c)
 	}
-	return body, chunks, nil
+	return whole, body, chunks, nil
 }
 
-// encodeRecipients returns rs as json.Marshal does: each recipient's
-// MarshalJSON, joined here, since json.Marshal would check each one's
-// output again, which costs more than writing it.
-func encodeRecipients(rs []postroom.Recipient) ([]byte, error) {
-	c := make([]byte, 0, 64*len(rs))
-	c = append(c, '[')
-	for i := range rs {
-		if i > 0 {
-			c = append(c, ',')
-		}
-		b, err := rs[i].MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		c = append(c, b...)
+// recipientsIn finds the recipients of b, a call's JSON: the value of
+// its top-level key "recipients" is b[start:end], and its elements are
+// b[e[0]:e[1]] for each e of elems (none for null).
+func recipientsIn(b []byte) (start, end int, elems [][2]int, ok bool) {
+	i := calljson.SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return 0, 0, nil, false
 	}
-	return append(c, ']'), nil
+	i = calljson.SkipSpace(b, i+1)
+	for more := i < len(b) && b[i] != '}'; more; {
+		key, v, ok := calljson.Key(b, i)
+		if !ok {
+			return 0, 0, nil, false
+		}
+		next, ok := calljson.SkipValue(b, v)
+		if !ok {
+			return 0, 0, nil, false
+		}
+		if string(key) == "recipients" {
+			return v, next, arrayElements(b, v), true
+		}
+		if i, more, ok = calljson.After(b, next, '}'); !ok {
+			return 0, 0, nil, false
+		}
+	}
+	return 0, 0, nil, false
+}
+
+// arrayElements returns the bounds of the elements of the array at b[i]
+// (none for anything else: null), which SkipValue has read to its end.
+func arrayElements(b []byte, i int) [][2]int {
+	if b[i] != '[' {
+		return nil
+	}
+	var elems [][2]int
+	i = calljson.SkipSpace(b, i+1)
+	for more := i < len(b) && b[i] != ']'; more; {
+		end, ok := calljson.SkipValue(b, i)
+		if !ok {
+			return nil
+		}
+		elems = append(elems, [2]int{i, end})
+		if i, more, ok = calljson.After(b, end, ']'); !ok {
+			return nil
+		}
+	}
+	return elems
 }
 
 // callList is the list id of the messages of a call that Validate

@@ -8,25 +8,21 @@ package outbox
 // not written yet; the rest of its batch is not reserved, and the next
 // run sends it.
 //
+// A message is reserved only once it holds one of the process's
+// connections (Options.Connections, shared by all its jobs: the
+// transport's own): a message waiting for a connection is not in doubt,
+// and the next run sends it if the process dies. So the recipients
+// reserved without a written result are at most the connections, plus
+// the results known since the last write.
+//
 // A write per recipient would cost a database round trip each. So the
 // writes are grouped as a database groups its commits: one write at a
-// time, each reserving the slots free when it starts, and carrying every
-// result known since the last write; the next starts as soon as it ends.
-// A slot is one of the Mailer's workers (its Concurrency), counted as the
-// most messages the job has had waiting for a reservation or at the
-// transport at once; a slot is free when no reserved recipient without a
-// result holds it. A write reserves the messages waiting for it and, for
-// the slots still free (workers still making their message), the
-// recipients next in line. Against a relay slower than the database every
-// slot is held by a message at the relay or waiting, so a write reserves
-// exactly the messages waiting, one write each time a connection frees;
-// a transport that accepts quickly holds few slots, so a write also
-// reserves a recipient for each worker still making its message. Either
-// way the recipients reserved and without a result are never more than
-// the slots: a run that dies leaves unknown at most its messages in
-// flight and the results known since its last write. Results are also
-// written at least every flushInterval while the batch runs, and the rest
-// when it ends.
+// time, each reserving the messages waiting for it (each holding a
+// connection), and carrying every result known since the last write; the
+// next starts as soon as it ends. Against a relay slower than the
+// database, a write reserves the messages that took the connections
+// freed during the last one. Results are also written at least every
+// flushInterval while the batch runs, and the rest when it ends.
 //
 // A transport that accepts a message in under fastTransport (one that
 // keeps the messages itself, not a relay over a network) would still get
@@ -70,8 +66,8 @@ var errSuperseded = errors.New("outbox: a newer run of the job holds it, or its 
 type handover struct {
 	l     *lease
 	idx   []int32
-	slots *atomic.Int64 // the Worker's count of slots: the most active at once, in any batch
 	fast  *atomic.Bool  // the Worker's last verdict: its transport accepts in under fastTransport
+	conns chan struct{} // the Outbox's connections: a message past BeforeSend holds one until its result
 
 	mu         sync.Mutex
 	waiting    []int         // positions whose message waits for a reservation not yet asked for
@@ -82,10 +78,8 @@ type handover struct {
 	next       int           // no position before it is left to ask for
 	answered   []bool        // position p's reservation was asked for, and the write ended
 	mine       []bool        // position p's recipient is reserved by this run
-	called     []bool        // position p's message reached BeforeSend
+	conn       []bool        // position p holds one of conns
 	done       []bool        // position p's result is known
-	held       int           // positions asked for without a result: the slots they hold
-	active     int           // positions past BeforeSend's call without a result
 	unsure     []int         // positions whose reservation write failed: reserved or not, never handed over
 	written    []bool        // position p's result is written
 	handedAt   []time.Time   // when position p's message was let through
@@ -96,12 +90,12 @@ type handover struct {
 	lastWrite  time.Time // the end of the last write (or the batch's start)
 }
 
-func newHandover(l *lease, idx []int32, slots *atomic.Int64, fast *atomic.Bool) *handover {
+func newHandover(l *lease, idx []int32, fast *atomic.Bool, conns chan struct{}) *handover {
 	n := len(idx)
 	return &handover{
-		l: l, idx: idx, slots: slots, fast: fast, handedAt: make([]time.Time, n),
+		l: l, idx: idx, fast: fast, conns: conns, conn: make([]bool, n), handedAt: make([]time.Time, n),
 		asked: make([]bool, n), answered: make([]bool, n), mine: make([]bool, n),
-		called: make([]bool, n), done: make([]bool, n), written: make([]bool, n),
+		done: make([]bool, n), written: make([]bool, n),
 		results: make([]postroom.Result, n), lastWrite: time.Now(),
 	}
 }
@@ -114,16 +108,31 @@ func (h *handover) hooks(ctx context.Context) postroom.RunOptions {
 	}
 }
 
-// beforeSend lets position p's message go once its recipient is
+// beforeSend lets position p's message go once it holds one of the
+// process's connections (Options.Connections) and its recipient is
 // reserved: at once when a write reserved it ahead, else by the next
-// write, which it starts itself when no write is under way.
-func (h *handover) beforeSend(ctx context.Context, p int) error {
+// write, which it starts itself when no write is under way. A message
+// waiting for a connection is not reserved: a process that dies leaves
+// it to the next run, not unknown.
+func (h *handover) beforeSend(ctx context.Context, p int) (err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.called[p] = true
-	h.active++
-	if int64(h.active) > h.slots.Load() {
-		h.slots.Store(int64(h.active)) // under h.mu; another job's store may race, and either is a count seen
+	defer func() {
+		if err != nil {
+			h.release(p) // not handed over
+		}
+	}()
+	if h.err != nil && !h.answered[p] {
+		return h.err
+	}
+	h.mu.Unlock()
+	select {
+	case h.conns <- struct{}{}:
+		h.mu.Lock()
+		h.conn[p] = true
+	case <-ctx.Done():
+		h.mu.Lock()
+		return ctx.Err()
 	}
 	if h.err != nil && !h.answered[p] {
 		return h.err
@@ -173,7 +182,25 @@ func (h *handover) reservedAhead() {
 		h.asked[p], h.answered[p], h.mine[p] = true, true, true
 	}
 	h.next = len(h.idx)
-	h.held = len(h.idx)
+}
+
+// release gives back position p's connection, if it holds one. It is
+// called with h.mu held.
+func (h *handover) release(p int) {
+	if h.conn[p] {
+		h.conn[p] = false
+		<-h.conns
+	}
+}
+
+// releaseAll gives back every connection the batch still holds: the
+// Mailer's call has returned (or panicked), and every hook with it.
+func (h *handover) releaseAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p := range h.idx {
+		h.release(p)
+	}
 }
 
 // drop takes position p out of the positions waiting for a write.
@@ -190,12 +217,7 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 	defer h.mu.Unlock()
 	h.results[p] = r
 	h.done[p] = true
-	if h.asked[p] {
-		h.held--
-	}
-	if h.called[p] {
-		h.active--
-	}
+	h.release(p)
 	if !h.handedAt[p].IsZero() && (r.Status == postroom.StatusSent || r.Status == postroom.StatusQueued) {
 		h.accepted++
 		h.took += time.Since(h.handedAt[p])
@@ -208,8 +230,8 @@ func (h *handover) onResult(ctx context.Context, p int, r postroom.Result) {
 }
 
 // write writes the results not yet written and reserves the positions
-// waiting and, for the slots still free, the next positions not asked
-// for, in one round trip, retried while the database is out of reach,
+// waiting (and, for a fast transport, the rest of the batch), in one
+// round trip, retried while the database is out of reach,
 // for at most writeTimeout. It is called with h.mu held, and no write
 // under way; it releases h.mu during the write.
 func (h *handover) write(ctx context.Context) {
@@ -226,9 +248,11 @@ func (h *handover) write(ctx context.Context) {
 		ask = nil
 	}
 	if len(ask) > 0 {
-		// The slots free besides the messages waiting: workers making
-		// their next message, whose recipients are next in line.
-		free := int(h.slots.Load()) - h.held - len(ask)
+		// A transport that fast gets the rest of the batch reserved at
+		// once; against a slower one, a write reserves only the messages
+		// waiting, each holding a connection, so that the recipients in
+		// doubt are never more than the connections.
+		free := 0
 		if h.fast.Load() {
 			free = len(h.idx)
 		}
@@ -245,7 +269,6 @@ func (h *handover) write(ctx context.Context) {
 		for h.next < len(h.idx) && h.asked[h.next] {
 			h.next++
 		}
-		h.held += len(ask)
 	}
 	if w.mine.len() == 0 && w.open.len() == 0 && len(ask) == 0 {
 		return

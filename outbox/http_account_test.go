@@ -16,7 +16,7 @@ import (
 // outbox's query; so does message.send with Prefer: respond-async.
 func TestHTTPAccountIDRefused(t *testing.T) {
 	e := newEnv(t, setup{noWork: true})
-	h, err := httpapi.New(smtpMailer(t, e.srv.Addr(), nil), httpapi.Options{Async: e.ob.HTTP()})
+	h, err := httpapi.New(smtpMailer(t, e.srv.Addr(), nil), httpapi.Options{Async: e.ob.AccountCalls()})
 	if err != nil {
 		t.Fatal(err)
 	}

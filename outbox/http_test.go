@@ -17,7 +17,7 @@ import (
 )
 
 // HTTP serves the steering endpoints of an httpapi.Handler.
-var _ httpapi.AsyncSteering = outbox.HTTP{}
+var _ httpapi.AsyncSteering = outbox.AccountCalls{}
 
 // steerKeys are the accounts of the steering tests: "acct" (newCall's)
 // and "other".
@@ -34,7 +34,7 @@ func newHTTPEnv(t *testing.T, s setup) *httpEnv {
 	t.Helper()
 	s.auth = steerKeys
 	e := newEnv(t, s)
-	h, err := httpapi.New(smtpMailer(t, e.srv.Addr(), steerKeys), httpapi.Options{Async: e.ob.HTTP()})
+	h, err := httpapi.New(smtpMailer(t, e.srv.Addr(), steerKeys), httpapi.Options{Async: e.ob.AccountCalls()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +266,8 @@ func TestHTTPSteerAccounts(t *testing.T) {
 			}
 		})
 	}
-	if _, err := e.ob.HTTP().Status(t.Context(), "other", ids[0]); !errors.Is(err, outbox.ErrNotFound) {
-		t.Errorf("HTTP().Status of acct's call for other: %v; want ErrNotFound", err)
+	if _, err := e.ob.AccountCalls().Status(t.Context(), "other", ids[0]); !errors.Is(err, outbox.ErrNotFound) {
+		t.Errorf("AccountCalls().Status of acct's call for other: %v; want ErrNotFound", err)
 	}
 	if a := e.do(t, http.MethodGet, httpapi.CallsCancelPath, nil); a.status != http.StatusMethodNotAllowed {
 		t.Errorf("GET calls.cancel: %d %s", a.status, a.body)

@@ -133,7 +133,7 @@ func TestStatusLater(t *testing.T) {
 
 	// Over HTTP: "later" beside "results", whose entries keep the spec's
 	// four keys.
-	h, err := httpapi.New(m, httpapi.Options{Async: ob.HTTP(), NoTemplateStore: true})
+	h, err := httpapi.New(m, httpapi.Options{Async: ob.AccountCalls(), NoTemplateStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // SchemaVersion is the version of the outbox's own tables that this
@@ -82,7 +83,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 
-	if err := sqlschema.Apply(ctx, tx, "postroom_outbox_schema", migrations, SchemaVersion); err != nil {
+	if err := sqlschema.Apply(ctx, pgxdb.WrapTx(tx), "postroom_outbox_schema", migrations, SchemaVersion); err != nil {
 		return migrateError(ctx, err)
 	}
 	return migrateError(ctx, tx.Commit(ctx))

@@ -8,6 +8,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -24,7 +25,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_outbox_schema", ms[:2], 2); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrateLock, "postroom_outbox_schema", ms[:2], 2); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -95,7 +96,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_outbox_schema", ms[:3], 3); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrateLock, "postroom_outbox_schema", ms[:3], 3); err != nil {
 		t.Fatal(err)
 	}
 	list := func(headers ...postroom.Header) []byte {

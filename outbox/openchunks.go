@@ -114,28 +114,40 @@ func callResults(ctx context.Context, q queryer, callID string, n int) ([]postro
 }
 
 // decodeRecipients decodes a chunk's stored recipients as
-// json.Unmarshal into a []postroom.Recipient does, through
-// postroom.Call's decoder: its one pass reads the shape Enqueue writes,
-// where json.Unmarshal would check the whole chunk before decoding it
-// (and a chunk of another shape is read by encoding/json all the same).
+// json.Unmarshal into a []postroom.Recipient does, each element through
+// postroom.Recipient's decoder, straight into the slice: its one pass
+// reads the shape Enqueue writes, where json.Unmarshal would check the
+// whole chunk before decoding it (and a recipient of another shape is
+// read by encoding/json all the same).
 func decodeRecipients(raw []byte) ([]postroom.Recipient, error) {
-	// One array and nothing after it: the call's decoder must not read
-	// more of raw than the recipients.
 	i := calljson.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, errors.New("not a JSON array")
 	}
-	if end, ok := calljson.SkipValue(raw, i); !ok || calljson.SkipSpace(raw, end) != len(raw) {
+	rs := []postroom.Recipient{}
+	i = calljson.SkipSpace(raw, i+1)
+	empty := i < len(raw) && raw[i] == ']'
+	if empty {
+		i++
+	}
+	for more := !empty; more; {
+		if i >= len(raw) || raw[i] != '{' {
+			return nil, errors.New("not a JSON array of objects")
+		}
+		end, ok := calljson.SkipValue(raw, i)
+		if !ok {
+			return nil, errors.New("not a JSON array")
+		}
+		rs = append(rs, postroom.Recipient{})
+		if err := rs[len(rs)-1].UnmarshalJSON(raw[i:end]); err != nil {
+			return nil, err
+		}
+		if i, more, ok = calljson.After(raw, end, ']'); !ok {
+			return nil, errors.New("not a JSON array")
+		}
+	}
+	if calljson.SkipSpace(raw, i) != len(raw) {
 		return nil, errors.New("not one JSON array")
 	}
-	b := make([]byte, 0, len(raw)+len(`{"recipients":}`))
-	b = append(append(append(b, `{"recipients":`...), raw...), '}')
-	var c postroom.Call
-	if err := c.UnmarshalJSON(b); err != nil {
-		return nil, err
-	}
-	if c.Recipients == nil {
-		return nil, errors.New("no recipients array")
-	}
-	return c.Recipients, nil
+	return rs, nil
 }

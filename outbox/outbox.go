@@ -35,6 +35,10 @@ const (
 	// DefaultMaxAttempts is how many runs of a job may fail before it
 	// gives up its recipients: River's own default.
 	DefaultMaxAttempts = river.MaxAttemptsDefault
+	// DefaultConnections is how many messages a process's jobs hand to
+	// the transport at once: transport.DefaultMaxConns, the SMTP
+	// transport's connections.
+	DefaultConnections = 8
 )
 
 // maxMaxAttempts is the most Options.MaxAttempts: River keeps a job's
@@ -76,10 +80,19 @@ type Options struct {
 	// it runs, one write at a time, each reserving the messages waiting
 	// for it. A process that dies mid-job leaves unknown only the
 	// recipients it had reserved and not recorded: at most the messages
-	// in flight plus the results known since its last write, never more
-	// than BatchSize per job. Zero means DefaultBatchSize (100); it is
+	// in flight on its connections (see Connections) plus the results
+	// known since its last writes, never more than BatchSize per job. Zero means DefaultBatchSize (100); it is
 	// capped at JobSize.
 	BatchSize int
+	// Connections is how many messages the jobs of a process (of this
+	// Outbox's Workers) hand to the transport at once, together: set it to
+	// the transport's connections (transport.SMTPOptions.MaxConns). A
+	// recipient counts as handed over (unknown if its process dies before
+	// its result is written) from when its message takes one of them, so
+	// a killed process leaves at most Connections messages in doubt, not
+	// its jobs' recipients waiting for a connection. Zero means
+	// DefaultConnections (8, the SMTP transport's default MaxConns).
+	Connections int
 	// MaxAge is how long after the call's start (its enqueue, or
 	// EnqueueOptions.At when later) a deferred recipient is retried; after
 	// it, the recipient is rejected with reason ReasonExpired. Zero means
@@ -147,6 +160,7 @@ func (o *Options) setDefaults() error {
 		{"CachedCalls", &o.CachedCalls, DefaultCachedCalls},
 		{"CachedCallBytes", &o.CachedCallBytes, DefaultCachedCallBytes},
 		{"MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts},
+		{"Connections", &o.Connections, DefaultConnections},
 	} {
 		switch {
 		case *f.v < 0:
@@ -201,6 +215,7 @@ type Outbox struct {
 	opts  Options
 	river *river.Client[pgx.Tx] // inserts only; never started
 	cache *callCache
+	conns chan struct{} // a message handed to the transport holds one (Options.Connections; see handover)
 }
 
 // New returns an Outbox that checks and sends calls with m and keeps them
@@ -223,7 +238,8 @@ func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) 
 	if err != nil {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
-	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes)}, nil
+	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes),
+		conns: make(chan struct{}, opts.Connections)}, nil
 }
 
 // SendArgs are the arguments of a job: a range of a stored call's

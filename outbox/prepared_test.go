@@ -2,7 +2,6 @@ package outbox_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -61,21 +60,26 @@ func TestPreparedOncePerJob(t *testing.T) {
 	}
 }
 
-// revocable is an Authenticator whose one key can be revoked.
-type revocable struct{ revoked atomic.Bool }
+// revocable is an Authenticator whose one key can be revoked, and which
+// counts its checks.
+type revocable struct {
+	revoked atomic.Bool
+	checks  atomic.Int64
+}
 
 func (a *revocable) Authenticate(_ context.Context, accountID, key string) error {
+	a.checks.Add(1)
 	if a.revoked.Load() || accountID != "acct" || key != "k" {
 		return postroom.ErrUnauthorized
 	}
 	return nil
 }
 
-// TestKeyRevokedMidCall: the key of a call is checked again before each
-// batch, although the call stays prepared: a key revoked while a batch is
-// handed over lets that batch finish and refuses every batch after it
-// (invalid, not-sent), as outbox's documentation says.
-func TestKeyRevokedMidCall(t *testing.T) {
+// TestKeyRevokedMidJob: a job's run checks the call's key once, when it
+// prepares the call, not once per batch: a key revoked while the job's
+// first batch is handed over lets the whole job finish (the runs that
+// start after it are refused: TestRefusedWhenSent).
+func TestKeyRevokedMidJob(t *testing.T) {
 	t.Parallel()
 	enq, err := postroom.New(transportNever(t), postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
@@ -92,18 +96,17 @@ func TestKeyRevokedMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := newCall("revoked", 9)
-	s := runUntilEnded(t, enq, work, outbox.Options{BatchSize: 3}, postroom.OpSend, call)
+	// One job of 3 batches.
+	s := runUntilEnded(t, enq, work, outbox.Options{JobSize: 9, BatchSize: 3}, postroom.OpSend, call)
 	for i, r := range s.Results {
-		switch {
-		case i < 3:
-			if r.Status != postroom.StatusSent {
-				t.Errorf("recipient %d (the batch in flight): %+v, want sent", i, r)
-			}
-		case r.Status != postroom.StatusInvalid || r.Code != postroom.ReasonNotSent || !strings.Contains(r.Reason, "unauthorized"):
-			t.Errorf("recipient %d: %+v, want invalid, not-sent (unauthorized)", i, r)
+		if r.Status != postroom.StatusSent {
+			t.Errorf("recipient %d: %+v, want sent (its job's key was checked before the revocation)", i, r)
 		}
 	}
-	if n := sent.Load(); n != 3 {
-		t.Errorf("%d messages sent, want 3 (the first batch)", n)
+	if n := sent.Load(); n != 9 {
+		t.Errorf("%d messages sent, want 9", n)
+	}
+	if n := auth.checks.Load(); n != 1 {
+		t.Errorf("the key was checked %d times for a job of 3 batches, want once", n)
 	}
 }

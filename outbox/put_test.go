@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/callhash"
 	"github.com/postroom/postroom/internal/pgtest"
 )
 
@@ -177,28 +178,43 @@ func TestPutCancelled(t *testing.T) {
 	}
 }
 
-// TestEncodeRecipients: a chunk's recipients are stored as json.Marshal
-// writes them, params in their decoded order and HTML characters
-// escaped.
-func TestEncodeRecipients(t *testing.T) {
+// TestEncode: a call is encoded once, and cut into its body (the call
+// with its recipients null) and its chunks' recipients, each as
+// json.Marshal writes them (params in their decoded order, HTML
+// characters escaped); the whole is what callhash.Sum hashes.
+func TestEncode(t *testing.T) {
 	var call postroom.Call
-	if err := json.Unmarshal([]byte(`{"recipients":[
+	if err := json.Unmarshal([]byte(`{"key":"k","account_id":"a","message":{"subject":"<recipients>"},"recipients":[
 		{"email":"a@example.org","name":"A <&>","params":{"z":1,"a":[true,null],"m":{"y":"<b>","x":2.5}}},
-		{"email":"b@example.org"},
-		{"email":"c@example.org","params":{}}]}`), &call); err != nil {
+		{"email":"b@example.org","name":"\"recipients\":[]"},
+		{"email":"c@example.org","params":{}}],"global_params":{"recipients":[1]}}`), &call); err != nil {
 		t.Fatal(err)
 	}
-	for _, rs := range [][]postroom.Recipient{call.Recipients, call.Recipients[:1], {}} {
-		want, err := json.Marshal(rs)
+	for _, jobSize := range []int{1, 2, 3, 500} {
+		o := &Outbox{opts: Options{JobSize: jobSize}}
+		whole, body, chunks, err := o.encode(&call)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeRecipients(rs)
-		if err != nil {
-			t.Fatal(err)
+		if sum, err := callhash.Sum(postroom.OpSend, &call); err != nil || sum != callhash.OfJSON(postroom.OpSend, whole) {
+			t.Errorf("JobSize %d: the call's hash is not its JSON's (%v)", jobSize, err)
 		}
-		if string(got) != string(want) {
-			t.Errorf("encodeRecipients:\n%s\nwant json.Marshal's\n%s", got, want)
+		b := call
+		b.Recipients = nil
+		if want, err := json.Marshal(&b); err != nil || string(body) != string(want) {
+			t.Errorf("JobSize %d: body\n%s\nwant json.Marshal's\n%s (%v)", jobSize, body, want, err)
+		}
+		if want := (len(call.Recipients) + jobSize - 1) / jobSize; len(chunks) != want {
+			t.Fatalf("JobSize %d: %d chunks, want %d", jobSize, len(chunks), want)
+		}
+		for k, c := range chunks {
+			want, err := json.Marshal(call.Recipients[k*jobSize : min((k+1)*jobSize, len(call.Recipients))])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(c) != string(want) {
+				t.Errorf("JobSize %d: chunk %d\n%s\nwant json.Marshal's\n%s", jobSize, k, c, want)
+			}
 		}
 	}
 }
@@ -224,7 +240,7 @@ func TestDecodeRecipients(t *testing.T) {
 			t.Errorf("%s:\ngot  %#v\nwant %#v", raw, got, want)
 		}
 	}
-	for _, raw := range []string{`not json`, `null`, `{"email":"a@example.org"}`, `[{"email":1}]`, `[], "key": "k"`, ``} {
+	for _, raw := range []string{`not json`, `null`, `[`, `[{"email":"a@example.org"}`, `[{"email":"a@example.org"},]`, `[1]`, `{"email":"a@example.org"}`, `[{"email":1}]`, `[], "key": "k"`, ``} {
 		if got, err := decodeRecipients([]byte(raw)); err == nil {
 			t.Errorf("%q: %v, want an error", raw, got)
 		}

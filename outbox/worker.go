@@ -23,13 +23,13 @@ import (
 //
 // One run of a job sends the recipients of its range that have no final
 // result, BatchSize at a time: it hands a batch to the Mailer as one run
-// of the job's call, prepared by the run's first batch
-// (postroom.Prepared.RunSome, after checking the key again: see the
-// package documentation). Each recipient is reserved just before its
-// message is handed over, and its result written soon after it is known:
-// one write at a time, each reserving the Mailer's workers' free slots
-// (the messages waiting for it, and the next recipients for the workers
-// still making theirs) and carrying the results known since the last,
+// of the job's call (postroom.Prepared.RunSome), prepared and its key
+// checked once, by the run's first batch (see the package
+// documentation). Each recipient is reserved just before its
+// message is handed over, once it holds one of the process's connections
+// (Options.Connections), and its result written soon after it is known:
+// one write at a time, each reserving the messages waiting for it and
+// carrying the results known since the last,
 // the next starting as soon as it ends (group commit); results are
 // written at least every 100 ms. A transport that accepts a message in
 // under a millisecond gets the rest of a batch in one reservation, and
@@ -39,9 +39,10 @@ import (
 // recipient that a run reserved and whose result it did not write (its
 // process died) is unknown (postroom.ReasonInterrupted) for the next run,
 // never sent again; one it had not reserved is sent by the next run. So
-// a killed process leaves unknown, per job it was running, at most its
-// messages in flight (handed over, or about to be) and the results known
-// since its last write (with a transport that fast, at most its batch).
+// a killed process leaves unknown at most its messages in flight (one
+// per connection: a message waiting for a connection is not reserved)
+// and the results known since its jobs' last writes (with a transport
+// that fast, at most a batch per job).
 //
 // Deferred recipients stay in the job, which River runs again after
 // Options.Backoff (a snooze, which does not count as an attempt), until
@@ -65,9 +66,8 @@ import (
 // up the same way before it returns.
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
-	o     *Outbox
-	slots atomic.Int64 // the Mailer's workers seen busy at once in a job (see handover)
-	fast  atomic.Bool  // the transport accepts a message in under fastTransport (see handover)
+	o    *Outbox
+	fast atomic.Bool // the transport accepts a message in under fastTransport (see handover)
 }
 
 // Worker returns the outbox's River worker.
@@ -159,11 +159,14 @@ func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 				slog.String("call_id", args.CallID), slog.Int("first", args.First),
 				slog.Int("from", int(batch[0])), slog.Int("to", int(batch[len(batch)-1])))
 		}
-		h := newHandover(l, batch, &w.slots, &w.fast)
+		h := newHandover(l, batch, &w.fast, o.conns)
 		if ahead {
 			h.reservedAhead()
 		}
-		results, runErr := jc.send(ctx, o.m, batch, h.hooks(ctx))
+		results, runErr := func() ([]postroom.Result, error) {
+			defer h.releaseAll() // even if the Mailer panics: the connections are the process's
+			return jc.send(ctx, o.m, batch, h.hooks(ctx))
+		}()
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		if results == nil {
 			// Refused as a whole: nothing was handed over.

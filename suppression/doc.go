@@ -9,10 +9,11 @@
 //
 //   - Memory keeps the list in maps, for tests and single-process
 //     applications; it is lost when the process ends.
-//   - SQL keeps it in PostgreSQL (tables postroom_suppressions and
-//     postroom_suppression_soft_bounces), over the application's
-//     *pgxpool.Pool, shared by every instance. Migrate creates the tables
-//     and is safe when instances start at once.
+//   - SQL keeps it in a database (tables postroom_suppressions and
+//     postroom_suppression_soft_bounces), over an sqldb.DB: PostgreSQL
+//     (sqldb/pgxdb, the application's *pgxpool.Pool), shared by every
+//     instance, or SQLite (sqldb/sqlitedb), for one process. Migrate
+//     creates the tables and is safe when instances start at once.
 //
 // # Addresses
 //

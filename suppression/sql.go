@@ -6,45 +6,50 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
-// SQL is a List in PostgreSQL, shared by every instance of an
-// application: the tables Migrate creates, over the application's
-// *pgxpool.Pool. It is safe for concurrent use, from any number of
-// processes: each call is one statement, or one transaction that locks
-// the address's row (Observe's soft bounces), so concurrent observations
-// of one address count each bounce once. Build it with NewSQL.
+// SQL is a List in a database, over the application's sqldb.DB: the
+// tables Migrate creates. On PostgreSQL (package sqldb/pgxdb) it is
+// shared by every instance of an application; on SQLite (sqldb/sqlitedb)
+// it serves the one process that holds the file. It is safe for
+// concurrent use: each call is one statement, or one transaction that
+// locks the address's row of soft bounces (Observe; SQLite's transaction
+// holds the database's write lock), so concurrent observations of one
+// address count each bounce once. Build it with NewSQL.
 //
 // Suppressed is one query for all the addresses of a call and all their
-// scopes (address = ANY($2), on the primary key), not one per address.
+// scopes (on the primary key), not one per address.
 type SQL struct {
-	pool *pgxpool.Pool
+	db   sqldb.DB
 	opts Options
+	q    *queries
 }
 
 var _ List = (*SQL)(nil)
 
-// NewSQL returns the list in pool's database, whose tables Migrate made.
-// It refuses a nil pool or a negative Policy field; it does not connect.
-func NewSQL(pool *pgxpool.Pool, opts Options) (*SQL, error) {
-	if pool == nil {
-		return nil, errors.New("suppression: NewSQL: nil pool")
+// NewSQL returns the list in db's database, whose tables Migrate made.
+// It refuses a nil db or a negative Policy field; it does not connect.
+func NewSQL(db sqldb.DB, opts Options) (*SQL, error) {
+	if db == nil {
+		return nil, errors.New("suppression: NewSQL: nil db")
 	}
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	return &SQL{pool: pool, opts: opts}, nil
+	q := &postgresQueries
+	if db.Engine() == sqldb.SQLite {
+		q = &sqliteQueries
+	}
+	return &SQL{db: db, opts: opts, q: q}, nil
 }
 
 // columns are an entry's columns, in the order scanEntry reads them.
 const columns = `account_id, address, reason, detail, send_id, created_at, expires_at, scope, list_id`
 
 // scanEntry reads one row of columns.
-func scanEntry(row pgx.Row) (Entry, error) {
+func scanEntry(row sqldb.Row) (Entry, error) {
 	var e Entry
 	var reason, scope string
 	var expires *time.Time
@@ -74,28 +79,28 @@ func (s *SQL) Suppressed(ctx context.Context, accountID string, addresses []stri
 		return nil, ctx.Err()
 	}
 	// One query: PostgreSQL hashes the array (or probes the primary key
-	// with it, for a large table).
-	rows, err := s.pool.Query(ctx, `SELECT address, reason, detail, send_id, created_at, expires_at, scope, list_id
-		FROM postroom_suppressions
-		WHERE account_id = $1 AND address = ANY($2::text[])
-		AND created_at <= $3 AND (expires_at IS NULL OR expires_at > $3)`,
-		accountID, lowerAll(addresses), now)
+	// with it, for a large table); SQLite probes the primary key with
+	// each address of the JSON array.
+	rows, err := s.db.Query(ctx, s.q.suppressed, accountID, lowerAll(addresses), now)
 	if err != nil {
 		return nil, dbError(ctx, err)
 	}
+	defer rows.Close()
 	var out []postroom.Suppression
 	var s1 postroom.Suppression
 	var reason, scope string
 	var expires *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&s1.Address, &reason, &s1.Detail, &s1.SendID, &s1.Created, &expires, &scope, &s1.List}, func() error {
+	for rows.Next() {
+		if err := rows.Scan(&s1.Address, &reason, &s1.Detail, &s1.SendID, &s1.Created, &expires, &scope, &s1.List); err != nil {
+			return nil, dbError(ctx, err)
+		}
 		s1.Reason, s1.Scope, s1.Created, s1.Expires = postroom.ReasonCode(reason), postroom.Scope(scope), s1.Created.UTC(), time.Time{}
 		if expires != nil {
 			s1.Expires = expires.UTC()
 		}
 		out = append(out, s1)
-		return nil
-	})
-	if err != nil {
+	}
+	if err := rows.Err(); err != nil {
 		return nil, dbError(ctx, err)
 	}
 	return out, nil
@@ -107,7 +112,7 @@ func (s *SQL) Add(ctx context.Context, e Entry) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO postroom_suppressions (`+columns+`)
+	_, err = s.db.Exec(ctx, `INSERT INTO postroom_suppressions (`+columns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (account_id, address, scope, list_id) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
 			send_id = excluded.send_id, created_at = excluded.created_at, expires_at = excluded.expires_at`,
@@ -119,7 +124,8 @@ func (s *SQL) Add(ctx context.Context, e Entry) (Entry, error) {
 }
 
 // Delete removes an address's entries and its soft bounces, or its entry
-// of one scope (see List.Delete), in one statement.
+// of one scope (see List.Delete): one statement on PostgreSQL, one
+// transaction on SQLite.
 func (s *SQL) Delete(ctx context.Context, accountID, address string, scope postroom.Scope, list string) (bool, error) {
 	if err := checkAccount(accountID); err != nil {
 		return false, err
@@ -132,16 +138,32 @@ func (s *SQL) Delete(ctx context.Context, accountID, address string, scope postr
 	if err != nil {
 		return false, err
 	}
-	// scope '' (every entry) and 'all' drop the soft bounces too.
-	tag, err := s.pool.Exec(ctx, `WITH soft AS (
-			DELETE FROM postroom_suppression_soft_bounces WHERE account_id = $1 AND address = $2 AND $3 IN ('', 'all')
-		)
-		DELETE FROM postroom_suppressions WHERE account_id = $1 AND address = $2
-		AND ($3 = '' OR (scope = $3 AND list_id = $4))`, accountID, addr, string(scope), list)
+	var n int64
+	err = s.each(ctx, s.q.delete, func(q sqldb.Querier, stmt string) error {
+		var err error
+		n, err = q.Exec(ctx, stmt, accountID, addr, string(scope), list)
+		return err
+	})
 	if err != nil {
 		return false, dbError(ctx, err)
 	}
-	return tag.RowsAffected() > 0, nil
+	return n > 0, nil
+}
+
+// each runs stmts with run: the one statement on the DB, or several in a
+// transaction (the last one's result is the call's).
+func (s *SQL) each(ctx context.Context, stmts []string, run func(q sqldb.Querier, stmt string) error) error {
+	if len(stmts) == 1 {
+		return run(s.db, stmts[0])
+	}
+	return sqldb.BeginFunc(ctx, s.db, func(tx sqldb.Tx) error {
+		for _, stmt := range stmts {
+			if err := run(tx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // List returns a page of entries (see List.List), in one query on the
@@ -151,22 +173,22 @@ func (s *SQL) List(ctx context.Context, q Query) ([]Entry, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	// Addresses are printable ASCII (the table's check), so those that
-	// start with the prefix sort from it to it followed by DEL.
-	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM postroom_suppressions
-		WHERE account_id = $1 AND (address, scope, list_id) > ($2, $8, $9)
-		AND ($3 = '' OR (address >= $3 AND address < $3 || chr(127)))
-		AND ($4 = '' OR reason = $4)
-		AND ($5 OR (created_at <= $6 AND (expires_at IS NULL OR expires_at > $6)))
-		AND ($10 = '' OR scope = $10) AND ($11 = '' OR list_id = $11)
-		ORDER BY address, scope, list_id LIMIT $7`,
+	rows, err := s.db.Query(ctx, s.q.list,
 		q.AccountID, after.address, q.Prefix, string(q.Reason), q.IncludeExpired, s.opts.Now(), q.Limit+1,
 		after.scope, after.list, string(q.Scope), q.List)
 	if err != nil {
 		return nil, "", dbError(ctx, err)
 	}
-	page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Entry, error) { return scanEntry(row) })
-	if err != nil {
+	defer rows.Close()
+	var page []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, "", dbError(ctx, err)
+		}
+		page = append(page, e)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, "", dbError(ctx, err)
 	}
 	if len(page) <= q.Limit {
@@ -188,9 +210,9 @@ func (s *SQL) Observe(ctx context.Context, o Observation) (*Entry, error) {
 	p := &s.opts.Policy
 	e := p.entry(&o)
 	if o.Kind != SoftBounce {
-		return s.list(ctx, s.pool, &e, o.At)
+		return s.list(ctx, s.db, &e, o.At)
 	}
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.db.Begin(ctx)
 	if err != nil {
 		return nil, dbError(ctx, err)
 	}
@@ -198,12 +220,7 @@ func (s *SQL) Observe(ctx context.Context, o Observation) (*Entry, error) {
 	var n int
 	// The bounces within the window, this one included: at most the
 	// count, the latest kept.
-	if err := tx.QueryRow(ctx, `INSERT INTO postroom_suppression_soft_bounces AS s (account_id, address, bounces)
-		VALUES ($1, $2, ARRAY[$3::timestamptz])
-		ON CONFLICT (account_id, address) DO UPDATE SET bounces = ARRAY(
-			SELECT b FROM unnest(s.bounces || $3::timestamptz) AS b
-			WHERE b > $4 ORDER BY b DESC LIMIT $5)
-		RETURNING cardinality(bounces)`,
+	if err := tx.QueryRow(ctx, s.q.softBounce,
 		o.AccountID, o.Address, o.At, o.At.Add(-p.SoftWindow), p.SoftBounces).Scan(&n); err != nil {
 		return nil, dbError(ctx, err)
 	}
@@ -225,32 +242,28 @@ func (s *SQL) Observe(ctx context.Context, o Observation) (*Entry, error) {
 
 // Prune deletes the entries that expired at or before before, and the
 // soft bounces that can no longer count towards a listing at before
-// (older than Policy.SoftWindow), in one statement, and returns how many
-// entries it deleted. Entries that never expire stay. Call it now and
-// then (daily, from one instance or all) to keep the tables from growing
-// with what no longer matters.
+// (older than Policy.SoftWindow), in one statement (one transaction on
+// SQLite), and returns how many entries it deleted. Entries that never
+// expire stay. Call it now and then (daily, from one instance or all) to
+// keep the tables from growing with what no longer matters.
 func (s *SQL) Prune(ctx context.Context, before time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `WITH soft AS (
-			DELETE FROM postroom_suppression_soft_bounces
-			WHERE NOT EXISTS (SELECT FROM unnest(bounces) AS b WHERE b > $2)
-		)
-		DELETE FROM postroom_suppressions WHERE expires_at <= $1`, before, before.Add(-s.opts.Policy.SoftWindow))
+	var n int64
+	err := s.each(ctx, s.q.prune, func(q sqldb.Querier, stmt string) error {
+		var err error
+		n, err = q.Exec(ctx, stmt, before, before.Add(-s.opts.Policy.SoftWindow))
+		return err
+	})
 	if err != nil {
 		return 0, dbError(ctx, err)
 	}
-	return int(tag.RowsAffected()), nil
-}
-
-// execer is a pool or a transaction.
-type execer interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	return int(n), nil
 }
 
 // list writes an observation's entry e unless the address's entry of the
 // same scope and list stays (see replaces), and returns e when written.
-func (s *SQL) list(ctx context.Context, db execer, e *Entry, at time.Time) (*Entry, error) {
+func (s *SQL) list(ctx context.Context, q sqldb.Querier, e *Entry, at time.Time) (*Entry, error) {
 	var written bool
-	err := db.QueryRow(ctx, `INSERT INTO postroom_suppressions AS e (`+columns+`)
+	err := q.QueryRow(ctx, `INSERT INTO postroom_suppressions AS e (`+columns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $9, $10)
 		ON CONFLICT (account_id, address, scope, list_id) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
 			send_id = excluded.send_id, created_at = excluded.created_at, expires_at = excluded.expires_at
@@ -258,7 +271,7 @@ func (s *SQL) list(ctx context.Context, db execer, e *Entry, at time.Time) (*Ent
 		RETURNING true`,
 		e.AccountID, e.Address, string(e.Reason), e.Detail, e.SendID, e.Created, expiresArg(e.Expires), at, string(e.Scope), e.List).Scan(&written)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sqldb.ErrNoRows):
 		return nil, nil // the entry there stays
 	case err != nil:
 		return nil, dbError(ctx, err)

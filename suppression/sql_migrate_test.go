@@ -8,6 +8,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -25,7 +26,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, pool, migrateLock, "postroom_suppression_schema", ms[:1], 1); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(pool), migrateLock, "postroom_suppression_schema", ms[:1], 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -52,7 +53,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		return s
 	}
 	before := rows()
-	if err := Migrate(ctx, pool); err != nil {
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	var version int
@@ -75,7 +76,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 
 	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	s, err := NewSQL(pool, Options{Now: func() time.Time { return now }})
+	s, err := NewSQL(pgxdb.New(pool), Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

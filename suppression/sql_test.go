@@ -11,95 +11,115 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/dbtest"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/transport"
 )
 
-// newPool opens a pool on a fresh database, not migrated.
-func newPool(t testing.TB) *pgxpool.Pool {
+// engines runs f on a fresh database of each engine, not migrated.
+func engines(t *testing.T, f func(t *testing.T, db sqldb.DB)) {
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) { f(t, e.Open(t)) })
+	}
+}
+
+// migrated returns db after Migrate.
+func migrated(t testing.TB, db sqldb.DB) sqldb.DB {
 	t.Helper()
-	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
-	if err != nil {
+	if err := suppression.Migrate(t.Context(), db); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pool.Close)
-	return pool
+	return db
 }
 
 func TestSQLContract(t *testing.T) {
-	pool := newPool(t)
-	if err := suppression.Migrate(t.Context(), pool); err != nil {
+	engines(t, func(t *testing.T, db sqldb.DB) {
+		migrated(t, db)
+		// One database for every case: each uses account ids of its own.
+		runContract(t, func(t *testing.T, opts suppression.Options) suppression.List {
+			s, err := suppression.NewSQL(db, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		})
+	})
+}
+
+// schemaVersions returns how many versions the schema table records, and
+// the highest.
+func schemaVersions(t *testing.T, db sqldb.DB) (n, max int) {
+	t.Helper()
+	if err := db.QueryRow(t.Context(), `SELECT count(*), max(version) FROM postroom_suppression_schema`).Scan(&n, &max); err != nil {
 		t.Fatal(err)
 	}
-	// One database for every case: each uses account ids of its own.
-	runContract(t, func(t *testing.T, opts suppression.Options) suppression.List {
-		s, err := suppression.NewSQL(pool, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	return n, max
 }
 
 // TestMigrateConcurrent starts four instances on one empty database at
 // once: each Migrate succeeds, the schema is applied once, and a later
 // Migrate does nothing.
 func TestMigrateConcurrent(t *testing.T) {
-	pool := newPool(t)
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Go(func() { errs[i] = suppression.Migrate(t.Context(), pool) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("Migrate #%d: %v", i, err)
+	engines(t, func(t *testing.T, db sqldb.DB) {
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() { errs[i] = suppression.Migrate(t.Context(), db) })
 		}
-	}
-	if err := suppression.Migrate(t.Context(), pool); err != nil {
-		t.Errorf("Migrate again: %v", err)
-	}
-	var versions, current int
-	if err := pool.QueryRow(t.Context(), `SELECT count(*), max(version) FROM postroom_suppression_schema`).Scan(&versions, &current); err != nil {
-		t.Fatal(err)
-	}
-	if versions != suppression.SchemaVersion || current != suppression.SchemaVersion {
-		t.Errorf("schema table: %d rows, version %d; want %d and %d", versions, current, suppression.SchemaVersion, suppression.SchemaVersion)
-	}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("Migrate #%d: %v", i, err)
+			}
+		}
+		first, _ := schemaVersions(t, db)
+		if err := suppression.Migrate(t.Context(), db); err != nil {
+			t.Errorf("Migrate again: %v", err)
+		}
+		versions, current := schemaVersions(t, db)
+		if versions != first || versions != current || versions < 1 {
+			t.Errorf("schema table: %d rows, version %d, %d rows before Migrate again; want versions 1 to n once each, unchanged", versions, current, first)
+		}
+		if db.Engine() == sqldb.Postgres && current != suppression.SchemaVersion {
+			t.Errorf("PostgreSQL's schema at version %d; want %d", current, suppression.SchemaVersion)
+		}
+	})
 }
 
 // TestMigrateNewerSchema: a database migrated by a newer release is left
 // alone and reported.
 func TestMigrateNewerSchema(t *testing.T) {
-	pool := newPool(t)
-	if err := suppression.Migrate(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(t.Context(), `INSERT INTO postroom_suppression_schema (version) VALUES ($1)`, suppression.SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	if err := suppression.Migrate(t.Context(), pool); err == nil {
-		t.Error("Migrate over a newer schema: nil; want an error")
-	}
+	engines(t, func(t *testing.T, db sqldb.DB) {
+		migrated(t, db)
+		_, current := schemaVersions(t, db)
+		if _, err := db.Exec(t.Context(), `INSERT INTO postroom_suppression_schema (version) VALUES ($1)`, current+1); err != nil {
+			t.Fatal(err)
+		}
+		if err := suppression.Migrate(t.Context(), db); err == nil {
+			t.Error("Migrate over a newer schema: nil; want an error")
+		}
+	})
 }
 
 // TestSQLCanceled: a call whose ctx has ended reports ctx's error.
 func TestSQLCanceled(t *testing.T) {
-	pool := newPool(t)
-	if err := suppression.Migrate(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
-	s, err := suppression.NewSQL(pool, suppression.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := s.Suppressed(ctx, "a", []string{"ann@example.com"}, time.Now()); !errors.Is(err, context.Canceled) {
-		t.Errorf("Suppressed with a canceled ctx: %v; want context.Canceled", err)
-	}
+	engines(t, func(t *testing.T, db sqldb.DB) {
+		s, err := suppression.NewSQL(migrated(t, db), suppression.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := s.Suppressed(ctx, "a", []string{"ann@example.com"}, time.Now()); !errors.Is(err, context.Canceled) {
+			t.Errorf("Suppressed with a canceled ctx: %v; want context.Canceled", err)
+		}
+		if _, err := s.Observe(ctx, suppression.Observation{AccountID: "a", Address: "ann@example.com", Kind: suppression.SoftBounce}); !errors.Is(err, context.Canceled) {
+			t.Errorf("Observe with a canceled ctx: %v; want context.Canceled", err)
+		}
+	})
 }
 
 // TestSQLThreeInstances runs three instances, each with its own pool on
@@ -119,14 +139,14 @@ func TestSQLThreeInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		if lists[i], err = suppression.NewSQL(pool, suppression.Options{}); err != nil {
+		if lists[i], err = suppression.NewSQL(pgxdb.New(pool), suppression.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		mems[i] = transport.NewMemory()
 		if mailers[i], err = postroom.New(mems[i], postroom.Options{Auth: postroom.NoAuth{}, Suppressions: lists[i]}); err != nil {
 			t.Fatal(err)
 		}
-		wg.Go(func() { errs[i] = suppression.Migrate(t.Context(), pool) })
+		wg.Go(func() { errs[i] = suppression.Migrate(t.Context(), pgxdb.New(pool)) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -159,38 +179,37 @@ func TestSQLThreeInstances(t *testing.T) {
 // TestSQLPruneSoftBounces: Prune deletes the rows of soft bounces too old
 // to count and keeps the others.
 func TestSQLPruneSoftBounces(t *testing.T) {
-	pool := newPool(t)
-	if err := suppression.Migrate(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
-	s, err := suppression.NewSQL(pool, suppression.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	for addr, at := range map[string]time.Time{"stale@example.com": now.Add(-8 * 24 * time.Hour), "recent@example.com": now.Add(-24 * time.Hour)} {
-		if _, err := s.Observe(t.Context(), suppression.Observation{AccountID: "a", Address: addr, Kind: suppression.SoftBounce, At: at}); err != nil {
+	engines(t, func(t *testing.T, db sqldb.DB) {
+		s, err := suppression.NewSQL(migrated(t, db), suppression.Options{})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := s.Prune(t.Context(), now); err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	rows, err := pool.Query(t.Context(), `SELECT address FROM postroom_suppression_soft_bounces ORDER BY address`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
+		now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+		for addr, at := range map[string]time.Time{"stale@example.com": now.Add(-8 * 24 * time.Hour), "recent@example.com": now.Add(-24 * time.Hour)} {
+			if _, err := s.Observe(t.Context(), suppression.Observation{AccountID: "a", Address: addr, Kind: suppression.SoftBounce, At: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Prune(t.Context(), now); err != nil {
 			t.Fatal(err)
 		}
-		left = append(left, a)
-	}
-	if rows.Err() != nil || len(left) != 1 || left[0] != "recent@example.com" {
-		t.Errorf("soft bounces left: %v, %v; want recent@ alone", left, rows.Err())
-	}
+		var left []string
+		rows, err := db.Query(t.Context(), `SELECT address FROM postroom_suppression_soft_bounces ORDER BY address`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var a string
+			if err := rows.Scan(&a); err != nil {
+				t.Fatal(err)
+			}
+			left = append(left, a)
+		}
+		rows.Close()
+		if rows.Err() != nil || len(left) != 1 || left[0] != "recent@example.com" {
+			t.Errorf("soft bounces left: %v, %v; want recent@ alone", left, rows.Err())
+		}
+	})
 }
 
 // TestSQLThreeInstancesScopes runs three instances on one database, each
@@ -209,10 +228,10 @@ func TestSQLThreeInstancesScopes(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		if err := suppression.Migrate(t.Context(), pool); err != nil {
+		if err := suppression.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 			t.Fatalf("instance %d: Migrate: %v", i, err)
 		}
-		if lists[i], err = suppression.NewSQL(pool, suppression.Options{}); err != nil {
+		if lists[i], err = suppression.NewSQL(pgxdb.New(pool), suppression.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		mems[i] = transport.NewMemory()

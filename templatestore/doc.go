@@ -8,8 +8,9 @@
 //   - Dir reads templates from an io/fs.FS laid out as
 //     <account_id>/<template_id>, such as os.DirFS("templates") or, to stop
 //     symbolic links from leading out of the folder, the FS of an os.Root.
-//   - SQL reads and writes templates in PostgreSQL tables, on the
-//     application's pgx pool, shared by every instance of an application.
+//   - SQL reads and writes templates in database tables, through an
+//     sqldb.DB: PostgreSQL (the application's pgx pool), shared by every
+//     instance of an application, or SQLite, for one process.
 //
 // All scope every lookup by account: one account never reaches another
 // account's templates. A missing template is reported with an error wrapping
@@ -44,24 +45,25 @@
 //
 // # SQL
 //
-// SQL keeps templates in PostgreSQL tables, postroom_templates and
-// postroom_template_versions, for
-// applications running several instances that must share their templates.
-// MigrateSQL creates the tables (their schema is embedded, in
-// templatestore/sql/*.sql) and is safe to call at every start; the
-// Manager methods, Put and Delete write templates, and every lookup reads
-// the tables, so a change is seen by the next call of every instance. ExampleSQL shows the whole path,
-// from pgxpool.New to a message.send_template call that uses a stored
-// template; the package's tests run it against a real PostgreSQL.
+// SQL keeps templates in two tables, postroom_templates and
+// postroom_template_versions: in PostgreSQL, for applications running
+// several instances that must share their templates, or in SQLite, for
+// one process. Migrate creates the tables (their schema is embedded, in
+// templatestore/sql/*.sql for PostgreSQL and templatestore/sql/sqlite/*.sql
+// for SQLite) and is safe to call at every start; the Manager methods,
+// Put and Delete write templates, and every lookup reads the tables, so a
+// change is seen by the next call of every instance. ExampleSQL shows the
+// whole path, from pgxpool.New to a message.send_template call that uses
+// a stored template; the package's tests run it against a real
+// PostgreSQL.
 //
-// SQL and MigrateSQL take the application's *pgxpool.Pool, as package
-// idempotency's SQL and package outbox do: one pool for every part of
-// postroom that keeps state in PostgreSQL. River's driver (riverpgxv5)
-// takes a *pgxpool.Pool, and code written for database/sql reaches the
-// same pool through pgx's stdlib.OpenDBFromPool, so the pool is the one
-// handle every user can pass without opening a second one. This package
-// links pgx for it, and no database/sql driver.
+// SQL and Migrate take an sqldb.DB, as every store of postroom does: on
+// PostgreSQL, pgxdb.New of the application's *pgxpool.Pool (the one River
+// and package idempotency take); on SQLite, the DB of sqlitedb.Open. This
+// package links neither pgx nor any database/sql driver: the application's
+// DB brings its engine.
 //
-// From the module it imports only postroom; the postroom package never
-// imports it, and knows a store only by the TemplateStore interface.
+// From the module it imports postroom and the sqldb seam; the postroom
+// package never imports it, and knows a store only by the TemplateStore
+// interface.
 package templatestore

@@ -11,6 +11,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -29,10 +30,11 @@ func ExampleSQL() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	if err := templatestore.MigrateSQL(ctx, pool); err != nil { // safe at every start
+	db := pgxdb.New(pool)
+	if err := templatestore.Migrate(ctx, db); err != nil { // safe at every start
 		log.Fatal(err)
 	}
-	store := templatestore.NewSQL(pool)
+	store := templatestore.NewSQL(db)
 	if err := store.Put(ctx, "acme", "welcome", "Hello {{name}}!"); err != nil {
 		log.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestExampleSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	source, err := templatestore.NewSQL(pool).Template(t.Context(), "acme", "welcome")
+	source, err := templatestore.NewSQL(pgxdb.New(pool)).Template(t.Context(), "acme", "welcome")
 	if err != nil || source != "Hello {{name}}!" {
 		t.Errorf("after ExampleSQL: %q, %v; want the template it stored", source, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/dbtest"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -24,7 +24,7 @@ var (
 // keeping keep versions (0: the default).
 type newManager func(t *testing.T, keep int) templatestore.Manager
 
-// managerContract is what every Manager does, run against Memory and SQL.
+// managerContract is what every Manager does, run against Memory and SQL (on each engine).
 var managerContract = []struct {
 	name string
 	test func(t *testing.T, newStore newManager)
@@ -54,15 +54,19 @@ func TestMemoryManager(t *testing.T) {
 }
 
 func TestSQLManager(t *testing.T) {
-	for _, c := range managerContract {
-		t.Run(c.name, func(t *testing.T) {
-			c.test(t, func(t *testing.T, keep int) templatestore.Manager {
-				db := pgtest.NewPool(t)
-				if err := templatestore.MigrateSQL(t.Context(), db); err != nil {
-					t.Fatalf("MigrateSQL: %v", err)
-				}
-				return &templatestore.SQL{Pool: db, KeepVersions: keep}
-			})
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			for _, c := range managerContract {
+				t.Run(c.name, func(t *testing.T) {
+					c.test(t, func(t *testing.T, keep int) templatestore.Manager {
+						db := e.Open(t)
+						if err := templatestore.Migrate(t.Context(), db); err != nil {
+							t.Fatalf("Migrate: %v", err)
+						}
+						return &templatestore.SQL{DB: db, KeepVersions: keep}
+					})
+				})
+			}
 		})
 	}
 }

@@ -5,34 +5,36 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/postroom/postroom/sqldb"
 )
 
-// SQL is a Manager in a PostgreSQL database, reached through the
-// application's pgx pool, for applications that run several instances
-// sharing their templates. It reads and writes the tables
+// SQL is a Manager in a database, reached through an sqldb.DB: PostgreSQL
+// (package sqldb/pgxdb, over the application's pgx pool), for
+// applications that run several instances sharing their templates, or
+// SQLite (sqldb/sqlitedb), for one process. It reads and writes the tables
 // postroom_templates (each template's draft) and postroom_template_versions
-// (its published versions), which MigrateSQL creates; each lookup is one
+// (its published versions), which Migrate creates; each lookup is one
 // query, so a template changed by any method, by another instance or by
 // hand is seen by the next call, and nothing is cached. Each change runs
-// in one transaction that locks the template's row, so instances changing
-// one template at once change it one after another.
+// in one transaction that locks the template's row (SELECT ... FOR UPDATE
+// on PostgreSQL; on SQLite the transaction holds the database's write
+// lock), so instances changing one template at once change it one after
+// another.
 //
-// The pool is the one the application already has (see the package
+// The DB is the one the application already has (see the package
 // documentation, # SQL): the store takes no connection of its own but for
 // the length of each query or transaction. Every statement keeps the
 // account id in its WHERE clause, so one account never reaches another's
 // templates, and ids that break the rules in the package documentation
 // are refused before any query.
 //
-// The zero value has no Pool and must not be used; NewSQL returns an SQL
-// ready to use. An SQL is safe for concurrent use, as *pgxpool.Pool is.
+// The zero value has no DB and must not be used; NewSQL returns an SQL
+// ready to use. An SQL is safe for concurrent use, as an sqldb.DB is.
 // Its fields must not be changed once it is in use; the SQL never closes
-// the pool.
+// the DB.
 type SQL struct {
-	// Pool is the pool of the database holding the tables.
-	Pool *pgxpool.Pool
+	// DB is the database holding the tables.
+	DB sqldb.DB
 
 	// KeepVersions is how many published versions of each template are
 	// kept, the live one included: publishing forgets the older ones.
@@ -42,10 +44,10 @@ type SQL struct {
 }
 
 // NewSQL returns an SQL reading and writing templates in the database of
-// pool. It does not touch the database; call MigrateSQL once before the
+// db. It does not touch the database; call Migrate once before the
 // first lookup.
-func NewSQL(pool *pgxpool.Pool) *SQL {
-	return &SQL{Pool: pool}
+func NewSQL(db sqldb.DB) *SQL {
+	return &SQL{DB: db}
 }
 
 // Template returns the live source of template id of account accountID:
@@ -54,18 +56,18 @@ func NewSQL(pool *pgxpool.Pool) *SQL {
 // A template that is not stored or never published, or an invalid id,
 // gives an error wrapping postroom.ErrTemplateNotFound; a ctx done before
 // or during the query gives ctx.Err(). Other errors are the database's,
-// wrapped (a missing table, when MigrateSQL was not run, is one).
+// wrapped (a missing table, when Migrate was not run, is one).
 func (s *SQL) Template(ctx context.Context, accountID, id string) (string, error) {
 	if err := checkLookup(ctx, accountID, id); err != nil {
 		return "", err
 	}
 	var source string
-	err := s.Pool.QueryRow(ctx,
+	err := s.DB.QueryRow(ctx,
 		`SELECT source FROM postroom_template_versions WHERE account_id = $1 AND id = $2
 		ORDER BY version DESC LIMIT 1`,
 		accountID, id).Scan(&source)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sqldb.ErrNoRows):
 		return "", notFound(accountID, id)
 	case err != nil:
 		return "", dbError(ctx, err)
@@ -77,7 +79,7 @@ func (s *SQL) Template(ctx context.Context, accountID, id string) (string, error
 // its live version, replacing any template stored under the same ids (the
 // live version before it stays among the kept versions); the next lookup,
 // by any instance, sees it. An invalid id gives an error wrapping
-// ErrInvalidID, a source PostgreSQL cannot store (not UTF-8, or holding a
+// ErrInvalidID, a source the database cannot store (not UTF-8, or holding a
 // NUL) one wrapping ErrInvalidSource, and nothing is stored. Unlike Add
 // and Update, it takes the empty source, as it always has. A done ctx
 // gives ctx.Err().
@@ -88,10 +90,10 @@ func (s *SQL) Put(ctx context.Context, accountID, id, source string) error {
 	if err := checkSource(accountID, id, source); err != nil && source != "" {
 		return err
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx sqldb.Tx) error {
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO postroom_templates (account_id, id, draft) VALUES ($1, $2, $3)
-			ON CONFLICT (account_id, id) DO UPDATE SET draft = EXCLUDED.draft, updated_at = now()`,
+			ON CONFLICT (account_id, id) DO UPDATE SET draft = EXCLUDED.draft, updated_at = `+now(tx),
 			accountID, id, source); err != nil {
 			return err
 		}
@@ -107,7 +109,7 @@ func (s *SQL) Delete(ctx context.Context, accountID, id string) error {
 	if err := checkLookup(ctx, accountID, id); err != nil {
 		return err
 	}
-	_, err := s.Pool.Exec(ctx,
+	_, err := s.DB.Exec(ctx,
 		`DELETE FROM postroom_templates WHERE account_id = $1 AND id = $2`,
 		accountID, id)
 	if err != nil {

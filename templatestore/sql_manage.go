@@ -5,9 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // The Manager methods of SQL: each change is one transaction that locks
@@ -19,15 +18,15 @@ func (s *SQL) Add(ctx context.Context, accountID, id, source string, publish boo
 		return nil, err
 	}
 	var t *Template
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx,
+	err := s.inTx(ctx, func(tx sqldb.Tx) error {
+		n, err := tx.Exec(ctx,
 			`INSERT INTO postroom_templates (account_id, id, draft) VALUES ($1, $2, $3)
 			ON CONFLICT (account_id, id) DO NOTHING`,
 			accountID, id, source)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return exists(accountID, id)
 		}
 		if publish {
@@ -46,9 +45,9 @@ func (s *SQL) Update(ctx context.Context, accountID, id, source string, publish 
 	if err := checkChange(ctx, accountID, id, source); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, accountID, id, func(tx pgx.Tx, draft string) error {
+	return s.change(ctx, accountID, id, func(tx sqldb.Tx, draft string) error {
 		if _, err := tx.Exec(ctx,
-			`UPDATE postroom_templates SET draft = $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
+			`UPDATE postroom_templates SET draft = $3, updated_at = `+now(tx)+` WHERE account_id = $1 AND id = $2`,
 			accountID, id, source); err != nil {
 			return err
 		}
@@ -64,7 +63,7 @@ func (s *SQL) Publish(ctx context.Context, accountID, id string) (*Template, err
 	if err := checkLookup(ctx, accountID, id); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, accountID, id, func(tx pgx.Tx, draft string) error {
+	return s.change(ctx, accountID, id, func(tx sqldb.Tx, draft string) error {
 		return s.publish(ctx, tx, accountID, id, draft, 0)
 	})
 }
@@ -74,12 +73,12 @@ func (s *SQL) PublishVersion(ctx context.Context, accountID, id string, version 
 	if err := checkLookup(ctx, accountID, id); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, accountID, id, func(tx pgx.Tx, _ string) error {
+	return s.change(ctx, accountID, id, func(tx sqldb.Tx, _ string) error {
 		var source string
 		err := tx.QueryRow(ctx,
 			`SELECT source FROM postroom_template_versions WHERE account_id = $1 AND id = $2 AND version = $3`,
 			accountID, id, version).Scan(&source)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if errors.Is(err, sqldb.ErrNoRows) {
 			return versionNotFound(accountID, id, version)
 		}
 		if err != nil {
@@ -95,7 +94,7 @@ func (s *SQL) Remove(ctx context.Context, accountID, id string) (*Template, erro
 		return nil, err
 	}
 	var t *Template
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx sqldb.Tx) error {
 		if _, err := lock(ctx, tx, accountID, id); err != nil {
 			return err
 		}
@@ -115,9 +114,14 @@ func (s *SQL) Info(ctx context.Context, accountID, id string) (*Template, error)
 		return nil, err
 	}
 	var t *Template
-	// One snapshot for the template's row and its versions.
-	snapshot := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-	err := s.inTxWith(ctx, snapshot, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx sqldb.Tx) error {
+		// One snapshot for the template's row and its versions (SQLite's
+		// transaction is one already, holding the write lock).
+		if tx.Engine() == sqldb.Postgres {
+			if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`); err != nil {
+				return err
+			}
+		}
 		var err error
 		t, err = load(ctx, tx, accountID, id, true)
 		return err
@@ -130,19 +134,27 @@ func (s *SQL) List(ctx context.Context, accountID string) ([]Template, error) {
 	if err := checkList(ctx, accountID); err != nil {
 		return nil, err
 	}
-	rows, err := s.Pool.Query(ctx,
-		`SELECT t.id, t.draft, t.created_at, t.updated_at, v.version, v.source, v.published_at, v.from_version
+	list := `SELECT t.id, t.draft, t.created_at, t.updated_at, v.version, v.source, v.published_at, v.from_version
 		FROM postroom_templates t
 		LEFT JOIN LATERAL (
 			SELECT version, source, published_at, from_version FROM postroom_template_versions
 			WHERE account_id = t.account_id AND id = t.id ORDER BY version DESC LIMIT 1
 		) v ON true
 		WHERE t.account_id = $1
-		ORDER BY t.id COLLATE "C"`,
-		accountID)
+		ORDER BY t.id COLLATE "C"`
+	if s.DB.Engine() == sqldb.SQLite { // no LATERAL; text compares bytewise
+		list = `SELECT t.id, t.draft, t.created_at, t.updated_at, v.version, v.source, v.published_at, v.from_version
+		FROM postroom_templates t
+		LEFT JOIN postroom_template_versions v ON v.account_id = t.account_id AND v.id = t.id
+			AND v.version = (SELECT max(version) FROM postroom_template_versions WHERE account_id = t.account_id AND id = t.id)
+		WHERE t.account_id = $1
+		ORDER BY t.id`
+	}
+	rows, err := s.DB.Query(ctx, list, accountID)
 	if err != nil {
 		return nil, dbError(ctx, err)
 	}
+	defer rows.Close()
 	var out []Template
 	for rows.Next() {
 		t := Template{AccountID: accountID}
@@ -152,7 +164,6 @@ func (s *SQL) List(ctx context.Context, accountID string) ([]Template, error) {
 			published    *time.Time
 		)
 		if err := rows.Scan(&t.ID, &t.Draft, &t.Created, &t.Updated, &number, &source, &published, &from); err != nil {
-			rows.Close()
 			return nil, dbError(ctx, err)
 		}
 		if number != nil {
@@ -172,13 +183,8 @@ func (s *SQL) List(ctx context.Context, accountID string) ([]Template, error) {
 // inTx runs f in a transaction, committed when f returns nil. An error of
 // f that is the store's own (a missing template, ErrExists) is returned
 // as is, a database error wrapped (dbError).
-func (s *SQL) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {
-	return s.inTxWith(ctx, pgx.TxOptions{}, f)
-}
-
-// inTxWith is inTx in a transaction of opts.
-func (s *SQL) inTxWith(ctx context.Context, opts pgx.TxOptions, f func(tx pgx.Tx) error) error {
-	err := pgx.BeginTxFunc(ctx, s.Pool, opts, f)
+func (s *SQL) inTx(ctx context.Context, f func(tx sqldb.Tx) error) error {
+	err := sqldb.BeginFunc(ctx, s.DB, f)
 	switch {
 	case err == nil:
 		return nil
@@ -186,6 +192,15 @@ func (s *SQL) inTxWith(ctx context.Context, opts pgx.TxOptions, f func(tx pgx.Tx
 		return err
 	}
 	return dbError(ctx, err)
+}
+
+// now is the SQL of the current time in q's engine, for the column of
+// the time a row changed.
+func now(q sqldb.Querier) string {
+	if q.Engine() == sqldb.SQLite {
+		return `CAST(unixepoch('subsec') * 1000000 AS integer)`
+	}
+	return `now()`
 }
 
 // isStoreError reports whether err is one of the store's own errors,
@@ -201,9 +216,9 @@ func isStoreError(err error) bool {
 
 // change locks a stored template's row, runs f with its draft and returns
 // the template after it, all in one transaction.
-func (s *SQL) change(ctx context.Context, accountID, id string, f func(tx pgx.Tx, draft string) error) (*Template, error) {
+func (s *SQL) change(ctx context.Context, accountID, id string, f func(tx sqldb.Tx, draft string) error) (*Template, error) {
 	var t *Template
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx sqldb.Tx) error {
 		draft, err := lock(ctx, tx, accountID, id)
 		if err != nil {
 			return err
@@ -218,13 +233,16 @@ func (s *SQL) change(ctx context.Context, accountID, id string, f func(tx pgx.Tx
 }
 
 // lock locks the row of a stored template for the rest of tx and returns
-// its draft.
-func lock(ctx context.Context, tx pgx.Tx, accountID, id string) (string, error) {
+// its draft. On SQLite the transaction holds the database's write lock
+// from its start: the row needs no lock of its own.
+func lock(ctx context.Context, tx sqldb.Tx, accountID, id string) (string, error) {
+	q := `SELECT draft FROM postroom_templates WHERE account_id = $1 AND id = $2 FOR UPDATE`
+	if tx.Engine() == sqldb.SQLite {
+		q = `SELECT draft FROM postroom_templates WHERE account_id = $1 AND id = $2`
+	}
 	var draft string
-	err := tx.QueryRow(ctx,
-		`SELECT draft FROM postroom_templates WHERE account_id = $1 AND id = $2 FOR UPDATE`,
-		accountID, id).Scan(&draft)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := tx.QueryRow(ctx, q, accountID, id).Scan(&draft)
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return "", notFound(accountID, id)
 	}
 	return draft, err
@@ -233,7 +251,7 @@ func lock(ctx context.Context, tx pgx.Tx, accountID, id string) (string, error) 
 // publish makes source live as a new version of a locked template,
 // published again from version from (0: the draft), unless it is live
 // already, and forgets the versions past KeepVersions.
-func (s *SQL) publish(ctx context.Context, tx pgx.Tx, accountID, id, source string, from int) error {
+func (s *SQL) publish(ctx context.Context, tx sqldb.Tx, accountID, id, source string, from int) error {
 	var (
 		newest int
 		live   string
@@ -243,7 +261,7 @@ func (s *SQL) publish(ctx context.Context, tx pgx.Tx, accountID, id, source stri
 		ORDER BY version DESC LIMIT 1`,
 		accountID, id).Scan(&newest, &live)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sqldb.ErrNoRows):
 	case err != nil:
 		return err
 	case live == source:
@@ -266,12 +284,12 @@ func (s *SQL) publish(ctx context.Context, tx pgx.Tx, accountID, id, source stri
 
 // load reads a stored template in tx, with all its kept versions when all
 // is set, else with its live one only.
-func load(ctx context.Context, tx pgx.Tx, accountID, id string, all bool) (*Template, error) {
+func load(ctx context.Context, tx sqldb.Tx, accountID, id string, all bool) (*Template, error) {
 	t := &Template{AccountID: accountID, ID: id}
 	err := tx.QueryRow(ctx,
 		`SELECT draft, created_at, updated_at FROM postroom_templates WHERE account_id = $1 AND id = $2`,
 		accountID, id).Scan(&t.Draft, &t.Created, &t.Updated)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, notFound(accountID, id)
 	}
 	if err != nil {
@@ -288,12 +306,16 @@ func load(ctx context.Context, tx pgx.Tx, accountID, id string, all bool) (*Temp
 	if err != nil {
 		return nil, err
 	}
-	versions, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Version, error) {
+	defer rows.Close()
+	var versions []Version
+	for rows.Next() {
 		var v Version
-		err := row.Scan(&v.Version, &v.Source, &v.Published, &v.From)
-		return v, err
-	})
-	if err != nil {
+		if err := rows.Scan(&v.Version, &v.Source, &v.Published, &v.From); err != nil {
+			return nil, err
+		}
+		versions = append(versions, v)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if len(versions) > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -17,11 +18,11 @@ import (
 // sending it, and it is then managed as any other template.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx, db := t.Context(), pgtest.NewPool(t)
-	ms, err := sqlMigrations()
+	ms, err := sqlMigrations("sql/*.sql", SQLSchemaVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlschema.Migrate(ctx, db, migrationLockKey, "postroom_templatestore_schema", ms[:1], 1); err != nil {
+	if err := sqlschema.Migrate(ctx, pgxdb.New(db), migrationLockKey, "postroom_templatestore_schema", ms[:1], 1); err != nil {
 		t.Fatalf("migrating to version 1: %v", err)
 	}
 	// What version 1's Put wrote, and a row written by hand.
@@ -34,10 +35,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := MigrateSQL(ctx, db); err != nil {
-		t.Fatalf("MigrateSQL from version 1: %v", err)
+	if err := Migrate(ctx, pgxdb.New(db)); err != nil {
+		t.Fatalf("Migrate from version 1: %v", err)
 	}
-	s := &SQL{Pool: db}
+	s := &SQL{DB: pgxdb.New(db)}
 	for _, tc := range []struct{ account, id, want string }{
 		{"acme", "welcome", "Hello {{name}}, version 1"},
 		{"other", "welcome", "Other account"},

@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/dbtest"
 	"github.com/postroom/postroom/internal/workload"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -47,9 +48,10 @@ var badIDs = []struct {
 	{"too_long", strings.Repeat("a", 256)},
 }
 
-// stores returns each store under test, holding the same templates:
+// stores returns what opens each store under test (in the subtest that
+// uses it: an engine missing skips its own), holding the same templates:
 // acme/welcome, acme/receipt.txt and other/welcome.
-func stores(t *testing.T) map[string]postroom.TemplateStore {
+func stores(t *testing.T) map[string]func(t *testing.T) postroom.TemplateStore {
 	t.Helper()
 	mem := templatestore.NewMemory()
 	fsys := fstest.MapFS{}
@@ -68,10 +70,14 @@ func stores(t *testing.T) map[string]postroom.TemplateStore {
 	// Files outside any account, reachable only by traversal.
 	fsys["top"] = &fstest.MapFile{Data: []byte("top level"), Mode: 0o644}
 	fsys["%2e%2e"] = &fstest.MapFile{Data: []byte("encoded"), Mode: 0o644}
-	return map[string]postroom.TemplateStore{
-		"Memory": mem,
-		"Dir":    templatestore.NewDir(fsys),
+	all := map[string]func(t *testing.T) postroom.TemplateStore{
+		"Memory": func(*testing.T) postroom.TemplateStore { return mem },
+		"Dir":    func(*testing.T) postroom.TemplateStore { return templatestore.NewDir(fsys) },
 	}
+	for _, e := range dbtest.Engines() {
+		all["SQL/"+e.Name] = func(t *testing.T) postroom.TemplateStore { return sqlStore(t, e.Open(t)) }
+	}
+	return all
 }
 
 func TestTemplateLookup(t *testing.T) {
@@ -89,8 +95,9 @@ func TestTemplateLookup(t *testing.T) {
 		{name: "other_accounts_secret", account: "other", id: "secret", wantErr: postroom.ErrTemplateNotFound},
 		{name: "case_differs", account: "ACME", id: "welcome", wantErr: postroom.ErrTemplateNotFound},
 	}
-	for storeName, store := range stores(t) {
+	for storeName, open := range stores(t) {
 		t.Run(storeName, func(t *testing.T) {
+			store := open(t)
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					got, err := store.Template(t.Context(), tt.account, tt.id)
@@ -113,8 +120,9 @@ func TestTemplateLookup(t *testing.T) {
 }
 
 func TestTemplateInvalidIDs(t *testing.T) {
-	for storeName, store := range stores(t) {
+	for storeName, open := range stores(t) {
 		t.Run(storeName, func(t *testing.T) {
+			store := open(t)
 			for _, tt := range badIDs {
 				t.Run("template_"+tt.name, func(t *testing.T) {
 					got, err := store.Template(t.Context(), "acme", tt.id)
@@ -136,8 +144,9 @@ func TestTemplateInvalidIDs(t *testing.T) {
 func TestTemplateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	for storeName, store := range stores(t) {
+	for storeName, open := range stores(t) {
 		t.Run(storeName, func(t *testing.T) {
+			store := open(t)
 			got, err := store.Template(ctx, "acme", "welcome")
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("Template with canceled ctx = %q, %v; want context.Canceled", got, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -28,8 +29,8 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		run  func(context.Context) error
 	}{
 		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
-		{"templates", func(ctx context.Context) error { return templatestore.MigrateSQL(ctx, pool) }},
-		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pool) }},
+		{"templates", func(ctx context.Context) error { return templatestore.Migrate(ctx, pgxdb.New(pool)) }},
+		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pgxdb.New(pool)) }},
 		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
 	}
 	done := []string{}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -82,7 +83,7 @@ func (p *previewFlags) load(ctx context.Context, e *env, name string) (*callFile
 			return nil, fmt.Errorf("message.send_template reads its stored templates from the database: %w", err)
 		}
 		f.db = pool
-		opts.Templates = templatestore.NewSQL(pool)
+		opts.Templates = templatestore.NewSQL(pgxdb.New(pool))
 	}
 	if f.m, err = postroom.New(transport.NewMemory(), opts); err != nil {
 		f.close()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -62,7 +63,7 @@ func runRejects(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	list, err := suppression.NewSQL(pool, suppression.Options{})
+	list, err := suppression.NewSQL(pgxdb.New(pool), suppression.Options{})
 	if err != nil {
 		return err
 	}

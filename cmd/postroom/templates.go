@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -78,7 +79,7 @@ func runTemplates(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	store := &templatestore.SQL{Pool: pool, KeepVersions: f.keep}
+	store := &templatestore.SQL{DB: pgxdb.New(pool), KeepVersions: f.keep}
 	// The Mailer compiles and renders as the application's would, with
 	// postroom's helpers only; it sends nothing.
 	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}, Templates: store})

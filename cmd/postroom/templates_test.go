@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -26,7 +27,7 @@ func TestTemplates(t *testing.T) {
 	v1 := writeFile(t, "v1.html", "<p>Hello {{name}}, v1</p>\n")
 	v2 := writeFile(t, "v2.html", "<p>Hello {{name}}, v2</p>\n")
 	bad := writeFile(t, "bad.html", "<p>Hello</p>\n<ul>\n  {{#each items}}<li>{{this}}</li>\n</ul>\n")
-	store := templatestore.NewSQL(pool)
+	store := templatestore.NewSQL(pgxdb.New(pool))
 	live := func(want string) {
 		t.Helper()
 		got, err := store.Template(t.Context(), "shop", "welcome")

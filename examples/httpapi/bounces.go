@@ -27,6 +27,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/inbound"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/unsubscribe"
 )
@@ -140,7 +141,7 @@ type hearing struct {
 func newHearing(h hearingConfig, pool *pgxpool.Pool, logger *slog.Logger) (*hearing, error) {
 	hr := &hearing{stop: func() error { return nil }}
 	if pool != nil {
-		list, err := suppression.NewSQL(pool, suppression.Options{})
+		list, err := suppression.NewSQL(pgxdb.New(pool), suppression.Options{})
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -31,7 +32,7 @@ const applicationName = "postroom-httpapi"
 // openDatabase opens the one pool of the PostgreSQL database at dsn (a
 // URL, postgres://user@host:5432/db, or libpq's key=value form), checks
 // that it answers, and brings the tables of every part that keeps state
-// there up to date: the template store's (templatestore.MigrateSQL),
+// there up to date: the template store's (templatestore.Migrate),
 // River's and the outbox's (outbox.Migrate), the suppression list's
 // (suppression.Migrate) and the event log's (events.MigrateSQL), each
 // safe when several
@@ -65,7 +66,7 @@ func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	if err := templatestore.MigrateSQL(ctx, pool); err != nil {
+	if err := templatestore.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
@@ -73,7 +74,7 @@ func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	if err := suppression.Migrate(ctx, pool); err != nil {
+	if err := suppression.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
@@ -99,13 +100,13 @@ func newIdempotencyStore(pool *pgxpool.Pool) (idempotency.Store, error) {
 	if pool == nil {
 		return nil, nil
 	}
-	s, err := idempotency.NewSQL(pool, idempotency.Options{})
+	s, err := idempotency.NewSQL(pgxdb.New(pool), idempotency.Options{})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.Migrate(ctx); err != nil {
+	if err := idempotency.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
 	return s, nil

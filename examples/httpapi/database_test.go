@@ -12,6 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 )
 
@@ -59,7 +60,7 @@ func TestSendTemplateSQL(t *testing.T) {
 		t.Fatalf("openDatabase: %v", err)
 	}
 	t.Cleanup(db.Close)
-	store := templatestore.NewSQL(db) // writes as another instance would
+	store := templatestore.NewSQL(pgxdb.New(db)) // writes as another instance would
 	if err := store.Put(t.Context(), "other", "welcome", "Not for acct."); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestOnePool(t *testing.T) {
 		t.Fatalf("openDatabase: %v", err)
 	}
 	t.Cleanup(db.Close)
-	if err := templatestore.NewSQL(db).Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
+	if err := templatestore.NewSQL(pgxdb.New(db)).Put(t.Context(), "acct", "welcome", "Welcome, {{name}}."); err != nil {
 		t.Fatal(err)
 	}
 	api, _ := startConfig(t, config{EMLDir: t.TempDir(), NoAuth: true, DB: db})

@@ -47,7 +47,9 @@
 // -max-body and -max-inflight set httpapi.Options.MaxBodyBytes and
 // MaxInflightBytes; -log-results sets ResultLog (a level, or off); -preview
 // serves the preview page at /preview/, to whoever can reach the API (an
-// application puts it behind its admin authentication).
+// application puts it behind its admin authentication); -console serves
+// package console's pages at /console/, behind HTTP basic authentication
+// with an account id and one of its keys (see console.go).
 //
 // SIGINT or SIGTERM stops accepting new connections and lets the calls in
 // flight finish before the program exits.

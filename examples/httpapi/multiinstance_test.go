@@ -18,6 +18,7 @@ import (
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // gate holds chosen messages at the SMTP server's end-of-data reply: the
@@ -200,7 +201,7 @@ func TestMultiInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store, err := idempotency.NewSQL(db, idempotency.Options{})
+	store, err := idempotency.NewSQL(pgxdb.New(db), idempotency.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

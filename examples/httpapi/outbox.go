@@ -130,5 +130,5 @@ func startOutbox(pool *pgxpool.Pool, m *postroom.Mailer, q queueConfig, log *eve
 		defer cancel()
 		return client.Stop(ctx)
 	}
-	return ob.HTTP(), stop, nil
+	return ob.AccountCalls(), stop, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -43,6 +44,7 @@ type config struct {
 	MaxBody           int64
 	MaxInflight       int64 // bytes of request bodies in flight (httpapi.Options.MaxInflightBytes)
 	Preview           bool  // serve the preview page at /preview/
+	Console           bool  // serve the console at /console/ (console.go)
 	ResultLog         httpapi.ResultLog
 	LogLevel          slog.Level // the server's log: records below it are dropped
 	Timeouts          timeouts
@@ -113,6 +115,7 @@ func parseFlags(args []string, getenv func(string) string, usage io.Writer) (con
 	fs.Int64Var(&cfg.MaxBody, "max-body", defaultMaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&cfg.MaxInflight, "max-inflight", defaultMaxInflight, "most `bytes` of request bodies whose calls are in flight; past it, 503 with Retry-After")
 	fs.BoolVar(&cfg.Preview, "preview", false, "serve the preview page at /preview/: what a call would send, rendered, without sending")
+	fs.BoolVar(&cfg.Console, "console", false, "serve the console at "+consolePath+": messages and their timelines, the suppression list, queued calls, templates; log in with an account id and one of its keys")
 	fs.TextVar(&cfg.ResultLog, "log-results", httpapi.ResultLog{}, "log each recipient's result as soon as it is final, at `level` debug, info, warn or error; off: only a call whose client went away has its results logged, at its end")
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log records at `level` debug, info, warn or error and above")
 	queueFlags(fs, &cfg.Queue)
@@ -185,7 +188,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	var managed templatestore.Manager
 	switch {
 	case cfg.DB != nil:
-		managed = templatestore.NewSQL(cfg.DB)
+		managed = templatestore.NewSQL(pgxdb.New(cfg.DB))
 	case cfg.TemplatesInMemory:
 		managed = templatestore.NewMemory()
 	}
@@ -277,6 +280,12 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
+	var root http.Handler = h
+	if cfg.Console {
+		if root, err = withConsole(h, t, opts, hr, managed, ho.Async, logger); err != nil {
+			return nil, nil, errors.Join(err, cleanup())
+		}
+	}
 	if err := hr.start(cfg.Hearing, logger); err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
@@ -284,7 +293,7 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 	// workers, whose sends are events too.
 	beforeHearing := cleanup
 	cleanup = func() error { return errors.Join(beforeHearing(), hr.stop()) }
-	return hr.handler(h), cleanup, nil
+	return hr.handler(root), cleanup, nil
 }
 
 // readKeys reads a -keys file: {"account-id": ["key", ...], ...}.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Apply brings the schema recorded in table (version integer primary
@@ -14,11 +14,18 @@ import (
 // reported as an error. The caller holds the advisory lock that keeps
 // instances starting together from applying a version twice, and commits
 // tx; table is a constant of the caller's, never input.
-func Apply(ctx context.Context, tx pgx.Tx, table string, ms []Migration, want int) error {
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
+func Apply(ctx context.Context, tx sqldb.Tx, table string, ms []Migration, want int) error {
+	ddl := `CREATE TABLE IF NOT EXISTS ` + table + ` (
 		version integer PRIMARY KEY,
 		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	)`
+	if tx.Engine() == sqldb.SQLite {
+		ddl = `CREATE TABLE IF NOT EXISTS ` + table + ` (
+		version integer PRIMARY KEY,
+		applied_at integer NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000000 AS integer))
+	)`
+	}
+	if _, err := tx.Exec(ctx, ddl); err != nil {
 		return err
 	}
 	var current int

@@ -42,7 +42,7 @@ func run() error {
 	jobTimeout := flag.Duration("job-timeout", 0, "River JobTimeout (0: -rescue-after)")
 	workers := flag.Int("max-workers", outbox.DefaultMaxWorkers, "jobs run at once")
 	concurrency := flag.Int("concurrency", 0, "postroom Options.Concurrency: messages a job hands over at once (0: default)")
-	maxConns := flag.Int("max-conns", 0, "SMTP connections at once (0: transport.DefaultMaxConns)")
+	maxConns := flag.Int("max-conns", 0, "SMTP connections at once, also outbox Options.Connections (0: transport.DefaultMaxConns)")
 	jobSize := flag.Int("job-size", 0, "outbox Options.JobSize (0: default)")
 	level := slog.LevelDebug
 	flag.TextVar(&level, "log-level", slog.LevelDebug, "the least level logged (DEBUG: the outbox's record of each batch and job run)")
@@ -74,7 +74,7 @@ func run() error {
 		return err
 	}
 	defer pool.Close()
-	opts := outbox.Options{BatchSize: *batch, JobSize: *jobSize, Logger: logger}
+	opts := outbox.Options{BatchSize: *batch, JobSize: *jobSize, Connections: *maxConns, Logger: logger}
 	if *backoff > 0 {
 		opts.Backoff = func(int) time.Duration { return *backoff }
 	}

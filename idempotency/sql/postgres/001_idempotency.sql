@@ -1,14 +1,15 @@
 -- postroom idempotency records, schema version 1 (PostgreSQL 12 or later).
 --
--- Apply it once per database before the first call, with psql or through
--- SQL.Migrate, which runs this file in one transaction under an advisory
--- lock so that instances starting together do not race. Every statement is
--- idempotent: running it again changes nothing.
+-- Migrate applies it once per database, recording the version in
+-- postroom_idempotency_schema. It is the schema earlier releases applied
+-- at every start (their Schema variable, through SQL.Migrate), and every
+-- statement is idempotent, so a database that already has these tables is
+-- left as it is and only gets its version recorded.
 
 -- One row per idempotent call: its key, scoped by account, and the hash of
--- its payload. A call's writes run on the session holding the key's
--- advisory lock, so they stop with it; epoch is a second guard: each claim
--- bumps it, and a holder's writes name the epoch they were claimed with.
+-- its payload. A call holds the key's advisory lock while it runs; epoch
+-- guards its writes: each claim bumps it, and a holder's writes name the
+-- epoch they were claimed with, so that a holder taken over writes nothing.
 CREATE TABLE IF NOT EXISTS postroom_idempotency_calls (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     account_id      text        NOT NULL,

@@ -11,28 +11,29 @@ import (
 	"github.com/postroom/postroom/idempotency"
 )
 
-// HTTP is an Outbox as the Async of an httpapi.Handler
-// (httpapi.Options.Async), so that a message.send or message.send_template
-// request with Prefer: respond-async is enqueued and answered 202 Accepted
-// with the call's id, and GET /api/1.0/calls/{id}, with the call's
-// account and its key, answers its Status:
+// AccountCalls is an Outbox as one account's requests see it: Enqueue
+// in a transaction of its own (a request has no transaction of the
+// application's to join), and Status, Calls, Cancel and Retry over the
+// account's own calls only. It serves no HTTP itself: it is the Async of
+// an httpapi.Handler (httpapi.Options.Async), so that a message.send or
+// message.send_template request with Prefer: respond-async is enqueued
+// and answered 202 Accepted with the call's id, and GET
+// /api/1.0/calls/{id}, with the call's account and its key, answers its
+// Status:
 //
-//	h, err := httpapi.New(m, httpapi.Options{Async: ob.HTTP()})
+//	h, err := httpapi.New(m, httpapi.Options{Async: ob.AccountCalls()})
 //
 // httpapi.Async names only the root package's types, so this package
-// does not import httpapi: a worker binary links no HTTP handler. HTTP's
-// Enqueue differs from the Outbox's: it runs in a transaction of its own
-// on the Outbox's pool, since a request has no transaction of the
-// application's to join.
+// does not import httpapi: a worker binary links no HTTP handler.
 //
-// HTTP is also an httpapi.AsyncSteering (Calls, Waiting, Cancel, Retry),
-// so that the Handler serves calls.list, calls.cancel and calls.retry,
-// each over the authenticated account's own calls only, and the
-// recipients still waiting at GET /api/1.0/calls/{id}.
-type HTTP struct{ o *Outbox }
+// AccountCalls is also an httpapi.AsyncSteering (Calls, Waiting, Cancel,
+// Retry), so that the Handler serves calls.list, calls.cancel and
+// calls.retry, each over the authenticated account's own calls only, and
+// the recipients still waiting at GET /api/1.0/calls/{id}.
+type AccountCalls struct{ o *Outbox }
 
-// HTTP returns o as an httpapi.Async and httpapi.AsyncSteering.
-func (o *Outbox) HTTP() HTTP { return HTTP{o} }
+// AccountCalls returns o as an httpapi.Async and httpapi.AsyncSteering.
+func (o *Outbox) AccountCalls() AccountCalls { return AccountCalls{o} }
 
 // Enqueue enqueues call as op in a transaction of its own and returns its
 // id. The request's Idempotency-Key header, key, is
@@ -40,7 +41,7 @@ func (o *Outbox) HTTP() HTTP { return HTTP{o} }
 // the first call's id, never a second call; with another call, ErrConflict,
 // which wraps idempotency.ErrConflict (409). A key that idempotency.Key.Check
 // refuses is refused the same way as on a synchronous call (400).
-func (h HTTP) Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, key string) (string, error) {
+func (h AccountCalls) Enqueue(ctx context.Context, op postroom.Operation, call *postroom.Call, key string) (string, error) {
 	if key != "" && call != nil {
 		if err := (idempotency.Key{AccountID: call.AccountID, Key: key}).Check(); err != nil {
 			return "", err
@@ -57,7 +58,7 @@ func (h HTTP) Enqueue(ctx context.Context, op postroom.Operation, call *postroom
 
 // Status is the Outbox's Status of call callID when it is of account
 // accountID, and ErrNotFound otherwise, as for an unknown id.
-func (h HTTP) Status(ctx context.Context, accountID, callID string) (*postroom.CallStatus, error) {
+func (h AccountCalls) Status(ctx context.Context, accountID, callID string) (*postroom.CallStatus, error) {
 	if err := h.owned(ctx, accountID, callID); err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (h HTTP) Status(ctx context.Context, accountID, callID string) (*postroom.C
 // httpapi.AsyncSteering: cursor is a Cursor that Calls returned. A limit
 // out of 0..MaxCallsLimit, or a cursor Calls did not return, is a
 // *postroom.ValidationError naming "limit" or "cursor".
-func (h HTTP) Calls(ctx context.Context, accountID, cursor string, limit int) ([]postroom.CallSummary, string, error) {
+func (h AccountCalls) Calls(ctx context.Context, accountID, cursor string, limit int) ([]postroom.CallSummary, string, error) {
 	if limit < 0 || limit > MaxCallsLimit {
 		return nil, "", &postroom.ValidationError{Field: "limit", Reason: fmt.Sprintf("%d: want 1 to %d, or 0 for %d", limit, MaxCallsLimit, DefaultCallsLimit)}
 	}
@@ -80,14 +81,14 @@ func (h HTTP) Calls(ctx context.Context, accountID, cursor string, limit int) ([
 }
 
 // Waiting is the Outbox's Waiting.
-func (h HTTP) Waiting(ctx context.Context, callID string) ([]postroom.WaitingRecipient, error) {
+func (h AccountCalls) Waiting(ctx context.Context, callID string) ([]postroom.WaitingRecipient, error) {
 	return h.o.Waiting(ctx, callID)
 }
 
 // Cancel is the Outbox's Cancel of a call of account accountID, with
 // reason as its why; a call of another account is ErrNotFound, and is
 // left as it was.
-func (h HTTP) Cancel(ctx context.Context, accountID, callID, reason string) (int, error) {
+func (h AccountCalls) Cancel(ctx context.Context, accountID, callID, reason string) (int, error) {
 	if err := h.owned(ctx, accountID, callID); err != nil {
 		return 0, err
 	}
@@ -96,7 +97,7 @@ func (h HTTP) Cancel(ctx context.Context, accountID, callID, reason string) (int
 
 // Retry is the Outbox's Retry of a call of account accountID; a call of
 // another account is ErrNotFound, and is left as it was.
-func (h HTTP) Retry(ctx context.Context, accountID, callID string) (int, error) {
+func (h AccountCalls) Retry(ctx context.Context, accountID, callID string) (int, error) {
 	if err := h.owned(ctx, accountID, callID); err != nil {
 		return 0, err
 	}
@@ -106,7 +107,7 @@ func (h HTTP) Retry(ctx context.Context, accountID, callID string) (int, error) 
 // owned returns ErrNotFound unless call callID is of account accountID.
 // A call's account never changes, so the check holds for the steering
 // that follows it.
-func (h HTTP) owned(ctx context.Context, accountID, callID string) error {
+func (h AccountCalls) owned(ctx context.Context, accountID, callID string) error {
 	var ok bool
 	err := h.o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1 AND account_id = $2)`, callID, accountID).Scan(&ok)
 	if err != nil {

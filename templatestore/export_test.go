@@ -1,0 +1,4 @@
+package templatestore
+
+// SQLiteSchemaVersion is the version of SQLite's schema, for the tests.
+const SQLiteSchemaVersion = sqliteSchemaVersion
