@@ -11,6 +11,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/dbtest"
 )
 
 // activityStore is an Activity fed with events.
@@ -36,8 +37,8 @@ func (s sqlStore) record(t *testing.T, evs []postroom.Event) {
 	}
 }
 
-// activityStores returns a new Memory and a new SQL store, with a clock
-// at now.
+// activityStores returns a new Memory and a new SQL store on each
+// engine, with a clock at now, by name: "memory", "postgres", "sqlite".
 func activityStores(t *testing.T, now time.Time) map[string]activityStore {
 	t.Helper()
 	clock := func() time.Time { return now }
@@ -45,8 +46,12 @@ func activityStores(t *testing.T, now time.Time) map[string]activityStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newSQL(t, events.SQLOptions{Now: clock})
-	return map[string]activityStore{"memory": memoryStore{m}, "sql": sqlStore{s}}
+	stores := map[string]activityStore{"memory": memoryStore{m}}
+	for _, e := range dbtest.Engines() {
+		s, _ := newSQL(t, e, events.SQLOptions{Now: clock})
+		stores[e.Name] = sqlStore{s}
+	}
+	return stores
 }
 
 // searchAll pages through q's results, limit per page, and returns them.
@@ -162,7 +167,7 @@ func TestActivity(t *testing.T) {
 }
 
 // TestActivityMemoryAgreesWithSQL is the oracle of the SQL search: random
-// events recorded in both stores, then random queries, paged, must find
+// events recorded in Memory and in SQL on each engine, then random queries, paged, must find
 // the same messages with the same timelines in the same order.
 func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
@@ -206,9 +211,10 @@ func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 	// Recorded in time order, as they would happen.
 	slices.SortStableFunc(evs, func(a, b postroom.Event) int { return a.At.Compare(b.At) })
 	stores := activityStores(t, t0.Add(7*24*time.Hour))
-	mem, sql := stores["memory"], stores["sql"]
-	mem.record(t, evs)
-	sql.record(t, evs)
+	for _, s := range stores {
+		s.record(t, evs)
+	}
+	mem := stores["memory"]
 	states := []events.State{"", events.StateSent, events.StateDeferred, events.StateRejected, events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub, events.StateQueued}
 	found := 0
 	for range 60 {
@@ -227,10 +233,12 @@ func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 			q.From = t0.Add(time.Duration(r.IntN(100)) * time.Minute)
 			q.To = q.From.Add(time.Duration(r.IntN(100)) * time.Minute)
 		}
-		want, got := searchAll(t, mem, q), searchAll(t, sql, q)
+		want := normalize(searchAll(t, mem, q))
 		found += len(want)
-		if !reflect.DeepEqual(normalize(got), normalize(want)) {
-			t.Fatalf("query %+v:\nsql    %v\nmemory %v", q, summary(got), summary(want))
+		for _, engine := range dbtest.Engines() {
+			if got := normalize(searchAll(t, stores[engine.Name], q)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("query %+v:\n%s %v\nmemory %v", q, engine.Name, summary(got), summary(want))
+			}
 		}
 	}
 	if found < 100 {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // benchDays is the days BenchmarkSearch spreads its messages over, one
@@ -43,7 +45,14 @@ func BenchmarkSearch(b *testing.B) {
 			b.Fatalf("%s=%q: want a number of events, at least 1000", benchEventsEnv, v)
 		}
 	}
-	s, pool := newSQL(b, events.SQLOptions{})
+	pool := pgtest.NewPool(b)
+	if err := events.Migrate(b.Context(), pgxdb.New(pool)); err != nil {
+		b.Fatal(err)
+	}
+	s, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := b.Context()
 	start := time.Now()
 	const accounts = 10

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/sendid"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // DefaultListLimit and MaxListLimit bound SQL.List's page.
@@ -39,23 +37,29 @@ type SQLOptions struct {
 	Now func() time.Time
 }
 
-// SQL is the event log in PostgreSQL, in the table postroom_events that
-// MigrateSQL creates. It is safe for concurrent use, and instances on one
-// database share the log. It never starts a goroutine.
+// SQL is the event log in a database behind the sqldb seam (PostgreSQL
+// or SQLite), in the table postroom_events that Migrate creates. It is
+// safe for concurrent use, and instances on one PostgreSQL database share
+// the log. It never starts a goroutine.
 type SQL struct {
-	pool *pgxpool.Pool
+	db   sqldb.DB
+	q    *queries
 	opts SQLOptions
 }
 
 // ErrBadCursor is returned by List for an after cursor it did not make.
 var ErrBadCursor = errors.New("events: bad cursor")
 
-// NewSQL returns the log in pool's database, which MigrateSQL must have
+// NewSQL returns the log in db's database, which Migrate must have
 // brought up to date, or an error naming the field of opts that is out of
-// range. pool is the application's; SQL never closes it.
-func NewSQL(pool *pgxpool.Pool, opts SQLOptions) (*SQL, error) {
-	if pool == nil {
-		return nil, fmt.Errorf("events: NewSQL: nil pool")
+// range. db is the application's; SQL never closes it.
+func NewSQL(db sqldb.DB, opts SQLOptions) (*SQL, error) {
+	if db == nil {
+		return nil, fmt.Errorf("events: NewSQL: nil db")
+	}
+	q, err := queriesOf(db.Engine())
+	if err != nil {
+		return nil, fmt.Errorf("events: NewSQL: %w", err)
 	}
 	if opts.Retention < 0 {
 		return nil, fmt.Errorf("events: NewSQL: SQLOptions.Retention %v is negative", opts.Retention)
@@ -72,10 +76,11 @@ func NewSQL(pool *pgxpool.Pool, opts SQLOptions) (*SQL, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &SQL{pool: pool, opts: opts}, nil
+	return &SQL{db: db, q: q, opts: opts}, nil
 }
 
-// Record writes evs in one COPY, in one round trip whatever their number.
+// Record writes evs in one CopyFrom (PostgreSQL's COPY, one round trip
+// whatever their number; SQLite's multi-row INSERTs in one transaction).
 // An event's zero At is stamped with the store's clock. It writes nothing
 // when evs is empty. Record does not keep evs.
 func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
@@ -83,26 +88,32 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 		return nil
 	}
 	now := s.opts.Now()
-	// A batch's events mostly share their account, type and list (a
-	// call's sends): each is boxed once, not once per row.
+	// A batch's events mostly share their account, type, list and call
+	// (a call's sends): each is boxed once, not once per row.
 	var account, typ, list, call, sender, html, text box
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"postroom_events"},
-		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at",
-			"call_id", "sender", "subject", "html_template", "text_template"},
-		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
-			e := &evs[i]
-			at := e.At
-			if at.IsZero() {
-				at = now
-			}
-			return []any{account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at,
-				call.of(e.CallID), sender.of(e.From), e.Subject, html.of(e.HTMLTemplateID), text.of(e.TextTemplateID)}, nil
-		}))
-	if err != nil {
+	n := len(recordColumns)
+	flat := make([]any, n*len(evs))
+	rows := make([][]any, len(evs))
+	for i := range evs {
+		e := &evs[i]
+		at := e.At
+		if at.IsZero() {
+			at = now
+		}
+		r := flat[i*n : (i+1)*n : (i+1)*n]
+		r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8] = account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at
+		r[9], r[10], r[11], r[12], r[13] = call.of(e.CallID), sender.of(e.From), e.Subject, html.of(e.HTMLTemplateID), text.of(e.TextTemplateID)
+		rows[i] = r
+	}
+	if _, err := s.db.CopyFrom(ctx, "postroom_events", recordColumns, rows); err != nil {
 		return fmt.Errorf("events: record %d events: %w", len(evs), err)
 	}
 	return nil
 }
+
+// recordColumns are the columns Record writes, in its rows' order.
+var recordColumns = []string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at",
+	"call_id", "sender", "subject", "html_template", "text_template"}
 
 // eventColumns are the columns of an event that eventDest scans, in its
 // order (the account aside: a query often knows it).
@@ -118,12 +129,16 @@ func eventDest(e *postroom.Event) []any {
 // eventType scans a text column into a postroom.EventType.
 type eventType postroom.EventType
 
+// Scan implements sql.Scanner.
 func (t *eventType) Scan(src any) error {
-	s, ok := src.(string)
-	if !ok {
+	switch s := src.(type) {
+	case string:
+		*t = eventType(s)
+	case []byte:
+		*t = eventType(s)
+	default:
 		return fmt.Errorf("events: an event type of %T", src)
 	}
-	*t = eventType(s)
 	return nil
 }
 
@@ -147,11 +162,13 @@ func (b *box) of(s string) any {
 // none is. limit zero means DefaultListLimit; more than MaxListLimit is
 // cut to it.
 //
-// The log is append-only and List never skips an event: it shows only the
-// events whose batch committed before every transaction still writing
-// began, so a batch that commits late is read after the ones before it
-// (PostgreSQL's pg_snapshot_xmin). An event may therefore show a moment
-// after it was written. A cursor List did not make is ErrBadCursor.
+// The log is append-only and List never skips an event. On PostgreSQL it
+// shows only the events whose batch committed before every transaction
+// still writing began, so a batch that commits late is read after the
+// ones before it (pg_snapshot_xmin); an event may therefore show a moment
+// after it was written. On SQLite, whose writes commit one after the
+// other in id order, it shows every committed event. A cursor List did
+// not make is ErrBadCursor.
 func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]postroom.Event, string, error) {
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -161,13 +178,7 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT xid::text, id, `+eventColumns+`
-		FROM postroom_events
-		WHERE account_id = $1 AND (xid, id) > ($2::text::xid8, $3)
-		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY xid, id
-		LIMIT $4`, accountID, strconv.FormatUint(xid, 10), id, limit)
+	rows, err := s.db.Query(ctx, s.q.list, accountID, strconv.FormatUint(xid, 10), id, limit)
 	if err != nil {
 		return nil, "", fmt.Errorf("events: list: %w", err)
 	}
@@ -217,11 +228,11 @@ func (s *SQL) Lookup(ctx context.Context, id string) (Send, bool, error) {
 		return Send{}, false, nil
 	}
 	snd := Send{ID: id}
-	err := s.pool.QueryRow(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT account_id, email, list, at FROM postroom_events
 		WHERE send_id = $1 AND event = 'send' AND at >= $2
 		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.SendWindow)).Scan(&snd.AccountID, &snd.Email, &snd.List, &snd.At)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return Send{}, false, nil
 	}
 	if err != nil {
@@ -246,11 +257,7 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT DISTINCT ON (send_id) account_id, `+eventColumns+`
-		FROM postroom_events
-		WHERE send_id = ANY($1) AND event <> 'send'
-		ORDER BY send_id, at DESC, id DESC`, ids)
+	rows, err := s.db.Query(ctx, s.q.after, ids)
 	if err != nil {
 		return nil, fmt.Errorf("events: after: %w", err)
 	}
@@ -272,9 +279,9 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 // how many it deleted. Rotate drops whole days instead, which is what a
 // large log needs; Prune is for a time finer than a day.
 func (s *SQL) Prune(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM postroom_events WHERE at < $1`, before)
+	n, err := s.db.Exec(ctx, `DELETE FROM postroom_events WHERE at < $1`, before)
 	if err != nil {
 		return 0, fmt.Errorf("events: prune: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/sendid"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Search returns the messages that q selects, newest first; see Activity.
@@ -63,7 +64,7 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 		where = append(where, "e.at < "+arg(q.To))
 	}
 	if paged {
-		where = append(where, "(e.at, e.id) < ("+arg(cur.at)+"::timestamptz, "+arg(cur.n)+"::bigint)")
+		where = append(where, "(e.at, e.id) < ("+fmt.Sprintf(s.q.time, arg(cur.at))+", "+arg(cur.n)+")")
 	}
 	// The first of its message's events: no send or deferral of the same
 	// send id before it; a queued event, while no other event of its call
@@ -74,21 +75,36 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Message, string, error) {
 	ELSE e.send_id = '' OR NOT EXISTS (
 		SELECT 1 FROM postroom_events p
 		WHERE p.send_id = e.send_id AND p.account_id = e.account_id AND p.event IN ('send', 'deferral') AND (p.at, p.id) < (e.at, e.id)
-		  AND p.at <= e.at AND p.at > e.at - interval '1 day') END`)
-	if q.State != "" {
-		where = append(where, "COALESCE(l.event, e.event) = ANY("+arg(eventsOf(q.State))+")")
-	}
-	sql := `
+		  AND p.at <= e.at AND p.at > `+fmt.Sprintf(s.q.dayBefore, "e.at")+`) END`)
+	// The latest event of the message (its state): PostgreSQL joins it
+	// LATERAL, SQLite reads it in a subquery of the row.
+	const latest = `SELECT l.event FROM postroom_events l
+			WHERE e.send_id <> '' AND l.send_id = e.send_id AND l.account_id = e.account_id AND l.at >= e.at
+			ORDER BY l.at DESC, l.id DESC LIMIT 1`
+	var sql string
+	if s.q.engine == sqldb.Postgres {
+		if q.State != "" {
+			where = append(where, "COALESCE(l.event, e.event)"+fmt.Sprintf(s.q.in, arg(eventsOf(q.State))))
+		}
+		sql = `
 		SELECT e.id, ` + prefixed("e.", eventColumns) + `, COALESCE(l.event, e.event)
 		FROM postroom_events e
-		LEFT JOIN LATERAL (
-			SELECT l.event FROM postroom_events l
-			WHERE e.send_id <> '' AND l.send_id = e.send_id AND l.account_id = e.account_id AND l.at >= e.at
-			ORDER BY l.at DESC, l.id DESC LIMIT 1) l ON true
+		LEFT JOIN LATERAL (` + latest + `) l ON true
 		WHERE ` + strings.Join(where, " AND ") + `
 		ORDER BY e.at DESC, e.id DESC
 		LIMIT ` + arg(q.Limit+1)
-	rows, err := s.pool.Query(ctx, sql, args...)
+	} else {
+		if q.State != "" {
+			where = append(where, "latest"+fmt.Sprintf(s.q.in, arg(eventsOf(q.State))))
+		}
+		sql = `
+		SELECT e.id, ` + prefixed("e.", eventColumns) + `, COALESCE((` + latest + `), e.event) AS latest
+		FROM postroom_events e
+		WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY e.at DESC, e.id DESC
+		LIMIT ` + arg(q.Limit+1)
+	}
+	rows, err := s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("events: search: %w", err)
 	}
@@ -168,10 +184,11 @@ func (s *SQL) timelines(ctx context.Context, accountID string, msgs []Message) e
 	if len(ids) == 0 && len(calls) == 0 {
 		return nil
 	}
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db.Query(ctx, `
 		SELECT `+eventColumns+`
 		FROM postroom_events
-		WHERE account_id = $2 AND (send_id = ANY($1) AND at >= $5 OR event = 'queued' AND call_id = ANY($3) AND lower(email) = ANY($4))
+		WHERE account_id = $2 AND (send_id`+fmt.Sprintf(s.q.in, "$1")+` AND at >= $5
+			OR event = 'queued' AND call_id`+fmt.Sprintf(s.q.in, "$3")+` AND lower(email)`+fmt.Sprintf(s.q.in, "$4")+`)
 		ORDER BY send_id, at, id`, ids, accountID, calls, emails, oldest)
 	if err != nil {
 		return fmt.Errorf("events: search: timelines: %w", err)

@@ -35,14 +35,14 @@ func TestMigrateFromVersion1(t *testing.T) {
 		}
 	}
 
-	if err := MigrateSQL(ctx, pool); err != nil {
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	var version int
 	if err := pool.QueryRow(ctx, `SELECT max(version) FROM postroom_events_schema`).Scan(&version); err != nil || version != SQLSchemaVersion {
 		t.Fatalf("after MigrateSQL: version %d (%v), want %d", version, err, SQLSchemaVersion)
 	}
-	s, err := NewSQL(pool, SQLOptions{})
+	s, err := NewSQL(pgxdb.New(pool), SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		}
 	}
 
-	if err := MigrateSQL(ctx, pool); err != nil { // again: nothing to do
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
 }

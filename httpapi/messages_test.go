@@ -11,6 +11,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/transport"
 )
@@ -29,10 +30,10 @@ func TestMessagesSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := events.MigrateSQL(t.Context(), pool); err != nil {
+	if err := events.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := events.NewSQL(pool, events.SQLOptions{})
+	s, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/replytext"
 	"github.com/postroom/postroom/internal/sendid"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 func runActivity(ctx context.Context, e *env, args []string) error {
@@ -40,7 +41,7 @@ func runActivity(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	store, err := events.NewSQL(pool, events.SQLOptions{})
+	store, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		return err
 	}

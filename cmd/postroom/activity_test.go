@@ -8,11 +8,12 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 func TestActivity(t *testing.T) {
 	c, pool := migrated(t)
-	s, err := events.NewSQL(pool, events.SQLOptions{})
+	s, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/replytext"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // undefinedTable is PostgreSQL's SQLSTATE for a table that does not
@@ -36,7 +37,7 @@ type laterLog struct {
 
 // newLaterLog returns the event log of pool's database.
 func newLaterLog(pool *pgxpool.Pool) (*laterLog, error) {
-	log, err := events.NewSQL(pool, events.SQLOptions{})
+	log, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		return nil, err
 	}

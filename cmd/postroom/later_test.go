@@ -12,6 +12,7 @@ import (
 	"github.com/postroom/postroom/internal/outboxenv"
 	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // TestCallLater: a done call whose second message bounced after it left
@@ -29,7 +30,7 @@ func TestCallLater(t *testing.T) {
 		t.Errorf("call printed later events before any came back:\n%s", text)
 	}
 
-	log, err := events.NewSQL(pool, events.SQLOptions{})
+	log, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

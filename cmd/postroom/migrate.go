@@ -31,7 +31,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
 		{"templates", func(ctx context.Context) error { return templatestore.Migrate(ctx, pgxdb.New(pool)) }},
 		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pgxdb.New(pool)) }},
-		{"events", func(ctx context.Context) error { return events.MigrateSQL(ctx, pool) }},
+		{"events", func(ctx context.Context) error { return events.Migrate(ctx, pgxdb.New(pool)) }},
 	}
 	done := []string{}
 	for _, s := range steps {

@@ -145,7 +145,7 @@ func newHearing(h hearingConfig, pool *pgxpool.Pool, logger *slog.Logger) (*hear
 		if err != nil {
 			return nil, err
 		}
-		log, err := events.NewSQL(pool, events.SQLOptions{})
+		log, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 		if err != nil {
 			return nil, err
 		}

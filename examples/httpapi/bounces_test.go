@@ -21,6 +21,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // dsn is an RFC 3464 delivery status notification from the relay that
@@ -208,7 +209,7 @@ func listRejects(t *testing.T, api, prefix string) []reject {
 // now.
 func sendRecorded(t *testing.T, db *pgxpool.Pool, id string) bool {
 	t.Helper()
-	log, err := events.NewSQL(db, events.SQLOptions{})
+	log, err := events.NewSQL(pgxdb.New(db), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ const applicationName = "postroom-httpapi"
 // that it answers, and brings the tables of every part that keeps state
 // there up to date: the template store's (templatestore.Migrate),
 // River's and the outbox's (outbox.Migrate), the suppression list's
-// (suppression.Migrate) and the event log's (events.MigrateSQL), each
+// (suppression.Migrate) and the event log's (events.Migrate), each
 // safe when several
 // instances start at once. The idempotency store migrates its own in
 // newIdempotencyStore. An empty dsn gives a nil pool and a nil error:
@@ -78,7 +78,7 @@ func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	if err := events.MigrateSQL(ctx, pool); err != nil {
+	if err := events.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
