@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/postroom/postroom"
@@ -45,6 +46,22 @@ type SQL struct {
 	db   sqldb.DB
 	q    *queries
 	opts SQLOptions
+	bufs sync.Pool // of *recordBuf
+}
+
+// recordBuf holds the rows of a Record, kept for the next: a call's
+// batches reuse them rather than allocate a row of values per event.
+type recordBuf struct {
+	flat []any
+	rows [][]any
+}
+
+// take returns b's arrays for events rows of n values each.
+func (b *recordBuf) take(n, events int) ([]any, [][]any) {
+	if cap(b.flat) < n*events {
+		b.flat, b.rows = make([]any, n*events), make([][]any, events)
+	}
+	return b.flat[:n*events], b.rows[:events]
 }
 
 // ErrBadCursor is returned by List for an after cursor it did not make.
@@ -92,8 +109,15 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 	// (a call's sends): each is boxed once, not once per row.
 	var account, typ, list, call, sender, html, text box
 	n := len(recordColumns)
-	flat := make([]any, n*len(evs))
-	rows := make([][]any, len(evs))
+	buf, _ := s.bufs.Get().(*recordBuf)
+	if buf == nil {
+		buf = new(recordBuf)
+	}
+	flat, rows := buf.take(n, len(evs))
+	defer func() {
+		clear(flat) // the strings of evs are not kept
+		s.bufs.Put(buf)
+	}()
 	for i := range evs {
 		e := &evs[i]
 		at := e.At

@@ -43,7 +43,7 @@ func migrations(db sqldb.DB) ([]sqlschema.Migration, int, error) {
 	return ms, want, err
 }
 
-// migrationLockKey is the advisory lock MigrateSQL holds while it
+// migrationLockKey is the advisory lock Migrate holds (PostgreSQL) while it
 // migrates, so instances starting together migrate one after another.
 const migrationLockKey int64 = 0x706f_7374_6576_6e74 // "postevnt"
 

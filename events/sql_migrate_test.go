@@ -11,7 +11,7 @@ import (
 )
 
 // TestMigrateFromVersion1 upgrades a log at schema version 1 that holds
-// a send and a complaint about it: after MigrateSQL the database is at
+// a send and a complaint about it: after Migrate the database is at
 // SQLSchemaVersion, the old rows read as they did with no list, and new
 // events keep theirs beside them.
 func TestMigrateFromVersion1(t *testing.T) {
@@ -40,7 +40,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	var version int
 	if err := pool.QueryRow(ctx, `SELECT max(version) FROM postroom_events_schema`).Scan(&version); err != nil || version != SQLSchemaVersion {
-		t.Fatalf("after MigrateSQL: version %d (%v), want %d", version, err, SQLSchemaVersion)
+		t.Fatalf("after Migrate: version %d (%v), want %d", version, err, SQLSchemaVersion)
 	}
 	s, err := NewSQL(pgxdb.New(pool), SQLOptions{})
 	if err != nil {
