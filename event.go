@@ -128,9 +128,12 @@ func (j *job) runCallID() string {
 // later did to its recipients, checked being Mailer.Validate's results
 // for it as operation op: an EventQueued for each recipient left to send
 // (a zero Result), and the event of each final Result that is one (a
-// reject of the suppression list). Package outbox calls it from Enqueue.
-// It does nothing when Options.OnEvent is nil or checked is not one
-// Result per recipient.
+// reject of the suppression list). Package outbox calls it from Enqueue,
+// once the call is written in the application's transaction but before
+// that commits: a call whose transaction rolls back leaves its queued
+// events, which show as queued messages until the event store's retention
+// drops them. It does nothing when Options.OnEvent is nil or checked is
+// not one Result per recipient.
 func (m *Mailer) Queued(ctx context.Context, callID string, op Operation, call *Call, checked []Result) {
 	if m == nil || m.opts.OnEvent == nil || call == nil || len(checked) != len(call.Recipients) {
 		return
