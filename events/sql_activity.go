@@ -14,12 +14,19 @@ import (
 )
 
 // Search returns the messages that q selects, newest first; see Activity.
-// A message is found by its first event (a send, a deferral or a reject:
-// Created, Email and List are that event's); its timeline is every event
-// of its send id in the account, oldest first. A search by address or by
-// send id reads only that address's or message's rows (the indexes of
-// schema version 3); a search by list, state or time alone reads the
-// account's messages newest first until the page is full.
+// A message is found by its first event (a send, a deferral or a reject,
+// or a queued event not tried yet: Created, Email and List are that
+// event's); its timeline is its queued event, when it has one, then every
+// event of its send id in the account, oldest first. A search by address,
+// send id or call id reads only that address's, message's or call's rows
+// (one index probe per day partition on PostgreSQL); a search by list,
+// state or time alone reads the account's messages newest first until the
+// page is full.
+//
+// The attempts of one send id (its deferrals and its send, made by one
+// run of a call) are taken to lie within a day: an attempt made later
+// than that shows as a message of its own. The events of a message are
+// no older than its first.
 //
 // Search sees every committed event: unlike List, it is not a feed, and a
 // batch that commits late may show on a page already read. A Query it
