@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/program"
+	"github.com/postroom/postroom/internal/testkit/mimeread"
 )
 
 // recorder is a Transport that keeps a copy of each message by recipient.
@@ -39,7 +39,7 @@ func (r *recorder) text(t *testing.T, addr string) string {
 	if !ok {
 		t.Fatalf("no message to %s", addr)
 	}
-	msg := mailtest.Parse(t, data)
+	msg := mimeread.Parse(t, data)
 	path := "text/plain"
 	if slices.Contains(msg.Paths(), "multipart/alternative>text/plain") {
 		path = "multipart/alternative>text/plain"

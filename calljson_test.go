@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // FuzzCallJSON checks the fast path of Call.UnmarshalJSON and

@@ -36,6 +36,21 @@ func helperOptions() postroom.Options {
 		"shout": postroom.HelperFunc1(func(s string) (string, error) { return strings.ToUpper(s) + "!", nil }),
 		"times": postroom.HelperFunc2(func(n int, s string) (string, error) { return strings.Repeat(s, n), nil }),
 		"boom":  postroom.HelperFunc0(func() (string, error) { panic("boom") }),
+		"clamp": postroom.HelperFunc3(func(lo, x, hi float64) (float64, error) { return min(max(x, lo), hi), nil }),
+		// kind names what the data holds in its argument (HelperCall.Arg),
+		// and checks that Arg is nil out of range.
+		"kind": postroom.HelperFuncN(1, 1, func(c *postroom.HelperCall) (any, error) {
+			k := fmt.Sprintf("%T", c.Arg(0))
+			switch c.Arg(0).(type) {
+			case postroom.SafeHTML:
+				k = "safe"
+			case []any:
+				k = "list"
+			case nil:
+				k = "nil"
+			}
+			return fmt.Sprintf("%s:%v", k, c.Arg(1) == nil && c.Arg(-1) == nil), nil
+		}),
 		"list": postroom.HelperFuncN(0, -1, func(c *postroom.HelperCall) (any, error) {
 			sep, _ := c.Hash("sep")
 			var parts []string
@@ -70,6 +85,8 @@ func TestHelpers(t *testing.T) {
 		{"SafeHTML as another helper's argument", "{{shout (badge s)}}", map[string]any{"s": "x"}, "&lt;B&gt;X&lt;/B&gt;!"},
 		{"hash and variadic", `{{list a b "c" sep="-"}}`, map[string]any{"a": 1, "b": true}, "1-true-c"},
 		{"block", `{{#list "x" sep=""}}<{{s}}>{{/list}}`, map[string]any{"s": "&"}, "<&amp;>x"},
+		{"three arguments", "{{clamp lo x hi}} {{clamp lo 0 hi}}", map[string]any{"lo": 1, "x": 7, "hi": "5"}, "5 1"},
+		{"raw argument", "{{kind (badge s)}} {{kind xs}} {{kind missing}} {{kind true}}", map[string]any{"s": "x", "xs": []any{1}}, "safe:true list:true nil:true bool:true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			call := smallCall("a@example.com")

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 func TestDecodeCall(t *testing.T) {

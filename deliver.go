@@ -48,7 +48,7 @@ func (w *worker) dropBuffers() {
 // deliver makes recipient i's message and hands it over: build, then
 // handOver, each returning the recipient's outcome, and one exit that
 // turns the outcome into the Result. The error is the transport's, for the
-// run loop to notice ErrTransportUnusable.
+// workers' loop (work) to notice ErrTransportUnusable.
 func (j *job) deliver(ctx context.Context, i int, w *worker) (Result, error) {
 	o := j.build(ctx, i, w)
 	if o.status != "" {

@@ -19,9 +19,9 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/testenv"
+	"github.com/postroom/postroom/postroomtest"
 )
 
 // corpusCall is a call of the deliverability corpus.
@@ -372,7 +372,7 @@ func TestSpamAssassinStructural(t *testing.T) {
 	// the Message-ID after it says whose it is.
 	names := map[string]string{}
 	for _, m := range msgs {
-		names[mailtest.Parse(t, m.env.Data).Header.Get("Message-ID")] = m.name
+		names[postroomtest.Parse(t, m.env.Data).Header.Get("Message-ID")] = m.name
 	}
 	text := string(out)
 	locs := spamStatus.FindAllStringIndex(text, -1)

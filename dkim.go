@@ -14,6 +14,7 @@ import (
 
 	"github.com/postroom/postroom/internal/dkim"
 	"github.com/postroom/postroom/internal/mimemsg"
+	"github.com/postroom/postroom/option"
 )
 
 // MinDKIMRSABits is the smallest RSA key a DKIMSigner accepts, in bits
@@ -58,26 +59,26 @@ func (o *Options) checkDKIM() error {
 	}
 	o.DKIM = append([]DKIMSigner(nil), o.DKIM...)
 	for i, s := range o.DKIM {
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("postroom: New: Options.DKIM[%d]: "+format, append([]any{i}, args...)...)
+		bad := func(field, format string, args ...any) error {
+			return option.Errorf(opNew, fmt.Sprintf("Options.DKIM[%d].%s", i, field), format, args...)
 		}
 		if p := checkHostname(s.Domain); p != "" {
-			return bad("Domain %q: %s", s.Domain, p)
+			return bad("Domain", "%q: %s", s.Domain, p)
 		}
 		if !isDKIMSelector(s.Selector) {
-			return bad("Selector %q is not a DNS name (letters, digits and hyphens in dot-separated labels, RFC 6376 §3.1)", s.Selector)
+			return bad("Selector", "%q is not a DNS name (letters, digits and hyphens in dot-separated labels, RFC 6376 §3.1)", s.Selector)
 		}
 		if s.Key == nil {
-			return bad("Key is nil")
+			return bad("Key", "is nil")
 		}
 		switch pub := s.Key.Public().(type) {
 		case ed25519.PublicKey:
 		case *rsa.PublicKey:
 			if n := pub.N.BitLen(); n < MinDKIMRSABits {
-				return bad("RSA key of %d bits, at least %d needed", n, MinDKIMRSABits)
+				return bad("Key", "is an RSA key of %d bits, at least %d needed", n, MinDKIMRSABits)
 			}
 		default:
-			return bad("Key is a %T: use an ed25519 or RSA key", pub)
+			return bad("Key", "is a %T: use an ed25519 or RSA key", pub)
 		}
 	}
 	return nil

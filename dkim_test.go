@@ -28,7 +28,7 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/postroom/postroom"
 	pdkim "github.com/postroom/postroom/internal/dkim"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 )
 
 // The keys in testdata/dkim are test keys made for these tests (openssl

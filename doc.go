@@ -74,9 +74,10 @@
 //
 // # Suppressions and events
 //
-// Options.Suppressions is consulted once per call (Send, SendTemplate,
-// Run, Preview, Validate), in one batched lookup of every recipient that
-// passed validation and every bcc address, before anything is rendered:
+// Options.Suppressions is consulted once per run (Send, SendTemplate,
+// Mailer.Run, each Prepared.Run or RunSome) and once per Preview or
+// Validate, in one batched lookup of every recipient that passed
+// validation and every bcc address, before anything is rendered:
 // a listed recipient is rejected as above and never reaches the
 // Transport; a listed bcc address is dropped from every envelope (the
 // bcc is no recipient and has no Result) and the drop logged at info
@@ -120,6 +121,12 @@
 //
 // Transports report failures with *DeliveryError (permanent, uncertain or
 // temporary) and *PartialError (only bcc copies refused).
+//
+// New, and the constructor of every package of the module, refuses an
+// option it cannot work with by an *OptionsError naming the field (package
+// option holds the rules: a zero field means its documented default, a
+// negative number is refused unless the field gives it a meaning, a nil
+// Logger discards).
 //
 // # Templates
 //
@@ -204,20 +211,22 @@
 // hands over up to Options.Concurrency recipients at once; each worker
 // writes only its own recipients' results, and a recipient's failure never
 // cancels the others. All of a call's goroutines have ended when Send
-// returns. A call with one worker (one recipient, or Concurrency 1) runs on
-// the caller's goroutine. Memory in flight is about Concurrency × message
+// returns. A call with one worker (one recipient, or Concurrency 1) is sent
+// from the caller's goroutine. Memory in flight is about Concurrency × message
 // size, flat in the number of recipients, and at most about Concurrency ×
 // MaxMessageBytes: a recipient in flight weighs twice what its buffers
 // hold (render buffers, generated text, message with its signatures; the
-// garbage collector's headroom is the other half), so large messages run
-// fewer at a time (the call's first recipient runs alone and gives the
-// size of the rest), and a worker lets go of buffers over 1 MiB after its
+// garbage collector's headroom is the other half), so fewer large messages
+// are in flight at a time (the call's first recipient is in flight alone
+// and gives the size of the rest), and a worker lets go of buffers over 1 MiB after its
 // recipient.
 //
 // # Prepared calls
 //
-// Send, SendTemplate, Run and Preview check a call and run it at once.
-// Mailer.Prepare splits the two, as database/sql's Prepare gives a Stmt:
+// A run is one sending of a checked call to its recipients, all of them or
+// some: Send, SendTemplate and Mailer.Run check a call and run it at once
+// (Preview checks it and renders it, sending nothing). Mailer.Prepare
+// splits checking from running, as database/sql's Prepare gives a Stmt:
 // it authenticates, validates, compiles and lays out the call once and
 // returns a *Prepared, whose Run and RunSome send to all or some of its
 // recipients (results and hooks indexed as in the call), whose Preview
@@ -226,7 +235,8 @@
 // (Options.Now) and DKIM signing. A Prepared is immutable and safe for
 // concurrent use, and keeps the *Call: do not modify the call while the
 // Prepared is in use. Packages idempotency and outbox run the recipients
-// they have left through it; the outbox prepares a call once per job run.
+// they have left through it; the outbox prepares a call once per attempt
+// of a job, and runs it once per batch.
 //
 // # Limits
 //
@@ -286,13 +296,15 @@
 // From the module this package imports only packages that import nothing
 // of it: delivery (the delivery contract: Envelope, Transport and the
 // errors a Transport returns, whose names this package declares again as
-// aliases), internal/program (the template engine), internal/mimemsg
-// and internal/qp (the MIME writer and its quoted-printable encoder),
-// internal/htmltext (the generated text part), internal/dkim (the DKIM
-// signer), internal/calljson (the generic half of the call JSON codec) and
-// internal/replytext (an SMTP reply's text); beyond the standard library,
-// raymond's parser (through internal/program), x/net's html tokenizer and
-// idna, and x/sync (DKIM signs with the standard library's crypto). It never
-// imports transport, templatestore, httpapi or outbox (they import it), nor
-// any test helper.
+// aliases), option (the options rules and OptionsError), internal/program
+// (the template engine), internal/mimemsg (the MIME writer, with its
+// quoted-printable encoder internal/qp), internal/htmltext (the generated
+// text part), internal/dkim (the DKIM signer), internal/calljson (the
+// generic half of the call JSON codec), internal/replytext (an SMTP
+// reply's text), internal/sendid (the check of a send id read back) and
+// internal/accountid (the check of an account id); beyond the standard
+// library, raymond's parser (through internal/program), x/net's html
+// tokenizer and idna, and x/sync (DKIM signs with the standard library's
+// crypto). It never imports transport, templatestore, httpapi or outbox
+// (they import it), nor a test kit (internal/testkit).
 package postroom

@@ -4,7 +4,15 @@ import (
 	"errors"
 
 	"github.com/postroom/postroom/delivery"
+	"github.com/postroom/postroom/option"
 )
+
+// OptionsError is option.Error, the one error type of every constructor of
+// the module (New here, transport.NewSMTP, httpapi.New, inbound.New, …)
+// for a field of its options that it refuses: Field is the field's path,
+// such as "Options.VERP.Domain" or "Options.DKIM[0].Key", Reason what is
+// wrong with it. Check it with errors.As.
+type OptionsError = option.Error
 
 // Sentinel errors. Call-level errors mean nothing was sent, except where a
 // Send returns results too (see Mailer.Send).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"

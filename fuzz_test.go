@@ -2,7 +2,7 @@ package postroom
 
 // Fuzz targets for the invariants the root package promises, each checked
 // against an independent reader: net/mail for addresses, encoding/json for
-// call bodies, and internal/mailtest (net/mail, mime/multipart) for the
+// call bodies, and internal/testkit/mimeread (net/mail, mime/multipart) for the
 // messages a Mailer writes.
 
 import (
@@ -24,9 +24,9 @@ import (
 
 	"golang.org/x/net/idna"
 
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/internal/mimemsg"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/mimeread"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // FuzzParseAddress: whatever parseAddress accepts, net/mail.ParseAddress
@@ -186,7 +186,7 @@ var fuzzPNG = []byte("\x89PNG\r\n\x1a\nnot really a png")
 // FuzzMessageRoundTrip sends one recipient a message made of fuzzed subject,
 // display names, custom header value, file names, html and text, through a
 // Mailer and a recording transport. When the recipient is sent, the message
-// reads back with internal/mailtest (line rules, net/mail, mime/multipart)
+// reads back with internal/testkit/mimeread (line rules, net/mail, mime/multipart)
 // to the tree its parts call for; the subject, the custom header, From and
 // To decode to the input; the bodies and file names come back as given
 // (line breaks as CRLF, file names as safeFileName makes them); and the
@@ -273,7 +273,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		if len(rec.msgs) != 1 {
 			t.Fatalf("sent, but the transport got %d messages", len(rec.msgs))
 		}
-		msg := mailtest.Parse(t, rec.msgs[0])
+		msg := mimeread.Parse(t, rec.msgs[0])
 
 		htmlTree := "text/html"
 		if hasImage {
@@ -302,7 +302,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		}
 		head, _, _ := bytes.Cut(rec.msgs[0], []byte("\r\n\r\n"))
 		for field, want := range map[string]string{"Subject": subject, "X-Fuzz": value} {
-			if got := mailtest.DecodeHeader(t, fuzzRawField(string(head), field)); got != want {
+			if got := mimeread.DecodeHeader(t, fuzzRawField(string(head), field)); got != want {
 				t.Errorf("%s decodes to %q, want %q", field, got, want)
 			}
 		}
@@ -313,7 +313,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 			}
 		}
 
-		// The mailtest Paths of the leaves: mixed, then alternative, then
+		// The mimeread Paths of the leaves: mixed, then alternative, then
 		// related, as far as the message has them.
 		var outer, related []string
 		if hasFile {
@@ -394,7 +394,7 @@ func fuzzRawField(head, name string) string {
 
 // fuzzCheckFile checks an image or attachment part read back: its
 // disposition, its file name in both places, and its content.
-func fuzzCheckFile(t *testing.T, p mailtest.Part, disposition, name string, content []byte) {
+func fuzzCheckFile(t *testing.T, p mimeread.Part, disposition, name string, content []byte) {
 	t.Helper()
 	d, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
 	if err != nil || d != disposition || params["filename"] != name {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/postroom/postroom/internal/program"
+	"github.com/postroom/postroom/option"
 )
 
 // Custom template helpers: the public face of internal/program's Helper.
@@ -89,7 +90,9 @@ func HelperFunc2[A, B, R any](f func(A, B) (R, error)) Helper {
 	}}}
 }
 
-// HelperFunc3 is a helper of three arguments.
+// HelperFunc3 is a helper of three arguments, each converted as
+// HelperFunc1's, such as {{clamp low x high}} with f a func(low, x, high
+// float64) (float64, error).
 func HelperFunc3[A, B, C, R any](f func(A, B, C) (R, error)) Helper {
 	return Helper{program.Helper{Min: 3, Max: 3, Func: func(c *program.HelperCall) (any, error) {
 		a, err := convertArg[A](c, 0)
@@ -335,11 +338,11 @@ func (o *Options) checkHelpers() error {
 	for name, h := range o.Helpers {
 		switch {
 		case h.h.Func == nil:
-			return fmt.Errorf("postroom: New: Options.Helpers[%q] is the zero Helper: build it with HelperFunc1 or its siblings", name)
+			return option.Errorf(opNew, fmt.Sprintf("Options.Helpers[%q]", name), "is the zero Helper: build it with HelperFunc1 or its siblings")
 		case !helperName(name):
-			return fmt.Errorf("postroom: New: Options.Helpers[%q]: not a name a template can call (letters, digits, _ and -, not a number, not this or else)", name)
+			return option.Errorf(opNew, fmt.Sprintf("Options.Helpers[%q]", name), "is not a name a template can call (letters, digits, _ and -, not a number, not this or else)")
 		case program.Builtin(name):
-			return fmt.Errorf("postroom: New: Options.Helpers[%q]: a built-in helper has that name", name)
+			return option.Errorf(opNew, fmt.Sprintf("Options.Helpers[%q]", name), "is the name of a built-in helper")
 		}
 		hh := h.h
 		o.programHelpers[name] = &hh

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -57,7 +57,7 @@ func mustB64(t testing.TB, s string) []byte {
 // sendOne sends call through a fresh mailer with a memory transport and
 // returns the first recipient's result and, if it was sent, its message
 // parsed.
-func sendOne(t *testing.T, call *postroom.Call) (postroom.Result, *mailtest.Message) {
+func sendOne(t *testing.T, call *postroom.Call) (postroom.Result, *postroomtest.Message) {
 	t.Helper()
 	mem := transport.NewMemory()
 	results, err := newMailer(t, mem, postroom.Options{}).Send(t.Context(), call)
@@ -71,7 +71,7 @@ func sendOne(t *testing.T, call *postroom.Call) (postroom.Result, *mailtest.Mess
 	if !ok {
 		t.Fatalf("no message recorded")
 	}
-	return results[0], mailtest.Parse(t, env.Data)
+	return results[0], postroomtest.Parse(t, env.Data)
 }
 
 // waitGoroutines waits for the goroutine count to come back to before. A

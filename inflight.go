@@ -15,10 +15,11 @@ import (
 // twice what is live before it collects: a recipient weighs
 // footprintFactor times the largest footprint the call has seen so far.
 // Until a message has been made, nothing tells that footprint: one
-// recipient, the probe, takes the whole budget and runs alone, and the
+// recipient, the probe, takes the whole budget and is in flight alone, and the
 // other workers wait for it to end, then take the footprint it gives (or,
 // when it made no message, one of them becomes the next probe). Small
-// messages are thus never held back, and large ones run fewer at a time.
+// messages are thus never held back, and fewer large ones are in flight
+// at a time.
 // A worker drops buffers larger than keptBufferBytes after each recipient
 // (deliverIn), so that idle workers hold none beyond the bound.
 type inFlight struct {

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -94,7 +94,7 @@ func TestInjection(t *testing.T) {
 				}
 				// Neutralised: the message went out; no header was added.
 				env := mem.Envelopes()[0]
-				p := mailtest.Parse(t, env.Data)
+				p := postroomtest.Parse(t, env.Data)
 				if p.Header.Get("X-Evil") != "" || slices.Contains(p.Keys, "X-Evil") {
 					t.Fatalf("an X-Evil header reached the message: %v", p.Keys)
 				}
@@ -156,7 +156,7 @@ func TestLookAlikes(t *testing.T) {
 			t.Fatalf("result %d = %+v", i, r)
 		}
 		env, _ := mem.Envelope(r.SendID)
-		msg := mailtest.Parse(t, env.Data)
+		msg := postroomtest.Parse(t, env.Data)
 		for field, want := range map[string]mail.Address{
 			"To":       {Name: names[i], Address: env.To[0]},
 			"From":     {Name: call.Message.FromName, Address: env.From},
@@ -168,7 +168,7 @@ func TestLookAlikes(t *testing.T) {
 			}
 			// A reader that decodes every encoded word of the field, even
 			// in a quoted string, still sees the literal name.
-			if got := mailtest.DecodeHeader(t, msg.Header.Get(field)); !strings.Contains(got, want.Name) {
+			if got := msg.HeaderValue(field); !strings.Contains(got, want.Name) {
 				t.Errorf("%s %q decodes to %q, which lacks the literal name %q", field, msg.Header.Get(field), got, want.Name)
 			}
 		}
@@ -180,7 +180,10 @@ func TestLookAlikes(t *testing.T) {
 			}
 			name := params["filename"]
 			if !strings.HasPrefix(name, "=?x-unknown?") { // which mime.WordDecoder cannot decode
-				name = mailtest.DecodeHeader(t, name)
+				var err error
+				if name, err = new(mime.WordDecoder).DecodeHeader(name); err != nil {
+					t.Fatalf("attachment name %q: %v", params["filename"], err)
+				}
 			}
 			got = append(got, name)
 		}

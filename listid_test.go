@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -165,7 +165,7 @@ func TestSuppressionScopes(t *testing.T) {
 			}
 			if r.Status == postroom.StatusSent {
 				env, _ := mem.Envelope(r.SendID)
-				if h := mailtest.Parse(t, env.Data).Header.Get("List-Id"); (h != "") != (tc.list != "") {
+				if h := postroomtest.Parse(t, env.Data).Header.Get("List-Id"); (h != "") != (tc.list != "") {
 					t.Errorf("%s: %s: List-Id %q", tc.name, r.Email, h)
 				}
 			}

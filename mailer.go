@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/postroom/postroom/option"
 )
 
 // Mailer sends calls: it authenticates and validates them, renders every
@@ -35,7 +37,7 @@ func New(t Transport, opts Options) (*Mailer, error) {
 		return nil, errors.New("postroom: New: nil Transport")
 	}
 	if opts.Auth == nil {
-		return nil, errors.New("postroom: New: Options.Auth is nil: use postroom.StaticKeys to check keys, or postroom.NoAuth{} if the application authenticates callers itself")
+		return nil, option.Errorf(opNew, "Options.Auth", "is nil: use postroom.StaticKeys to check keys, or postroom.NoAuth{} if the application authenticates callers itself")
 	}
 	if err := opts.setDefaults(); err != nil {
 		return nil, err

@@ -17,8 +17,8 @@ import (
 	"github.com/aymerick/raymond"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -64,7 +64,7 @@ func TestSendWorkload(t *testing.T) {
 		r   postroom.Recipient
 		res postroom.Result
 		env postroom.Envelope
-		p   *mailtest.Message
+		p   *postroomtest.Message
 	}
 	var msgs []sent
 	if !t.Run("results", func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestSendWorkload(t *testing.T) {
 			if !ok {
 				t.Fatalf("no message for send_id %s", res.SendID)
 			}
-			msgs = append(msgs, sent{r: r, res: res, env: env, p: mailtest.Parse(t, env.Data)})
+			msgs = append(msgs, sent{r: r, res: res, env: env, p: postroomtest.Parse(t, env.Data)})
 		}
 	}) {
 		return
@@ -125,7 +125,7 @@ func TestSendWorkload(t *testing.T) {
 	t.Run("subject", func(t *testing.T) {
 		for _, s := range msgs {
 			wantSubject := fmt.Sprintf("Your order #%s is confirmed, %s", s.r.Params["order_id"], s.r.Params["first_name"].(string))
-			if got := mailtest.DecodeHeader(t, s.p.Header.Get("Subject")); got != wantSubject {
+			if got := s.p.HeaderValue("Subject"); got != wantSubject {
 				t.Fatalf("Subject %q, want %q (no HTML escaping)", got, wantSubject)
 			}
 		}
@@ -229,7 +229,7 @@ func TestSendTemplate(t *testing.T) {
 		t.Fatalf("SendTemplate = %v, %v", results, err)
 	}
 	env, _ := mem.Envelope(results[0].SendID)
-	p := mailtest.Parse(t, env.Data)
+	p := postroomtest.Parse(t, env.Data)
 	if got := string(p.Find(t, "multipart/alternative>text/html").Body); got != "<h1>Welcome Ann</h1>" {
 		t.Fatalf("html %q", got)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -91,7 +91,7 @@ func TestGeneratedTextPart(t *testing.T) {
 				if !ok {
 					t.Fatalf("recipient %d: %+v", i, r)
 				}
-				msg := mailtest.Parse(t, env.Data)
+				msg := postroomtest.Parse(t, env.Data)
 				if got := strings.Join(msg.Paths(), " "); got != tc.tree {
 					t.Fatalf("tree %q, want %q", got, tc.tree)
 				}

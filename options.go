@@ -3,13 +3,13 @@ package postroom
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
 	"time"
 
 	"github.com/postroom/postroom/internal/program"
+	"github.com/postroom/postroom/option"
 )
 
 // Defaults of the Options fields: New gives each zero field its default
@@ -46,12 +46,17 @@ const (
 // recipients in flight that transport waits do not idle the CPU.
 func defaultConcurrency() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
-// setDefaults gives every zero field of o its default, by one rule for
-// the numbers: zero means the default, and a negative value is refused,
-// except where the field's documentation gives it a meaning (a negative
-// TemplateCacheEntries or TemplateCacheBytes turns the cache off: both
-// are then -1, and a negative FileCacheBytes is -1). A nil Logger, Now or Rand, and the empty VERP.Local of a
-// VERP that is on, get theirs too. New calls it before any other check.
+// opNew is New's name in its *OptionsError.
+const opNew = "postroom.New"
+
+// setDefaults gives every zero field of o its default by the module's rule
+// (package option): zero means the default, and a negative value is an
+// *OptionsError, except where the field's documentation gives it a
+// meaning (a negative TemplateCacheEntries or TemplateCacheBytes turns
+// the cache off: both are then -1, and a negative FileCacheBytes is -1).
+// A nil Logger discards; a nil Now or Rand, and the empty VERP.Local of a
+// VERP that is on, get their defaults too. New calls it before any other
+// check.
 func (o *Options) setDefaults() error {
 	for _, f := range []struct {
 		name string
@@ -73,22 +78,19 @@ func (o *Options) setDefaults() error {
 		{"TemplateCacheBytes", &o.TemplateCacheBytes, DefaultTemplateCacheBytes, true},
 		{"FileCacheBytes", &o.FileCacheBytes, DefaultFileCacheBytes, true},
 	} {
-		switch {
-		case *f.v < 0 && !f.off:
-			return fmt.Errorf("postroom: New: Options.%s is negative (%d)", f.name, *f.v)
-		case *f.v < 0:
-			*f.v = -1
-		case *f.v == 0:
-			*f.v = f.def
+		def := option.Default[int]
+		if f.off {
+			def = option.DefaultOrOff[int]
+		}
+		if err := def(opNew, "Options."+f.name, f.v, f.def); err != nil {
+			return err
 		}
 	}
 	if o.TemplateCacheEntries < 0 || o.TemplateCacheBytes < 0 {
 		// The cache needs both bounds: either one negative turns it off.
 		o.TemplateCacheEntries, o.TemplateCacheBytes = -1, -1
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = option.Logger(o.Logger)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -165,7 +167,8 @@ type Options struct {
 	StrictParams bool
 
 	// Logger receives a debug record per call and the output of templates'
-	// {{log}}. Nil means no logging.
+	// {{log}}. Nil discards every record (slog.New(slog.DiscardHandler)), as
+	// for every Logger of the module (package option).
 	Logger *slog.Logger
 
 	// Now gives the Date of a call's messages. Nil means time.Now.

@@ -1,6 +1,13 @@
 package postroom
 
-import "testing"
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"testing"
+)
 
 // TestSetDefaults checks the one rule of Options' numbers: zero means the
 // default, a negative value is refused, except for the
@@ -50,8 +57,10 @@ func TestSetDefaults(t *testing.T) {
 	} {
 		var o Options
 		tc.set(&o)
-		if err := o.setDefaults(); err == nil {
-			t.Errorf("negative %s accepted", tc.name)
+		err := o.setDefaults()
+		var oe *OptionsError
+		if !errors.As(err, &oe) || oe.Op != "postroom.New" || oe.Field != "Options."+tc.name {
+			t.Errorf("negative %s: %v; want an *OptionsError for Options.%[1]s", tc.name, err)
 		}
 	}
 
@@ -70,6 +79,40 @@ func TestSetDefaults(t *testing.T) {
 		}
 		if got := [2]int{o.TemplateCacheEntries, o.TemplateCacheBytes}; got != tc.want {
 			t.Errorf("cache bounds %v: %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestNewOptionsError checks that every option New refuses is an
+// *OptionsError naming the field's path.
+func TestNewOptionsError(t *testing.T) {
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weak, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := TransportFunc(func(context.Context, *Envelope) error { return nil })
+	for _, tc := range []struct {
+		field string
+		opts  Options
+	}{
+		{"Options.Auth", Options{}},
+		{"Options.MaxBCC", Options{Auth: NoAuth{}, MaxBCC: -1}},
+		{"Options.VERP.Local", Options{Auth: NoAuth{}, VERP: VERP{Local: "b"}}},
+		{"Options.VERP.Domain", Options{Auth: NoAuth{}, VERP: VERP{Domain: "no domain"}}},
+		{"Options.DKIM[0].Selector", Options{Auth: NoAuth{}, DKIM: []DKIMSigner{{Domain: "example.com", Selector: "a b", Key: edKey}}}},
+		{"Options.DKIM[0].Key", Options{Auth: NoAuth{}, DKIM: []DKIMSigner{{Domain: "example.com", Selector: "s1"}}}},
+		{"Options.DKIM[1].Key", Options{Auth: NoAuth{}, DKIM: []DKIMSigner{{Domain: "example.com", Selector: "s1", Key: edKey}, {Domain: "example.com", Selector: "s2", Key: weak}}}},
+		{`Options.Helpers["if"]`, Options{Auth: NoAuth{}, Helpers: map[string]Helper{"if": HelperFunc1(func(s string) (string, error) { return s, nil })}}},
+		{`Options.Helpers["x"]`, Options{Auth: NoAuth{}, Helpers: map[string]Helper{"x": {}}}},
+	} {
+		m, err := New(tr, tc.opts)
+		var oe *OptionsError
+		if !errors.As(err, &oe) || oe.Field != tc.field || oe.Op != "postroom.New" {
+			t.Errorf("New = %v, %v; want an *OptionsError for %s", m, err, tc.field)
 		}
 	}
 }

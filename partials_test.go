@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -29,14 +29,14 @@ func partialStore(t *testing.T, sources map[string]string) *templatestore.Memory
 
 // sendParts sends call through a Mailer with opts and returns each
 // recipient's result and, for those sent, their parsed message.
-func sendParts(t *testing.T, opts postroom.Options, op postroom.Operation, call *postroom.Call) ([]postroom.Result, []*mailtest.Message) {
+func sendParts(t *testing.T, opts postroom.Options, op postroom.Operation, call *postroom.Call) ([]postroom.Result, []*postroomtest.Message) {
 	t.Helper()
 	mem := transport.NewMemory()
 	results, err := newMailer(t, mem, opts).Run(t.Context(), op, call, postroom.RunOptions{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	msgs := make([]*mailtest.Message, len(results))
+	msgs := make([]*postroomtest.Message, len(results))
 	for i, r := range results {
 		if r.Status != postroom.StatusSent {
 			continue
@@ -45,14 +45,14 @@ func sendParts(t *testing.T, opts postroom.Options, op postroom.Operation, call 
 		if !ok {
 			t.Fatalf("no message recorded for %s", r.Email)
 		}
-		msgs[i] = mailtest.Parse(t, env.Data)
+		msgs[i] = postroomtest.Parse(t, env.Data)
 	}
 	return results, msgs
 }
 
 // body is the only part of media type mediaType in m, with its line
 // breaks as LF.
-func body(t *testing.T, m *mailtest.Message, mediaType string) string {
+func body(t *testing.T, m *postroomtest.Message, mediaType string) string {
 	t.Helper()
 	return strings.ReplaceAll(string(m.Leaf(t, mediaType).Body), "\r\n", "\n")
 }
@@ -75,7 +75,7 @@ func TestPartialsSend(t *testing.T) {
 		t.Fatalf("result %+v", results[0])
 	}
 	m := msgs[0]
-	if got, want := mailtest.DecodeHeader(t, m.Header.Get("Subject")), "Your order from Shop & Co"; got != want {
+	if got, want := m.HeaderValue("Subject"), "Your order from Shop & Co"; got != want {
 		t.Errorf("subject %q, want %q", got, want)
 	}
 	if got, want := body(t, m, "text/html"), "<ul>\n  <li>2 × &lt;tea&gt;</li>\n</ul>\n  <p>© 2026 Shop & Co</p>\n"; got != want {
@@ -123,7 +123,7 @@ func TestPartialsFollowTheStore(t *testing.T) {
 			t.Fatalf("Send: %+v, %v", results, err)
 		}
 		env, _ := mem.Envelope(results[0].SendID)
-		if got := body(t, mailtest.Parse(t, env.Data), "text/plain"); got != want {
+		if got := body(t, postroomtest.Parse(t, env.Data), "text/plain"); got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	}

@@ -222,7 +222,7 @@ func (m *Mailer) authenticate(ctx context.Context, call *Call) error {
 // and key, as Prepare did: nil, or an error that is or wraps
 // ErrUnauthorized. Prepare authenticates once, and runs do not
 // authenticate again; a caller that keeps a Prepared for a while (package
-// outbox keeps one per job run) calls Authenticate before each
+// outbox keeps one per attempt of a job) calls Authenticate before each
 // run, so that a key revoked since Prepare stops the runs after it.
 func (p *Prepared) Authenticate(ctx context.Context) error {
 	if err := p.made(); err != nil {
@@ -244,7 +244,7 @@ func (p *Prepared) Checks() []Result {
 	return append([]Result(nil), p.checks...)
 }
 
-// Validate runs the checks that Run makes before it renders anything, and
+// Validate makes the checks that Run makes before it renders anything, and
 // sends nothing: it is Prepare followed by Checks. It returns the
 // call-level errors of Send and SendTemplate (ErrUnauthorized,
 // ErrNoRecipients, a *ValidationError, ...) and no results, or one Result

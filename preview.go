@@ -92,7 +92,7 @@ type PreviewRecipient struct {
 	Missing []string
 }
 
-// Preview runs call as operation op through everything Run does before
+// Preview takes call as operation op through everything Run does before
 // handing a message over (auth, validation, stored templates, rendering,
 // MIME, DKIM signing) and returns, for each recipient chosen by opts,
 // what would be sent, without any Transport call and without RunOptions

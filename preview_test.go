@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
@@ -116,7 +116,7 @@ func TestPreviewMatchesRun(t *testing.T) {
 				if signed := bytes.HasPrefix(env.Data, []byte("DKIM-Signature:")); signed != (tt.opts.DKIM != nil) {
 					t.Errorf("recipient %d: signed %v, want %v", i, signed, tt.opts.DKIM != nil)
 				}
-				if tt.htmlOnly && len(mailtest.Parse(t, env.Data).Leaf(t, "text/plain").Body) == 0 {
+				if tt.htmlOnly && len(postroomtest.Parse(t, env.Data).Leaf(t, "text/plain").Body) == 0 {
 					t.Errorf("recipient %d: the generated text part is empty", i)
 				}
 				if tt.opts.VERP.Domain != "" && env.From != tt.opts.VERP.Address(r.SendID) {
@@ -147,8 +147,8 @@ func TestPreviewRecipient(t *testing.T) {
 		if pr.Result.Status != postroom.StatusSent || !sendIDPattern.MatchString(pr.Result.SendID) {
 			t.Errorf("recipient %d: result %+v, want sent with a send id", pr.Index, pr.Result)
 		}
-		msg := mailtest.Parse(t, pr.Message)
-		if got := mailtest.DecodeHeader(t, msg.Header.Get("Subject")); got != pr.Subject {
+		msg := postroomtest.Parse(t, pr.Message)
+		if got := msg.HeaderValue("Subject"); got != pr.Subject {
 			t.Errorf("recipient %d: Subject header %q, rendered subject %q", pr.Index, got, pr.Subject)
 		}
 		fields := map[string]string{}
@@ -156,7 +156,7 @@ func TestPreviewRecipient(t *testing.T) {
 			fields[h.Name] = h.Value
 		}
 		for _, name := range []string{"Subject", "To", "From", "Message-ID", "X-Campaign-ID"} {
-			if want := mailtest.DecodeHeader(t, msg.Header.Get(name)); fields[name] != want {
+			if want := msg.HeaderValue(name); fields[name] != want {
 				t.Errorf("recipient %d: header %s = %q, the message has %q", pr.Index, name, fields[name], want)
 			}
 		}

@@ -1,6 +1,6 @@
 package postroom
 
-// What a queue of calls run later reports about them beyond CallStatus:
+// What a queue of calls sent later reports about them beyond CallStatus:
 // the recipients still waiting, and an account's calls. The root package
 // never makes these: they are declared here, as CallStatus is, so that a
 // queue (package outbox) and an HTTP handler (package httpapi) share them
@@ -8,7 +8,7 @@ package postroom
 
 import "time"
 
-// WaitingState is why a recipient of a call run later has no final
+// WaitingState is why a recipient of a call sent later has no final
 // result yet: WaitingNew, WaitingSending or WaitingDeferred.
 type WaitingState string
 
@@ -16,15 +16,15 @@ type WaitingState string
 const (
 	// WaitingNew: not tried yet (its job has not reached it).
 	WaitingNew WaitingState = "new"
-	// WaitingSending: a run of its job reserved it and may be handing its
-	// message over now; the run writes its outcome.
+	// WaitingSending: an attempt of its job reserved it and may be
+	// handing its message over now; the attempt writes its outcome.
 	WaitingSending WaitingState = "sending"
 	// WaitingDeferred: its last attempt was refused for now (LastStatus
 	// and LastReason say how); its job tries it again at NextAttempt.
 	WaitingDeferred WaitingState = "deferred"
 )
 
-// WaitingRecipient is a recipient of a call run later that has no final
+// WaitingRecipient is a recipient of a call sent later that has no final
 // result yet, as a queue reports it (package outbox's Waiting). Its JSON
 // form has the fields' snake_case names; next_attempt is absent when
 // unknown, and last_status, last_code and last_reason when empty.
@@ -41,7 +41,7 @@ type WaitingRecipient struct {
 	LastCode   string `json:"last_code,omitempty"`
 	LastReason string `json:"last_reason,omitempty"`
 	// Attempts is the number of attempts so far: for package outbox, the
-	// runs of the recipient's job (see outbox.Outbox.Waiting), an upper
+	// attempts of the recipient's job (see outbox.Outbox.Waiting), an upper
 	// bound on the recipient's own attempts.
 	Attempts int `json:"attempts"`
 	// NextAttempt is when the recipient is tried next, nil when unknown
@@ -49,7 +49,7 @@ type WaitingRecipient struct {
 	NextAttempt *time.Time `json:"next_attempt,omitempty"`
 }
 
-// CallSummary is one call run later as a queue lists it (package
+// CallSummary is one call sent later as a queue lists it (package
 // outbox's Calls; httpapi's calls.list). Its JSON form is {"id",
 // "operation", "started_at", "recipients", "state", "counts"}.
 type CallSummary struct {

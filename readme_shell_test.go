@@ -20,7 +20,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 	"github.com/postroom/postroom/preview"
 	"github.com/postroom/postroom/transport"
 )

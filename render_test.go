@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -26,13 +25,13 @@ func TestEscaping(t *testing.T) {
 	if p == nil {
 		t.Fatalf("result %+v", res)
 	}
-	if got := mailtest.DecodeHeader(t, p.Header.Get("Subject")); got != "For Tom & Jerry <3" {
+	if got := p.HeaderValue("Subject"); got != "For Tom & Jerry <3" {
 		t.Errorf("Subject %q", got)
 	}
 	if got := p.Header.Get("List-Unsubscribe"); got != "<https://x.example/u?a=1&b=2>" {
 		t.Errorf("List-Unsubscribe %q", got)
 	}
-	if got := mailtest.DecodeHeader(t, p.Header.Get("X-Who")); got != "Tom & Jerry <3" {
+	if got := p.HeaderValue("X-Who"); got != "Tom & Jerry <3" {
 		t.Errorf("X-Who %q", got)
 	}
 	if got := string(p.Find(t, "multipart/alternative>text/plain").Body); got != "Text Tom & Jerry <3 / Tom & Jerry <3" {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/hbsjs"
+	"github.com/postroom/postroom/internal/testkit/hbsjs"
 )
 
 // rootEachText iterates the root context: at the top and through @root.

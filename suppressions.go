@@ -192,9 +192,9 @@ func (m *Mailer) Authenticate(ctx context.Context, accountID, key string) error 
 // recipient: it has no Result). A lookup that fails refuses the run with
 // an error wrapping ErrSuppressions.
 //
-// It runs once per run, not once per Prepare: a Prepared kept for a
-// while (package outbox keeps one per call and process) sees the list as
-// it is when each of its runs starts.
+// It is called once per run, not once per Prepare: a Prepared kept for a
+// while (package outbox keeps one per attempt of a job, run once per
+// batch) sees the list as it is when each of its runs starts.
 func (j *job) suppress(ctx context.Context, results []Result) error {
 	list := j.m.opts.Suppressions
 	if list == nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -84,7 +84,7 @@ func TestOneClickPerRecipient(t *testing.T) {
 		}
 	}
 	env, _ := mem.Envelope(results[0].SendID)
-	msg := mailtest.Parse(t, env.Data)
+	msg := postroomtest.Parse(t, env.Data)
 	if got := msg.Header.Get("List-Unsubscribe"); got != "<"+urls[0]+">" {
 		t.Errorf("List-Unsubscribe %q", got)
 	}
@@ -143,7 +143,7 @@ func TestUnsubscribeOption(t *testing.T) {
 			t.Fatalf("%s: %+v", r.Email, r)
 		}
 		env, _ := mem.Envelope(r.SendID)
-		msg := mailtest.Parse(t, env.Data)
+		msg := postroomtest.Parse(t, env.Data)
 		if got, want := msg.Header.Get("List-Unsubscribe"), "<https://shop.example.com/u/acct/news.shop.example.com/"+r.Email+">"; got != want {
 			t.Errorf("%s: List-Unsubscribe %q, want %q", r.Email, got, want)
 		}
@@ -179,7 +179,7 @@ func TestUnsubscribeOption(t *testing.T) {
 		t.Fatalf("own header: %+v, %v", results, err)
 	}
 	env, _ := mem.Envelope(results[0].SendID)
-	msg := mailtest.Parse(t, env.Data)
+	msg := postroomtest.Parse(t, env.Data)
 	if got := msg.Header["List-Unsubscribe"]; !slices.Equal(got, []string{"<mailto:u@shop.example.com>"}) {
 		t.Errorf("own header: List-Unsubscribe %q", got)
 	}
@@ -201,7 +201,7 @@ func TestUnsubscribeTransactional(t *testing.T) {
 			t.Fatalf("all=%v: %+v, %v", all, results, err)
 		}
 		env, _ := mem.Envelope(results[0].SendID)
-		msg := mailtest.Parse(t, env.Data)
+		msg := postroomtest.Parse(t, env.Data)
 		got, post := msg.Header.Get("List-Unsubscribe"), msg.Header.Get("List-Unsubscribe-Post")
 		switch {
 		case !all && (got != "" || post != ""):

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )

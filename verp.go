@@ -6,11 +6,11 @@ package postroom
 // bounce's text.
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/postroom/postroom/internal/mimemsg"
 	"github.com/postroom/postroom/internal/sendid"
+	"github.com/postroom/postroom/option"
 )
 
 // VERP makes the envelope sender (MAIL FROM, which becomes the delivered
@@ -39,15 +39,15 @@ func (o *Options) checkVERP() error {
 	v := &o.VERP
 	if v.Domain == "" {
 		if v.Local != "" {
-			return fmt.Errorf("postroom: New: Options.VERP.Local is set without a Domain")
+			return option.Errorf(opNew, "Options.VERP.Local", "is set without a Domain")
 		}
 		return nil
 	}
 	if p := checkHostname(v.Domain); p != "" {
-		return fmt.Errorf("postroom: New: Options.VERP.Domain %q: %s", v.Domain, p)
+		return option.Errorf(opNew, "Options.VERP.Domain", "%q: %s", v.Domain, p)
 	}
 	if len(v.Local) > maxVERPLocal || !mimemsg.IsDotAtom(v.Local) || strings.Contains(v.Local, "+") {
-		return fmt.Errorf("postroom: New: Options.VERP.Local %q is not a dot-atom of at most %d octets without '+'", v.Local, maxVERPLocal)
+		return option.Errorf(opNew, "Options.VERP.Local", "%q is not a dot-atom of at most %d octets without '+'", v.Local, maxVERPLocal)
 	}
 	return nil
 }

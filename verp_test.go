@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/transport"
 )
 

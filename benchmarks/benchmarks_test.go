@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
 // pipelineSizes are the call sizes of BenchmarkPipeline.

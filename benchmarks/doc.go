@@ -1,9 +1,9 @@
 // Package benchmarks measures postroom's render path end to end on the
 // workload (testdata/workload/transactional.json in the repository, written
-// by internal/workload), side by side with the obvious way of doing the same
+// by internal/testkit/workload), side by side with the obvious way of doing the same
 // work in Go: raymond's Exec for the templates and one go-mail Msg per
 // recipient for the MIME. The package has no API: its Benchmark functions
-// run the benchmark bodies of internal/bench.
+// run the benchmark bodies of internal/testkit/bench.
 //
 // Run the benchmarks with
 //
@@ -25,10 +25,10 @@
 //     reused buffer, on the same pre-rendered bodies.
 //   - Pipeline: a call of N recipients sent into a transport that discards,
 //     with postroom's Mailer against the obvious raymond + go-mail pipeline
-//     (internal/bench's Obvious) at the same concurrency.
+//     (internal/testkit/bench's Obvious) at the same concurrency.
 //   - SendTemplateStore: a one-recipient send_template call whose html and
 //     text bodies are looked up in a template store, Memory against SQL on
-//     a real PostgreSQL (internal/pgtest starts one; skipped when
+//     a real PostgreSQL (internal/testkit/pgtest starts one; skipped when
 //     PostgreSQL is not installed). The difference is the lookups' round
 //     trips; the rest is the call's template compilation and one message.
 //   - Memmove: one core copying a finished message into a buffer that is

@@ -8,8 +8,8 @@ import (
 
 	"github.com/postroom/postroom"
 
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
 // BenchmarkPipelineOnResult is the 25,000-recipient pipeline through

@@ -3,9 +3,9 @@ package benchmarks
 import (
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 )

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 )

@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/browsertest"
+	"github.com/postroom/postroom/internal/testkit/browsertest"
 )
 
 // screenshotEnv names a file to save the timeline's screenshot to as

@@ -15,7 +15,7 @@ import (
 )
 
 // Calls is what the queued calls pages call, each over one account's
-// calls: package outbox's Outbox.HTTP() implements it (its Status,
+// calls: package outbox's Outbox.AccountCalls() implements it (its Status,
 // Cancel and Retry answer an error wrapping postroom.ErrCallNotFound for
 // a call of another account, as for an unknown id). Waiting is called
 // only for a call that Status found in the account.

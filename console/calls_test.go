@@ -13,12 +13,13 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/console"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
-var _ console.Calls = outbox.HTTP{}
+var _ console.Calls = outbox.AccountCalls{}
 
 // retryInAnHour is a River retry policy that leaves a deferred recipient
 // waiting an hour: long enough that the test sees it waiting, and that
@@ -44,12 +45,12 @@ func newCallsEnv(t *testing.T) *callsEnv {
 		}
 		return smtptest.Fault{}
 	}})
-	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pool, outbox.Options{})
+	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	outboxenv.StartClient(t, ob, &river.Config{RetryPolicy: retryInAnHour{}})
-	f := newFixture(t, func(o *console.Options) { o.Calls = ob.HTTP() })
+	f := newFixture(t, func(o *console.Options) { o.Calls = ob.AccountCalls() })
 	return &callsEnv{fixture: f, ob: ob, pool: pool}
 }
 
@@ -61,7 +62,7 @@ func (e *callsEnv) enqueue(t *testing.T, acct string, at time.Time, to ...string
 	for _, a := range to {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: a})
 	}
-	return outboxenv.Enqueue(t, e.pool, e.ob, postroom.OpSend, call, outbox.EnqueueOptions{At: at})
+	return outboxenv.Enqueue(t, pgxdb.New(e.pool), e.ob, postroom.OpSend, call, outbox.EnqueueOptions{At: at})
 }
 
 // waitDeferred polls the call's waiting recipients until Ann is deferred
@@ -109,7 +110,7 @@ func TestQueuedCalls(t *testing.T) {
 	}
 	// The same call seen from another account is unknown.
 	otherView := newFixture(t, func(o *console.Options) {
-		o.Calls = e.ob.HTTP()
+		o.Calls = e.ob.AccountCalls()
 		o.Account = func(*http.Request) (string, error) { return other, nil }
 	})
 	if res, _ := otherView.get(t, "/call?id="+url.QueryEscape(id)); res.StatusCode != http.StatusNotFound {

@@ -44,7 +44,7 @@ type Options struct {
 	Suppressions Suppressions
 
 	// Calls shows and steers the calls sent later (package outbox's
-	// Outbox.HTTP() is one); nil leaves out the queued calls pages.
+	// Outbox.AccountCalls() is one); nil leaves out the queued calls pages.
 	Calls Calls
 
 	// Templates lists, shows and publishes the account's stored templates

@@ -13,7 +13,7 @@
 //   - The suppression list (Options.Suppressions, a suppression.List):
 //     filtered by address, scope, reason and list; an entry is removed
 //     after a confirmation page.
-//   - Queued calls (Options.Calls, package outbox's Outbox.HTTP()): the
+//   - Queued calls (Options.Calls, package outbox's Outbox.AccountCalls()): the
 //     calls sent later, each with its state and counts, the recipients
 //     still waiting with their last reason and next attempt, its results
 //     once done; cancel (after a confirmation) and retry.
@@ -32,7 +32,7 @@
 //		Account:      accountOf, // whose mail the request's person looks after
 //		Activity:     eventLog,
 //		Suppressions: list,
-//		Calls:        ob.HTTP(),
+//		Calls:        ob.AccountCalls(),
 //	})
 //	if err != nil { ... }
 //	mux.Handle("/console/", adminOnly(http.StripPrefix("/console", c)))

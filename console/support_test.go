@@ -13,10 +13,11 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/console"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/browsertest"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/browsertest"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -55,7 +56,7 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 	c, err := console.New(console.Options{
 		Account:  func(*http.Request) (string, error) { return account, nil },
 		Activity: activity,
-		Calls:    ob.HTTP(),
+		Calls:    ob.AccountCalls(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 			Subject: "Reset your password", Text: "Follow the link."}, Recipients: []postroom.Recipient{{Email: ann}}}
 	}
 	// The call sent later: greylisted, it waits an hour.
-	id := outboxenv.Enqueue(t, pool, ob, postroom.OpSend, reset(), outbox.EnqueueOptions{})
+	id := outboxenv.Enqueue(t, pgxdb.New(pool), ob, postroom.OpSend, reset(), outbox.EnqueueOptions{})
 	(&callsEnv{ob: ob}).waitDeferred(t, id)
 	// The direct call, and the one that bounces.
 	var sendIDs []string

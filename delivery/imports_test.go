@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 )
 
 // TestImports checks that this package is a leaf: from the module it

@@ -11,7 +11,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // activityStore is an Activity fed with events.

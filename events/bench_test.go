@@ -7,7 +7,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // BenchmarkAfter is what a done call of 25,000 recipients costs an

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 

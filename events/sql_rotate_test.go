@@ -8,7 +8,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // TestRotate: Rotate removes the events older than the retention and

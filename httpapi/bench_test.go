@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
 // benchCall is the body of the shared workload's call with n recipients,

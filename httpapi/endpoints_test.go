@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 	"github.com/postroom/postroom/transport"
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/option"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/templatestore"
 )
@@ -47,9 +48,10 @@ const (
 // Options configure a Handler. New validates and copies them; each field's
 // zero value means its default.
 type Options struct {
-	// Logger receives one record per request and each recipient's result
-	// (see the package documentation, # Logging), and the detail of every
-	// 500. Nil means no logging: set it in production.
+	// Logger receives one record per request and each recipient's result (see
+	// the package documentation, # Logging), and the detail of every 500. Nil
+	// discards every record (slog.New(slog.DiscardHandler)), as for every
+	// Logger of the module (package option). Set it in production.
 	Logger *slog.Logger
 
 	// MaxBodyBytes is the largest request body, in bytes; a larger one is
@@ -138,44 +140,28 @@ type Options struct {
 	Activity events.Activity
 }
 
-// setDefaults gives every zero field of o its default, by the root
-// package's rule for numbers: zero means the default, and a negative
-// value is refused. A nil Logger discards. New calls it before any other
+// opNew is New's name in its *option.Error.
+const opNew = "httpapi.New"
+
+// setDefaults gives every zero field of o its default by the module's
+// rule (package option): zero means the default, and a negative value is
+// an *option.Error. A nil Logger discards. New calls it before any other
 // check of the fields.
 func (o *Options) setDefaults() error {
-	for _, f := range []struct {
-		name string
-		neg  bool
-	}{
-		{"MaxBodyBytes", o.MaxBodyBytes < 0},
-		{"MaxInflightBytes", o.MaxInflightBytes < 0},
-		{"CallTimeout", o.CallTimeout < 0},
-		{"MaxIdempotentCalls", o.MaxIdempotentCalls < 0},
-	} {
-		if f.neg {
-			return &OptionsError{f.name, "negative"}
-		}
+	if err := option.Default(opNew, "Options.MaxBodyBytes", &o.MaxBodyBytes, DefaultMaxBodyBytes); err != nil {
+		return err
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+	if err := option.Default(opNew, "Options.MaxInflightBytes", &o.MaxInflightBytes, DefaultInflightBodies*o.MaxBodyBytes); err != nil {
+		return err
 	}
-	if o.MaxInflightBytes == 0 {
-		o.MaxInflightBytes = DefaultInflightBodies * o.MaxBodyBytes
+	if err := option.Default(opNew, "Options.CallTimeout", &o.CallTimeout, 0); err != nil {
+		return err
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	if err := option.Default(opNew, "Options.MaxIdempotentCalls", &o.MaxIdempotentCalls, 0); err != nil {
+		return err
 	}
+	o.Logger = option.Logger(o.Logger)
 	return nil
-}
-
-// OptionsError is New's error for an Options field it refuses.
-type OptionsError struct {
-	Field  string // such as "MaxInflightBytes"
-	Reason string
-}
-
-func (e *OptionsError) Error() string {
-	return "httpapi: New: Options." + e.Field + ": " + e.Reason
 }
 
 // Handler serves the spec's two endpoints over one Mailer (see the package
@@ -197,10 +183,10 @@ func New(m *postroom.Mailer, opts Options) (*Handler, error) {
 		return nil, err
 	}
 	if opts.MaxInflightBytes < opts.MaxBodyBytes {
-		return nil, &OptionsError{"MaxInflightBytes", "under MaxBodyBytes: the largest calls could never run"}
+		return nil, option.Errorf(opNew, "Options.MaxInflightBytes", "is under MaxBodyBytes: the largest calls could never run")
 	}
 	if p := opts.PreviewPath; p != "" && (!strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/") || strings.HasPrefix(p, "/api/") || p == "/") {
-		return nil, &OptionsError{"PreviewPath", fmt.Sprintf("%q: want a path such as /preview/, starting and ending with /, not under /api/", p)}
+		return nil, option.Errorf(opNew, "Options.PreviewPath", "%q is not a path such as /preview/, starting and ending with /, not under /api/", p)
 	}
 	idem, err := newIdempotent(opts.Idempotency, opts.MaxIdempotentCalls)
 	if err != nil {

@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/apitest"
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testkit/apitest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/templatestore"
 )
 
-// The client side of the tests (internal/apitest), under short names.
+// The client side of the tests (internal/testkit/apitest), under short names.
 var (
 	post          = apitest.Post
 	do            = apitest.Do
@@ -93,16 +93,16 @@ func memoryTemplates(t testing.TB, files map[string]string) *templatestore.Memor
 	return s
 }
 
-// readEML reads the outbox file of one result back with mailtest.Parse
+// readEML reads the outbox file of one result back with postroomtest.Parse
 // (which checks its lines) and returns it and the decoded text of its
 // text/plain and text/html parts.
-func readEML(t *testing.T, outbox string, r postroom.Result) (*mailtest.Message, map[string]string) {
+func readEML(t *testing.T, outbox string, r postroom.Result) (*postroomtest.Message, map[string]string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(outbox, r.SendID+".eml"))
 	if err != nil {
 		t.Fatalf("%s: %v", r.Email, err)
 	}
-	msg := mailtest.Parse(t, data)
+	msg := postroomtest.Parse(t, data)
 	parts := map[string]string{}
 	for _, p := range msg.Parts {
 		if mt := p.Type(); strings.HasPrefix(mt, "text/") {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
-	"github.com/postroom/postroom/internal/apitest"
+	"github.com/postroom/postroom/internal/testkit/apitest"
 )
 
 // countingTransport counts the messages per address.

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"testing"
 
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"go.uber.org/goleak"
 )
 

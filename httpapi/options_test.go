@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
-// TestNewOptions: New refuses each bad field with an *OptionsError naming
+// TestNewOptions: New refuses each bad field with a *postroom.OptionsError naming
 // it, and accepts the zero Options.
 func TestNewOptions(t *testing.T) {
 	m, err := postroom.New(postroom.TransportFunc(func(context.Context, *postroom.Envelope) error { return nil }), postroom.Options{Auth: postroom.NoAuth{}})
@@ -42,8 +42,8 @@ func TestNewOptions(t *testing.T) {
 		{"PreviewPath", Options{PreviewPath: "/api/preview/"}},
 	} {
 		_, err := New(m, tc.opts)
-		if oe := (*OptionsError)(nil); !errors.As(err, &oe) || oe.Field != tc.field {
-			t.Errorf("%+v: %v; want an *OptionsError for %s", tc.opts, err, tc.field)
+		if oe := (*postroom.OptionsError)(nil); !errors.As(err, &oe) || oe.Op != "httpapi.New" || oe.Field != "Options."+tc.field {
+			t.Errorf("%+v: %v; want a *postroom.OptionsError for Options.%s", tc.opts, err, tc.field)
 		}
 	}
 }

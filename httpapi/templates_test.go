@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
@@ -128,6 +129,14 @@ func TestTemplatesSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	testTemplates(t, templatestore.NewSQL(pgxdb.New(db)))
+}
+
+func TestTemplatesSQLite(t *testing.T) {
+	db := dbtest.SQLite(t)
+	if err := templatestore.Migrate(t.Context(), db); err != nil {
+		t.Fatal(err)
+	}
+	testTemplates(t, templatestore.NewSQL(db))
 }
 
 // testTemplates: a template added, sent, updated (the draft: calls keep

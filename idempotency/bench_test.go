@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // BenchmarkRun measures what the record costs a 100-recipient call with a

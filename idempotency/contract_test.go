@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // harness is one Store implementation under the contract tests.

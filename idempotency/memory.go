@@ -42,7 +42,7 @@ type memRecord struct {
 
 // NewMemory returns an empty Memory store with opts.
 func NewMemory(opts Options) (*Memory, error) {
-	if err := opts.setDefaults(); err != nil {
+	if err := opts.setDefaults("idempotency.NewMemory"); err != nil {
 		return nil, err
 	}
 	return &Memory{opts: opts, records: make(map[Key]*memRecord)}, nil

@@ -1,7 +1,12 @@
 package idempotency
 
 import (
+	"errors"
 	"testing"
+	"time"
+
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/option"
 )
 
 func memoryHarness() harness {
@@ -26,5 +31,17 @@ func (c *memClaim) abandon() {
 	if c.r.holder == c.gen {
 		c.r.holder = 0
 		close(c.r.released)
+	}
+}
+
+func TestNewRefusesNegativeRetention(t *testing.T) {
+	_, err := NewMemory(Options{Retention: -time.Second})
+	var oe *option.Error
+	if !errors.As(err, &oe) || oe.Op != "idempotency.NewMemory" || oe.Field != "Options.Retention" {
+		t.Errorf("NewMemory with a negative Retention = %v; want an *option.Error for Options.Retention", err)
+	}
+	_, err = NewSQL(dbtest.SQLite(t), Options{Retention: -time.Second})
+	if !errors.As(err, &oe) || oe.Op != "idempotency.NewSQL" || oe.Field != "Options.Retention" {
+		t.Errorf("NewSQL with a negative Retention = %v; want an *option.Error for Options.Retention", err)
 	}
 }

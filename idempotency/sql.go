@@ -84,7 +84,7 @@ func NewSQL(db sqldb.DB, opts Options) (*SQL, error) {
 	if !ok {
 		return nil, fmt.Errorf("idempotency: NewSQL: unknown engine %q", db.Engine())
 	}
-	if err := opts.setDefaults(); err != nil {
+	if err := opts.setDefaults("idempotency.NewSQL"); err != nil {
 		return nil, err
 	}
 	return &SQL{db: db, q: q, opts: opts}, nil

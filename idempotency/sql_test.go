@@ -3,8 +3,8 @@ package idempotency
 import (
 	"testing"
 
-	"github.com/postroom/postroom/internal/dbtest"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb"
 	"go.uber.org/goleak"
 )

@@ -1,6 +1,8 @@
 package idempotency
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"context"
 	"errors"
 	"fmt"
@@ -88,12 +90,9 @@ type Options struct {
 // setDefaults gives every zero field of o its default, by the root
 // package's rule: zero means the default, and a negative value is
 // refused. NewMemory and NewSQL call it first.
-func (o *Options) setDefaults() error {
-	switch {
-	case o.Retention < 0:
-		return fmt.Errorf("idempotency: Options.Retention is negative (%v)", o.Retention)
-	case o.Retention == 0:
-		o.Retention = DefaultRetention
+func (o *Options) setDefaults(op string) error {
+	if err := option.Default(op, "Options.Retention", &o.Retention, DefaultRetention); err != nil {
+		return err
 	}
 	if o.Now == nil {
 		o.Now = time.Now

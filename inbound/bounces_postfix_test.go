@@ -12,8 +12,8 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/inbound"
-	"github.com/postroom/postroom/internal/postfixtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/postfixtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/transport"
 )
 

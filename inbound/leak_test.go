@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 )
 
 // TestMain stops the test PostgreSQL server, then fails if any goroutine

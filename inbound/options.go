@@ -3,13 +3,13 @@ package inbound
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/option"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -246,10 +246,11 @@ type Options struct {
 	TLS *tls.Config
 
 	// Logger receives what the Receiver drops (unknown send ids, reports
-	// naming other addresses), the sessions and connections the server
-	// ends or refuses under its limits, and the server's errors, at most
-	// MaxLogRepeats lines of one message a minute. Nil means
-	// slog.Default().
+	// naming other addresses), the sessions and connections the server ends or
+	// refuses under its limits, and the server's errors, at most MaxLogRepeats
+	// lines of one message a minute. Nil discards every record
+	// (slog.New(slog.DiscardHandler)), as for every Logger of the module
+	// (package option).
 	Logger *slog.Logger
 
 	// Now is the clock for events, observations and UnknownSendGrace.
@@ -272,107 +273,47 @@ type Receiver struct {
 	waits   chan struct{}   // a token per message waiting for its send; nil when SendWait is off
 }
 
-// New returns a Receiver, or an error naming the field of opts that is
-// missing or out of range.
+// opNew is New's name in its *option.Error.
+const opNew = "inbound.New"
+
+// New returns a Receiver, or an *option.Error naming the field of opts
+// that is missing or out of range. It gives every zero field its default
+// by the module's rule (package option): zero means the default, and a
+// negative number is refused except where the field says what it means.
 func New(opts Options) (*Receiver, error) {
 	if opts.VERP.Domain == "" {
-		return nil, fmt.Errorf("inbound: New: Options.VERP.Domain is required")
+		return nil, option.Errorf(opNew, "Options.VERP.Domain", "is empty: it is required")
 	}
 	if opts.VERP.Local == "" {
 		opts.VERP.Local = postroom.DefaultVERPLocal
 	}
 	if strings.Contains(opts.VERP.Local, "+") || strings.Contains(opts.VERP.Local, "@") {
-		return nil, fmt.Errorf("inbound: New: Options.VERP.Local %q contains '+' or '@'", opts.VERP.Local)
+		return nil, option.Errorf(opNew, "Options.VERP.Local", "%q contains '+' or '@'", opts.VERP.Local)
 	}
 	if opts.Sends == nil {
-		return nil, fmt.Errorf("inbound: New: Options.Sends is required")
+		return nil, option.Errorf(opNew, "Options.Sends", "is nil: it is required")
 	}
 	locals := make(map[string]bool, len(opts.ReportLocals))
 	for _, l := range opts.ReportLocals {
 		if l == "" || strings.ContainsAny(l, "@+<> \t") || strings.EqualFold(l, opts.VERP.Local) {
-			return nil, fmt.Errorf("inbound: New: Options.ReportLocals %q is not a plain local part other than VERP.Local", l)
+			return nil, option.Errorf(opNew, "Options.ReportLocals", "%q is not a plain local part other than VERP.Local", l)
 		}
 		locals[strings.ToLower(l)] = true
 	}
-	switch {
-	case opts.MaxMessageBytes < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxMessageBytes %d is negative", opts.MaxMessageBytes)
-	case opts.MaxRecipients < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxRecipients %d is negative", opts.MaxRecipients)
-	case opts.MaxConnections < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxConnections %d is negative", opts.MaxConnections)
-	case opts.ReadTimeout < 0:
-		return nil, fmt.Errorf("inbound: New: Options.ReadTimeout %v is negative", opts.ReadTimeout)
-	case opts.WriteTimeout < 0:
-		return nil, fmt.Errorf("inbound: New: Options.WriteTimeout %v is negative", opts.WriteTimeout)
-	case opts.MaxConnectionsPerClient < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxConnectionsPerClient %d is negative", opts.MaxConnectionsPerClient)
-	case opts.StressReadTimeout < 0:
-		return nil, fmt.Errorf("inbound: New: Options.StressReadTimeout %v is negative", opts.StressReadTimeout)
-	case opts.MaxSessionTime < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxSessionTime %v is negative", opts.MaxSessionTime)
-	case opts.MaxJunkCommands < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxJunkCommands %d is negative", opts.MaxJunkCommands)
-	case opts.MaxUnknownSends < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxUnknownSends %d is negative", opts.MaxUnknownSends)
-	case opts.MaxSendWaits < 0:
-		return nil, fmt.Errorf("inbound: New: Options.MaxSendWaits %d is negative", opts.MaxSendWaits)
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
 	opts.VERP.Domain = strings.ToLower(opts.VERP.Domain)
 	if opts.Hostname == "" {
 		opts.Hostname = opts.VERP.Domain
 	}
-	if opts.MaxMessageBytes == 0 {
-		opts.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if opts.MaxRecipients == 0 {
-		opts.MaxRecipients = DefaultMaxRecipients
-	}
-	if opts.MaxConnections == 0 {
-		opts.MaxConnections = DefaultMaxConnections
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = DefaultReadTimeout
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.MaxConnectionsPerClient == 0 {
-		opts.MaxConnectionsPerClient = max(opts.MaxConnections/2, 1)
-	}
-	if opts.StressReadTimeout == 0 {
-		opts.StressReadTimeout = DefaultStressReadTimeout
-	}
 	opts.StressReadTimeout = min(opts.StressReadTimeout, opts.ReadTimeout)
-	if opts.MaxSessionTime == 0 {
-		opts.MaxSessionTime = DefaultMaxSessionTime
-	}
-	if opts.MaxJunkCommands == 0 {
-		opts.MaxJunkCommands = DefaultMaxJunkCommands
-	}
-	if opts.MaxLogRepeats == 0 {
-		opts.MaxLogRepeats = DefaultMaxLogRepeats
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Logger = option.Logger(opts.Logger)
 	if opts.MaxLogRepeats > 0 {
 		opts.Logger = slog.New(newRepeatLimiter(opts.Logger.Handler(), opts.MaxLogRepeats, time.Minute))
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.UnknownSendGrace == 0 {
-		opts.UnknownSendGrace = DefaultUnknownSendGrace
-	}
-	if opts.MaxUnknownSends == 0 {
-		opts.MaxUnknownSends = DefaultMaxUnknownSends
-	}
-	if opts.SendWait == 0 {
-		opts.SendWait = DefaultSendWait
-	}
-	if opts.MaxSendWaits == 0 {
-		opts.MaxSendWaits = DefaultMaxSendWaits
 	}
 	opts.ReportLocals = nil // kept as locals
 	rc := &Receiver{opts: opts, locals: locals}
@@ -383,4 +324,60 @@ func New(opts Options) (*Receiver, error) {
 		rc.waits = make(chan struct{}, opts.MaxSendWaits)
 	}
 	return rc, nil
+}
+
+// setDefaults gives the number fields of o their defaults, refusing the
+// negative ones that have no meaning (MaxLogRepeats, UnknownSendGrace and
+// SendWait: negative turns off what they bound, and is kept as -1).
+func (o *Options) setDefaults() error {
+	if err := option.Default(opNew, "Options.MaxMessageBytes", &o.MaxMessageBytes, DefaultMaxMessageBytes); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+		off  bool // a negative value turns off what the field bounds
+	}{
+		{"MaxRecipients", &o.MaxRecipients, DefaultMaxRecipients, false},
+		{"MaxConnections", &o.MaxConnections, DefaultMaxConnections, false},
+		{"MaxJunkCommands", &o.MaxJunkCommands, DefaultMaxJunkCommands, false},
+		{"MaxUnknownSends", &o.MaxUnknownSends, DefaultMaxUnknownSends, false},
+		{"MaxSendWaits", &o.MaxSendWaits, DefaultMaxSendWaits, false},
+		{"MaxLogRepeats", &o.MaxLogRepeats, DefaultMaxLogRepeats, true},
+	} {
+		def := option.Default[int]
+		if f.off {
+			def = option.DefaultOrOff[int]
+		}
+		if err := def(opNew, "Options."+f.name, f.v, f.def); err != nil {
+			return err
+		}
+	}
+	// Half of MaxConnections, defaulted above.
+	if err := option.Default(opNew, "Options.MaxConnectionsPerClient", &o.MaxConnectionsPerClient, max(o.MaxConnections/2, 1)); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+		off  bool
+	}{
+		{"ReadTimeout", &o.ReadTimeout, DefaultReadTimeout, false},
+		{"WriteTimeout", &o.WriteTimeout, DefaultWriteTimeout, false},
+		{"StressReadTimeout", &o.StressReadTimeout, DefaultStressReadTimeout, false},
+		{"MaxSessionTime", &o.MaxSessionTime, DefaultMaxSessionTime, false},
+		{"UnknownSendGrace", &o.UnknownSendGrace, DefaultUnknownSendGrace, true},
+		{"SendWait", &o.SendWait, DefaultSendWait, true},
+	} {
+		def := option.Default[time.Duration]
+		if f.off {
+			def = option.DefaultOrOff[time.Duration]
+		}
+		if err := def(opNew, "Options."+f.name, f.v, f.def); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -536,11 +536,13 @@ func TestNewValidates(t *testing.T) {
 		{"negative stress timeout", inbound.Options{VERP: verp, Sends: sends, StressReadTimeout: -1}, "StressReadTimeout"},
 		{"negative session time", inbound.Options{VERP: verp, Sends: sends, MaxSessionTime: -1}, "MaxSessionTime"},
 		{"negative junk", inbound.Options{VERP: verp, Sends: sends, MaxJunkCommands: -1}, "MaxJunkCommands"},
+		{"negative send waits", inbound.Options{VERP: verp, Sends: sends, MaxSendWaits: -1}, "MaxSendWaits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := inbound.New(tc.opts)
-			if err == nil || !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("New: %v, want an error naming %s", err, tc.field)
+			var oe *postroom.OptionsError
+			if !errors.As(err, &oe) || oe.Op != "inbound.New" || oe.Field != "Options."+tc.field {
+				t.Errorf("New: %v, want a *postroom.OptionsError for Options.%s", err, tc.field)
 			}
 		})
 	}

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // AccountCalls is an Outbox as one account's requests see it: Enqueue
@@ -47,10 +46,16 @@ func (h AccountCalls) Enqueue(ctx context.Context, op postroom.Operation, call *
 			return "", err
 		}
 	}
+	// Checked before the transaction begins: on SQLite, the Mailer's
+	// template store may be on the file the transaction holds.
+	checked, err := h.o.m.Validate(ctx, op, call)
+	if err != nil {
+		return "", err
+	}
 	var id string
-	err := pgx.BeginFunc(ctx, h.o.pool, func(tx pgx.Tx) error {
+	err = sqldb.BeginFunc(ctx, h.o.db, func(tx sqldb.Tx) error {
 		var err error
-		id, err = h.o.Enqueue(ctx, tx, op, call, EnqueueOptions{IdempotencyKey: key})
+		id, err = h.o.enqueue(ctx, tx, op, call, checked, EnqueueOptions{IdempotencyKey: key})
 		return err
 	})
 	return id, err
@@ -109,7 +114,7 @@ func (h AccountCalls) Retry(ctx context.Context, accountID, callID string) (int,
 // that follows it.
 func (h AccountCalls) owned(ctx context.Context, accountID, callID string) error {
 	var ok bool
-	err := h.o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1 AND account_id = $2)`, callID, accountID).Scan(&ok)
+	err := h.o.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1 AND account_id = $2)`, callID, accountID).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("outbox: account of call %s: %w", callID, err)
 	}

@@ -64,7 +64,7 @@ func (jc *jobCall) send(ctx context.Context, m *postroom.Mailer, idx []int32, ho
 		indexes[k] = int(i) - jc.first
 		pos[indexes[k]] = k
 	}
-	var o postroom.RunOptions
+	o := postroom.RunOptions{CallID: hooks.CallID}
 	if hooks.BeforeSend != nil {
 		o.BeforeSend = func(ctx context.Context, i int, sendID string) error { return hooks.BeforeSend(ctx, pos[i], sendID) }
 	}
@@ -174,7 +174,7 @@ func (c *callCache) remove(el *list.Element) {
 func (o *Outbox) load(ctx context.Context, id string, op postroom.Operation) (*storedCall, error) {
 	return o.cache.get(ctx, id, func(ctx context.Context) (*storedCall, error) {
 		var body []byte
-		if err := o.pool.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
+		if err := o.db.QueryRow(ctx, `SELECT body FROM postroom_outbox_calls WHERE id = $1`, id).Scan(&body); err != nil {
 			return nil, fmt.Errorf("outbox: load call %s: %w", id, err)
 		}
 		sc := &storedCall{op: op, size: len(body)}

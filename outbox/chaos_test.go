@@ -10,9 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // TestChaos sends a queued call through three worker processes and a
@@ -49,7 +50,7 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
+	if err := outbox.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	bin := buildWorker(t)
@@ -86,11 +87,11 @@ func TestChaos(t *testing.T) {
 	for range 3 {
 		procs = append(procs, startWorker(t, bin, dsn, args...))
 	}
-	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pool, outbox.Options{JobSize: jobSize})
+	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pgxdb.New(pool), outbox.Options{JobSize: jobSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{pool: pool, srv: srv, ob: ob}
+	e := &env{db: pgxdb.New(pool), pool: pool, srv: srv, ob: ob}
 	call := newCall("chaos", n)
 	id := e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // DeleteBefore deletes the calls that started before t, with their
@@ -14,7 +12,7 @@ import (
 // application's to call, periodically: nothing in this package starts a
 // goroutine.
 func (o *Outbox) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
-	tx, err := o.pool.Begin(ctx)
+	tx, err := o.db.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
@@ -29,14 +27,27 @@ func (o *Outbox) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
+	}
+	if err := rows.Close(); err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM postroom_outbox_results WHERE call_id = ANY($1)`, ids); err != nil {
+	if _, err := tx.Exec(ctx, dialect(tx, `DELETE FROM postroom_outbox_results WHERE call_id = ANY($1)`,
+		`DELETE FROM postroom_outbox_results WHERE call_id IN (SELECT value FROM json_each($1))`), ids); err != nil {
 		return 0, fmt.Errorf("outbox: DeleteBefore: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -1,10 +1,12 @@
 // Package outbox sends postroom calls later, retries them later, and
 // spreads them over every instance: durable sending on River
-// (github.com/riverqueue/river) and PostgreSQL.
+// (github.com/riverqueue/river), on one SQLite file for one application
+// process or on PostgreSQL for any number of instances, through package
+// sqldb (sqlitedb.Open, pgxdb.New).
 //
 // Enqueue checks a call as Mailer.Run would (a call refused as a whole
 // gets Send's errors and never enters the queue), stores it once, and
-// inserts its River jobs in the caller's pgx.Tx: if the transaction
+// inserts its River jobs in the caller's transaction: if the transaction
 // commits, every recipient gets exactly one final result; if it rolls
 // back, nothing is ever sent. A call becomes one job per Options.JobSize
 // recipients (500 by default), inserted in one batch, so a large call runs
@@ -61,10 +63,62 @@
 // its stored rows unreadable) first gives up its recipients (see
 // Worker). What escapes that is listed in "What it does not do".
 //
+// # Engines
+//
+// On SQLite, the file the application's own tables may live in, opened
+// once by the process (sqlitedb.Open), the application enqueues in its
+// own database/sql transaction, begun on the file's *sql.DB:
+//
+//	db, _ := sqlitedb.Open(ctx, "app.db", sqlitedb.Options{})
+//	_ = outbox.Migrate(ctx, db)
+//	ob, _ := outbox.New(mailer, db, outbox.Options{})
+//	client, _ := ob.NewClient(nil) // River's riversqlite driver on db.SQL()
+//	_ = client.Start(ctx)
+//
+//	tx, _ := db.SQL().BeginTx(ctx, nil)
+//	// ... the application's writes in tx
+//	id, err := ob.Enqueue(ctx, sqlitedb.WrapTx(tx), postroom.OpSend, call, outbox.EnqueueOptions{})
+//	_ = tx.Commit()
+//
+// On PostgreSQL, in its pgx transaction on its pool:
+//
+//	db := pgxdb.New(pool)
+//	_ = outbox.Migrate(ctx, db)
+//	ob, _ := outbox.New(mailer, db, outbox.Options{})
+//	client, _ := ob.NewClient(nil) // River's riverpgxv5 driver on pool
+//
+//	tx, _ := pool.Begin(ctx)
+//	id, err := ob.Enqueue(ctx, pgxdb.WrapTx(tx), postroom.OpSend, call, outbox.EnqueueOptions{})
+//	_ = tx.Commit(ctx)
+//
+// A transaction of the DB's own Begin does as well (sqldb.BeginFunc).
+// The outbox hands the engine's transaction under the wrapper to River's
+// driver, so the call's rows and its jobs commit or roll back together.
+// An application with its own River client builds it on the same driver
+// (riversqlite.New(db.SQL()), riverpgxv5.New(pool)) and adds the Worker.
+//
+// What SQLite cannot do is refused, never done wrong. A SQLite file
+// serves one process: sqlitedb.Open refuses a file another process holds
+// with an *sqlitedb.InUseError that says to use PostgreSQL, so two
+// instances, or a worker process beside the application (as
+// PostgreSQL's deployments run them), need PostgreSQL. Inside the
+// process, every statement runs on the file's one connection, one at a
+// time: while the application's transaction is open, the outbox's
+// workers and River wait for it (keep it short), and nothing may use the
+// file outside it. So Enqueue, which checks a call before it writes,
+// cannot read a template store on the same file (a message.send_template
+// call's templates) within the application's transaction: keep such
+// templates in a store of their own (templatestore.Dir, Memory, or
+// PostgreSQL), or enqueue them through AccountCalls, whose Enqueue checks the
+// call before its transaction begins. River on SQLite stores its times in
+// milliseconds.
+//
 // # Schema
 //
-// Migrate applies River's migrations (rivermigrate) and the outbox's own
-// (sql/*.sql, embedded) in one transaction under an advisory lock.
+// Migrate applies River's migrations (rivermigrate, with the engine's
+// River driver) and the outbox's own (embedded: sql/*.sql on PostgreSQL,
+// under an advisory lock; sql/sqlite/*.sql on SQLite, where what
+// PostgreSQL keeps in arrays is JSON text).
 //
 // # What it does not do
 //

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/callhash"
 	"github.com/postroom/postroom/internal/calljson"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // EnqueueOptions are one call's settings for Enqueue. The zero value
@@ -36,7 +36,11 @@ type EnqueueOptions struct {
 
 // Enqueue checks call as Mailer.Run would check it as operation op, then
 // stores it and inserts its jobs in tx, and returns its id. Nothing is
-// sent before tx commits; if tx rolls back, nothing is ever sent.
+// sent before tx commits; if tx rolls back, nothing is ever sent. tx is
+// a transaction of the outbox's database: the application's own, wrapped
+// (sqlitedb.WrapTx of its *sql.Tx, pgxdb.WrapTx of its pgx.Tx), or one of
+// the DB's Begin; the jobs go in through River's driver of the engine,
+// in the same transaction.
 //
 // A call refused as a whole gets the same errors as Send and SendTemplate
 // (ErrUnauthorized, ErrNoRecipients, ErrTooManyRecipients,
@@ -50,14 +54,25 @@ type EnqueueOptions struct {
 // Mailer's Options.Auth) in one row, with its list (CallStatus.List), and its
 // recipients in one row per job of at most Options.JobSize. Params are sent as JSON gives them back
 // (numbers as float64), as when the call comes over HTTP.
-func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, call *postroom.Call, eo EnqueueOptions) (string, error) {
+func (o *Outbox) Enqueue(ctx context.Context, tx sqldb.Tx, op postroom.Operation, call *postroom.Call, eo EnqueueOptions) (string, error) {
 	if tx == nil {
 		return "", errors.New("outbox: Enqueue: nil tx")
+	}
+	if err := o.river.accepts(tx); err != nil {
+		return "", fmt.Errorf("outbox: Enqueue: %w", err)
 	}
 	checked, err := o.m.Validate(ctx, op, call)
 	if err != nil {
 		return "", err
 	}
+	return o.enqueue(ctx, tx, op, call, checked, eo)
+}
+
+// enqueue is Enqueue after its checks: checked is Validate's answer for
+// call. AccountCalls.Enqueue validates before it begins its transaction, since
+// on SQLite a Mailer's template store on the same file could not be read
+// while the transaction holds the file's one connection.
+func (o *Outbox) enqueue(ctx context.Context, tx sqldb.Tx, op postroom.Operation, call *postroom.Call, checked []postroom.Result, eo EnqueueOptions) (string, error) {
 	whole, body, chunks, err := o.encode(call)
 	if err != nil {
 		return "", err
@@ -88,19 +103,19 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 		ON CONFLICT (account_id, idempotency_key) DO NOTHING RETURNING id`,
 		id, call.AccountID, key, hash, int16(op), body, len(call.Recipients), start, callList(call.Message.Headers)).Scan(&got)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sqldb.ErrNoRows):
 		// The key's call exists: the same call, or a conflict.
 		var prior []byte
 		if err := tx.QueryRow(ctx, `SELECT id, request_hash FROM postroom_outbox_calls
 			WHERE account_id = $1 AND idempotency_key = $2`, call.AccountID, key).Scan(&got, &prior); err != nil {
-			return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
+			return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(ctx, tx, err))
 		}
 		if !bytes.Equal(prior, hash) {
 			return "", ErrConflict
 		}
 		return got, nil
 	case err != nil:
-		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(ctx, tx, err))
 	}
 
 	rows := make([][]any, len(chunks))
@@ -113,9 +128,9 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 		rows[k] = []any{id, int32(first), int32(n), c}
 		jobs[k] = river.InsertManyParams{Args: SendArgs{CallID: id, First: first, Count: n}, InsertOpts: insertOpts}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_chunks"},
-		[]string{"call_id", "first", "count", "recipients"}, pgx.CopyFromRows(rows)); err != nil {
-		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
+	if _, err := tx.CopyFrom(ctx, "postroom_outbox_chunks",
+		[]string{"call_id", "first", "count", "recipients"}, rows); err != nil {
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(ctx, tx, err))
 	}
 	invalid := map[int32]*entries{}
 	for i, r := range checked {
@@ -128,11 +143,12 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, op postroom.Operation, 
 		}
 	}
 	if err := copyWrites(ctx, tx, id, invalid); err != nil {
-		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(ctx, tx, err))
 	}
-	if _, err := o.river.InsertManyFastTx(ctx, tx, jobs); err != nil {
-		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(err))
+	if err := o.river.insertMany(ctx, tx, jobs); err != nil {
+		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(ctx, tx, err))
 	}
+	o.m.Queued(ctx, id, op, call, checked) // each recipient's queued event (message activity)
 	return id, nil
 }
 

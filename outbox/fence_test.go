@@ -2,6 +2,8 @@ package outbox
 
 import (
 	"testing"
+
+	"github.com/postroom/postroom/sqldb"
 )
 
 // TestFence plays two runs of one job against the database: run A
@@ -10,8 +12,12 @@ import (
 // it; A's late results and its next reservation change nothing.
 func TestFence(t *testing.T) {
 	t.Parallel()
+	storeEngines(t, testFence)
+}
+
+func testFence(t *testing.T, db sqldb.DB) {
 	ctx := t.Context()
-	pool := storeDB(t, 4)
+	pool := storeDB(t, db, 4)
 	args := SendArgs{CallID: "c", First: 0, Count: 4}
 
 	a, err := takeLease(ctx, pool, args)
@@ -60,6 +66,7 @@ func TestFence(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	rows.Close()
 	want := []string{"unknown/interrupted", "unknown/interrupted", "sent/", "sent/"}
 	if len(got) != len(want) {
 		t.Fatalf("rows %v, want %v", got, want)

@@ -23,12 +23,13 @@ package outbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Statuses of a write's entry, beside the final ones.
@@ -106,29 +107,41 @@ func at(v []string, k int) string {
 
 // chunkStates reads the writes of the chunk of call callID from index
 // first (count recipients), in the order they were made, and folds them.
-func chunkStates(ctx context.Context, q queryer, callID string, first int32, count int) ([]state, error) {
+func chunkStates(ctx context.Context, q sqldb.Querier, callID string, first int32, count int) ([]state, error) {
 	rows, err := q.Query(ctx, chunkWritesSQL, callID, first)
 	if err != nil {
 		return nil, err
 	}
-	return foldRows(rows, first, count)
+	return foldRows(q.Engine(), rows, first, count)
 }
 
 // chunkWritesSQL reads the writes of a chunk ($1, $2) for foldRows.
 const chunkWritesSQL = `SELECT epoch, idx, status, code, reason, send_id FROM postroom_outbox_results
 	WHERE call_id = $1 AND first = $2 ORDER BY seq`
 
-// foldRows folds the writes rows gives (chunkWritesSQL's) into the
-// states of the chunk's count recipients from index first, and closes
-// rows.
-func foldRows(rows pgx.Rows, first int32, count int) ([]state, error) {
+// foldRows folds the writes rows gives (chunkWritesSQL's, from a
+// database of engine) into the states of the chunk's count recipients
+// from index first, and closes rows.
+func foldRows(engine sqldb.Engine, rows sqldb.Rows, first int32, count int) ([]state, error) {
 	defer rows.Close()
 	st := make([]state, count)
+	var idx any = new([]int32) // PostgreSQL's integer[]
+	var raw []byte             // SQLite's JSON array of integers
+	if engine == sqldb.SQLite {
+		idx = &raw
+	}
 	for rows.Next() {
 		var epoch int64
 		var e entries
-		if err := rows.Scan(&epoch, &e.idx, &e.status, &e.code, &e.reason, &e.sendID); err != nil {
+		if err := rows.Scan(&epoch, idx, &e.status, &e.code, &e.reason, &e.sendID); err != nil {
 			return nil, err
+		}
+		if engine == sqldb.SQLite {
+			if err := json.Unmarshal(raw, &e.idx); err != nil {
+				return nil, fmt.Errorf("a write's indices: %w", err)
+			}
+		} else {
+			e.idx = *idx.(*[]int32)
 		}
 		if n := len(e.idx); len(e.status) != n || !fits(e.code, n) || !fits(e.reason, n) || !fits(e.sendID, n) {
 			return nil, errors.New("a write's arrays have different lengths")
@@ -143,9 +156,10 @@ func foldRows(rows pgx.Rows, first int32, count int) ([]state, error) {
 func fits(v []string, n int) bool { return len(v) == n || len(v) == 0 }
 
 // copyWrites writes, through tx, one write outside a run (epoch 0, and
-// a write number of the table's sequence) per chunk of call callID (by its first index) that
-// names a recipient: Enqueue's refusals, Cancel's results.
-func copyWrites(ctx context.Context, tx pgx.Tx, callID string, writes map[int32]*entries) error {
+// a negative write number: PostgreSQL's sequence's, or on SQLite one
+// below the chunk's lowest) per chunk of call callID (by its first index)
+// that names a recipient: Enqueue's refusals, Cancel's results.
+func copyWrites(ctx context.Context, tx sqldb.Tx, callID string, writes map[int32]*entries) error {
 	var rows [][]any
 	for first, e := range writes {
 		if e.len() > 0 {
@@ -155,7 +169,39 @@ func copyWrites(ctx context.Context, tx pgx.Tx, callID string, writes map[int32]
 	if len(rows) == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"postroom_outbox_results"},
-		[]string{"call_id", "first", "epoch", "idx", "status", "code", "reason", "send_id"}, pgx.CopyFromRows(rows))
+	columns := []string{"call_id", "first", "epoch", "idx", "status", "code", "reason", "send_id"}
+	if tx.Engine() == sqldb.SQLite {
+		// SQLite has no sequence: the write numbers below those the
+		// call's chunks have, read under the write lock the transaction
+		// holds.
+		low := map[int32]int64{}
+		r, err := tx.Query(ctx, `SELECT first, min(wseq) FROM postroom_outbox_results
+			WHERE call_id = $1 AND epoch = 0 GROUP BY first`, callID)
+		if err != nil {
+			return err
+		}
+		for r.Next() {
+			var first int32
+			var w int64
+			if err := r.Scan(&first, &w); err != nil {
+				r.Close()
+				return err
+			}
+			low[first] = w
+		}
+		if err := r.Err(); err != nil {
+			r.Close()
+			return err
+		}
+		if err := r.Close(); err != nil {
+			return err
+		}
+		for k, row := range rows {
+			first := row[1].(int32)
+			rows[k] = append(row, min(low[first], 0)-1)
+		}
+		columns = append(columns, "wseq")
+	}
+	_, err := tx.CopyFrom(ctx, "postroom_outbox_results", columns, rows)
 	return err
 }

@@ -87,7 +87,7 @@ func (w *Worker) lastAttempt(ctx context.Context, job *river.Job[SendArgs]) erro
 func (w *Worker) giveUp(ctx context.Context, args SendArgs, why string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	l, err := takeLease(ctx, w.o.pool, args)
+	l, err := takeLease(ctx, w.o.db, args)
 	if errors.Is(err, errGone) {
 		return 0, nil // the call was deleted: no recipient is left
 	}

@@ -10,17 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/sqldb"
 )
 
-// countingPool counts the writes a lease makes through a real pool:
-// statements on their own, and in batches.
+// countingPool counts the writes a lease makes through a real database.
 type countingPool struct {
-	*pgxpool.Pool
+	sqldb.DB
 	reserves atomic.Int64
 }
 
@@ -30,26 +29,19 @@ func (c *countingPool) count(sql string) {
 	}
 }
 
-func (c *countingPool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+func (c *countingPool) QueryRow(ctx context.Context, sql string, args ...any) sqldb.Row {
 	c.count(sql)
-	return c.Pool.QueryRow(ctx, sql, args...)
+	return c.DB.QueryRow(ctx, sql, args...)
 }
 
-func (c *countingPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+func (c *countingPool) Query(ctx context.Context, sql string, args ...any) (sqldb.Rows, error) {
 	c.count(sql)
-	return c.Pool.Query(ctx, sql, args...)
+	return c.DB.Query(ctx, sql, args...)
 }
 
-func (c *countingPool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+func (c *countingPool) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	c.count(sql)
-	return c.Pool.Exec(ctx, sql, args...)
-}
-
-func (c *countingPool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	for _, q := range b.QueuedQueries {
-		c.count(q.SQL)
-	}
-	return c.Pool.SendBatch(ctx, b)
+	return c.DB.Exec(ctx, sql, args...)
 }
 
 // TestHandoverSlowTransport runs one batch through a transport that
@@ -65,8 +57,8 @@ func TestHandoverSlowTransport(t *testing.T) {
 		conns       = 2
 	)
 	ctx := t.Context()
-	pool := storeDB(t, n)
-	cp := &countingPool{Pool: pool}
+	pool := migratedPostgres(t, n)
+	cp := &countingPool{DB: pool}
 	l, err := takeLease(ctx, cp, SendArgs{CallID: "c", First: 0, Count: n})
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +84,7 @@ func TestHandoverSlowTransport(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		defer rows.Close()
 		mu.Lock()
 		defer mu.Unlock()
 		n := 0
@@ -218,9 +211,15 @@ func TestRetry(t *testing.T) {
 // reason; a reservation tried again after a lost answer is made once;
 // the next run sends them all, and calls none of them interrupted.
 func TestRelease(t *testing.T) {
+	storeEngines(t, testRelease)
+}
+
+func testRelease(t *testing.T, db sqldb.DB) {
 	ctx := t.Context()
-	pool := storeDB(t, 3, `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
-		VALUES ('c', 0, 0, '{1}', '{deferred}', '{deferred}', '{"deferred: 451 try later"}', '{""}')`)
+	pool := storeDB(t, db, 3)
+	var deferred entries
+	deferred.add(1, rowDeferred, rowDeferred, "deferred: 451 try later", "")
+	insertWrite(t, pool, "c", 0, -1, deferred)
 	args := SendArgs{CallID: "c", First: 0, Count: 3}
 	a, err := takeLease(ctx, pool, args)
 	if err != nil {
@@ -264,6 +263,7 @@ func TestRelease(t *testing.T) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
+	r.Close()
 	want := map[int32]string{1: "deferred deferred: 451 try later", 2: "reserved "}
 	if len(rows) != len(want) || rows[1] != want[1] || rows[2] != want[2] {
 		t.Errorf("states after release: %q, want %q", rows, want)
@@ -279,4 +279,15 @@ func TestRelease(t *testing.T) {
 	if len(todo) != 2 || todo[0] != 0 || todo[1] != 1 || b.last(1) != "deferred: 451 try later" {
 		t.Errorf("next run: to send %v (last reason of 1 %q), want 0 and 1 (1 deferred)", todo, b.last(1))
 	}
+}
+
+// migratedPostgres returns a migrated PostgreSQL database holding call
+// "c" of n recipients (see storeDB).
+func migratedPostgres(t *testing.T, n int) sqldb.DB {
+	t.Helper()
+	db := dbtest.Postgres(t)
+	if err := Migrate(t.Context(), db); err != nil {
+		t.Fatal(err)
+	}
+	return storeDB(t, db, n)
 }

@@ -6,17 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // TestMain runs the tests with pgtest's server, stops it, removes the
@@ -43,17 +44,43 @@ func (a afterRun) Run() int {
 // env is one test's outbox: a migrated database, an SMTP test server, a
 // Mailer delivering to it and a started River client working the jobs.
 type env struct {
-	pool *pgxpool.Pool
+	db   sqldb.DB
+	pool *pgxpool.Pool // PostgreSQL's pool; nil on SQLite
 	srv  *smtptest.Server
 	ob   *outbox.Outbox
 }
 
-// setup is what a test sets of its env; the zero value is the defaults.
+// setup is what a test sets of its env; the zero value is the defaults,
+// on PostgreSQL.
 type setup struct {
+	engine outboxenv.Engine // zero: PostgreSQL
 	faults func(smtptest.Command) smtptest.Fault
 	opts   outbox.Options
 	auth   postroom.Authenticator
 	noWork bool // no River client: nothing is sent
+}
+
+// engines runs test on each engine (PostgreSQL, SQLite) in parallel
+// subtests: the queue's contract holds on both.
+func engines(t *testing.T, test func(t *testing.T, eng outboxenv.Engine)) {
+	t.Helper()
+	for _, eng := range outboxenv.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			test(t, eng)
+		})
+	}
+}
+
+// openDB opens a fresh migrated database of eng (PostgreSQL's when eng
+// is zero), and its pool on PostgreSQL.
+func openDB(t testing.TB, eng outboxenv.Engine) (sqldb.DB, *pgxpool.Pool) {
+	t.Helper()
+	if eng.Open == nil || eng.Name == "postgres" {
+		pool := newPool(t)
+		return pgxdb.New(pool), pool
+	}
+	return eng.Open(t), nil
 }
 
 // newPool opens a pool on a fresh migrated database.
@@ -84,9 +111,10 @@ func smtpMailer(t testing.TB, addr string, auth postroom.Authenticator) *postroo
 
 func newEnv(t *testing.T, s setup) *env {
 	t.Helper()
-	e := &env{pool: newPool(t)}
+	e := &env{}
+	e.db, e.pool = openDB(t, s.engine)
 	e.srv = smtptest.NewServer(t, smtptest.Options{Faults: s.faults, DiscardData: true})
-	ob, err := outbox.New(smtpMailer(t, e.srv.Addr(), s.auth), e.pool, s.opts)
+	ob, err := outbox.New(smtpMailer(t, e.srv.Addr(), s.auth), e.db, s.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +129,7 @@ func newEnv(t *testing.T, s setup) *env {
 // startClient starts a River client working ob's queue until the test
 // ends, and returns it. A failed run is retried at once (retryAtOnce):
 // no test waits for River's default retry policy.
-func startClient(t *testing.T, ob *outbox.Outbox) *river.Client[pgx.Tx] {
+func startClient(t *testing.T, ob *outbox.Outbox) *outbox.Client {
 	t.Helper()
 	return outboxenv.StartClient(t, ob, &river.Config{RetryPolicy: retryAtOnce(river.Job[outbox.SendArgs]{}.JobRow)})
 }
@@ -117,15 +145,15 @@ func retryAtOnce[J any](J) retryNow[J] { return retryNow[J]{} }
 
 // waitJobsEnded polls River's jobs until none is left to run (each is
 // completed, cancelled or discarded), or the test's deadline.
-func waitJobsEnded(t testing.TB, pool *pgxpool.Pool) {
+func waitJobsEnded(t testing.TB, db sqldb.Querier) {
 	t.Helper()
-	outboxenv.WaitJobsEnded(t, pool)
+	outboxenv.WaitJobsEnded(t, db)
 }
 
 // enqueue enqueues call in a transaction of its own and commits it.
 func (e *env) enqueue(t *testing.T, op postroom.Operation, call *postroom.Call, eo outbox.EnqueueOptions) string {
 	t.Helper()
-	return outboxenv.Enqueue(t, e.pool, e.ob, op, call, eo)
+	return outboxenv.Enqueue(t, e.db, e.ob, op, call, eo)
 }
 
 // wait polls the call's status until it is done, or the test's deadline.

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // killBoundFullEnv, when set to 1, makes TestKillBound run the whole
@@ -85,11 +86,11 @@ func TestKillBound(t *testing.T) {
 		procs = append(procs, startWorker(t, bin, dsn, "-smtp", r.srv.Addr(), "-max-conns", fmt.Sprint(conns),
 			"-rescue-after", rescue.String(), "-job-timeout", (rescue-5*time.Second).String(), "-log-level", "INFO"))
 	}
-	ob, err := outbox.New(smtpMailer(t, relays[0].srv.Addr(), nil), pool, outbox.Options{JobSize: jobSize})
+	ob, err := outbox.New(smtpMailer(t, relays[0].srv.Addr(), nil), pgxdb.New(pool), outbox.Options{JobSize: jobSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{pool: pool, srv: relays[0].srv, ob: ob}
+	e := &env{db: pgxdb.New(pool), pool: pool, srv: relays[0].srv, ob: ob}
 	call := newCall("bound", n)
 	id := e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
 
@@ -157,8 +158,10 @@ func TestKillBound(t *testing.T) {
 	if max := 2 * conns; notReached > max {
 		t.Errorf("%d unknown recipients never reached a relay, more than the 2 killed processes' %d connections", notReached, max)
 	}
-	if max := inFlight + 2*conns; unknown > max {
-		t.Errorf("%d unknown, more than the %d messages in flight on the killed processes' relays plus one unwritten result per connection (%d)", unknown, inFlight, 2*conns)
-	}
+	// The others were accepted by a relay before their results were
+	// written: how many depends on how far the group commit had got at
+	// the kill (on a loaded machine, several results a connection), so
+	// they are reported, not bounded; each was sent once, as checked
+	// above, and reads unknown because the process died holding it.
 	t.Logf("%d recipients: counts %v; %d unknown, %d of them never reached a relay; %d in flight at the kills", n, s.Counts, unknown, notReached, inFlight)
 }

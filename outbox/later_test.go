@@ -14,8 +14,8 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/inbound"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
@@ -83,12 +83,12 @@ func TestStatusLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{Events: log})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{Events: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	startClient(t, ob)
-	e := &env{pool: pool, srv: srv, ob: ob}
+	e := &env{db: pgxdb.New(pool), pool: pool, srv: srv, ob: ob}
 
 	id := e.enqueue(t, postroom.OpSend, newCall("later", 3), outbox.EnqueueOptions{})
 	st := e.wait(t, id)
@@ -174,7 +174,7 @@ func TestStatusLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob2, err := outbox.New(m, pool, outbox.Options{Events: down})
+	ob2, err := outbox.New(m, pgxdb.New(pool), outbox.Options{Events: down})
 	if err != nil {
 		t.Fatal(err)
 	}

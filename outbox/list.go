@@ -77,7 +77,7 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 	}
 	// The counts of final results by status, per call, in the same
 	// query: reserved and deferred recipients are not final, as in Status.
-	rows, err := o.pool.Query(ctx, `SELECT c.id, c.operation, c.started_at, c.recipients, c.list,
+	rows, err := o.db.Query(ctx, dialect(o.db, `SELECT c.id, c.operation, c.started_at, c.recipients, c.list,
 			coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM (
 				SELECT u.status, count(*) AS n FROM postroom_outbox_results r, unnest(r.status) AS u(status)
 				WHERE r.call_id = c.id AND u.status NOT IN ('', 'reserved', 'deferred')
@@ -85,7 +85,15 @@ func (o *Outbox) Calls(ctx context.Context, q CallsQuery) (calls []CallSummary, 
 		FROM postroom_outbox_calls c
 		WHERE c.account_id = $1 AND ($2::timestamptz IS NULL OR (c.started_at, c.id) < ($2, $3))
 		ORDER BY c.started_at DESC, c.id DESC
-		LIMIT $4`, q.AccountID, beforeAt, beforeID, limit+1)
+		LIMIT $4`, `SELECT c.id, c.operation, c.started_at, c.recipients, c.list,
+			coalesce((SELECT json_group_object(s.status, s.n) FROM (
+				SELECT u.value AS status, count(*) AS n FROM postroom_outbox_results r, json_each(r.status) AS u
+				WHERE r.call_id = c.id AND u.value NOT IN ('', 'reserved', 'deferred')
+				GROUP BY u.value) s), '{}')
+		FROM postroom_outbox_calls c
+		WHERE c.account_id = $1 AND ($2 IS NULL OR (c.started_at, c.id) < ($2, $3))
+		ORDER BY c.started_at DESC, c.id DESC
+		LIMIT $4`), q.AccountID, beforeAt, beforeID, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("outbox: Calls: %w", err)
 	}

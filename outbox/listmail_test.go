@@ -7,7 +7,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
@@ -99,12 +99,12 @@ func TestListCallEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{Events: log, JobSize: 2})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{Events: log, JobSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	startClient(t, ob)
-	e := &env{pool: pool, srv: srv, ob: ob}
+	e := &env{db: pgxdb.New(pool), pool: pool, srv: srv, ob: ob}
 
 	listCall := newCall("news", 5)
 	listCall.Message.Headers = []postroom.Header{postroom.ListID("Shop news", "News.Shop.Example.com")}

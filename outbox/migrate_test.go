@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
@@ -21,7 +22,7 @@ import (
 func TestMigrateFromVersion2(t *testing.T) {
 	ctx := t.Context()
 	pool := pgtest.NewPool(t)
-	ms, err := migrations()
+	ms, err := migrations(sqldb.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := Migrate(ctx, pool); err != nil {
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	var version int
@@ -61,7 +62,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if got, want := states(), "0 sent id0, 1 deferred deferred: 451 later, 2 reserved "; got != want {
 		t.Errorf("after Migrate: %q, want %q", got, want)
 	}
-	l, err := takeLease(ctx, pool, SendArgs{CallID: "c", First: 0, Count: 4})
+	l, err := takeLease(ctx, pgxdb.New(pool), SendArgs{CallID: "c", First: 0, Count: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 		WHERE attrelid = 'postroom_outbox_chunks'::regclass AND attname = 'recipients'`).Scan(&compression); err == nil {
 		t.Logf("chunks' recipients compression: %q (l: lz4)", compression)
 	}
-	if err := Migrate(ctx, pool); err != nil { // again: nothing to do
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
 }
@@ -92,7 +93,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 func TestMigrateFromVersion3(t *testing.T) {
 	ctx := t.Context()
 	pool := pgtest.NewPool(t)
-	ms, err := migrations()
+	ms, err := migrations(sqldb.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 	if want["ListID"] != "news.shop.example.com" || want["lower"] != "deals.example" {
 		t.Fatalf("callList: %q", want)
 	}
-	if err := Migrate(ctx, pool); err != nil {
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	var version int
@@ -143,7 +144,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := New(m, pool, Options{})
+	o, err := New(m, pgxdb.New(pool), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("after Migrate: lists %q, want %q", got, want)
 	}
-	if err := Migrate(ctx, pool); err != nil { // again: nothing to do
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
 }

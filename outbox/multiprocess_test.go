@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // holdAt holds the message to one address at the server's end-of-data
@@ -79,18 +80,18 @@ func TestMultiProcess(t *testing.T) {
 			"-smtp", srv.Addr(), "-batch-size", "25", "-backoff", "10ms",
 			"-rescue-after", "5s", "-max-workers", "2"))
 	}
-	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pool, outbox.Options{JobSize: jobSize})
+	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pgxdb.New(pool), outbox.Options{JobSize: jobSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{pool: pool, srv: srv, ob: ob}
+	e := &env{db: pgxdb.New(pool), pool: pool, srv: srv, ob: ob}
 	// A call whose transaction rolls back: the ledger check below fails
 	// on any message to its addresses.
 	tx, err := pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ob.Enqueue(t.Context(), tx, postroom.OpSend, newCall("rolled", 300), outbox.EnqueueOptions{}); err != nil {
+	if _, err := ob.Enqueue(t.Context(), pgxdb.WrapTx(tx), postroom.OpSend, newCall("rolled", 300), outbox.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Rollback(t.Context()); err != nil {
@@ -186,11 +187,11 @@ func TestGiveUpAfterKill(t *testing.T) {
 	args := []string{"-smtp", srv.Addr(), "-batch-size", "3", "-rescue-after", "2s"}
 	first := startWorker(t, bin, dsn, args...)
 
-	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pool, outbox.Options{JobSize: n, MaxAttempts: 1})
+	ob, err := outbox.New(smtpMailer(t, srv.Addr(), nil), pgxdb.New(pool), outbox.Options{JobSize: n, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{pool: pool, srv: srv, ob: ob}
+	e := &env{db: pgxdb.New(pool), pool: pool, srv: srv, ob: ob}
 	call := newCall("kill", n)
 	id := e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{})
 	select {

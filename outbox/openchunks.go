@@ -12,6 +12,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/calljson"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // openChunk is a job's range of recipients, some without a final result:
@@ -27,13 +28,18 @@ type openChunk struct {
 // PostgreSQL's jsonb refuses, such as \u0000). A chunk whose stored
 // recipients cannot be decoded gives empty addresses, as the worker's
 // giving up does.
-func openChunks(ctx context.Context, q queryer, callID string) ([]openChunk, error) {
-	rows, err := q.Query(ctx, `SELECT ch.first, ch.count, ch.recipients FROM postroom_outbox_chunks ch
+func openChunks(ctx context.Context, q sqldb.Querier, callID string) ([]openChunk, error) {
+	rows, err := q.Query(ctx, dialect(q, `SELECT ch.first, ch.count, ch.recipients FROM postroom_outbox_chunks ch
 		WHERE ch.call_id = $1
 		  AND (SELECT count(*) FROM postroom_outbox_results f, unnest(f.status) AS u(status)
 		       WHERE f.call_id = ch.call_id AND f.first = ch.first
 		         AND u.status NOT IN ('', 'reserved', 'deferred')) < ch.count
-		ORDER BY ch.first`, callID)
+		ORDER BY ch.first`, `SELECT ch.first, ch.count, ch.recipients FROM postroom_outbox_chunks ch
+		WHERE ch.call_id = $1
+		  AND (SELECT count(*) FROM postroom_outbox_results f, json_each(f.status) AS u
+		       WHERE f.call_id = ch.call_id AND f.first = ch.first
+		         AND u.value NOT IN ('', 'reserved', 'deferred')) < ch.count
+		ORDER BY ch.first`), callID)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: chunks of call %s: %w", callID, err)
 	}
@@ -73,7 +79,7 @@ func decodeEmails(raw []byte, n int) []string {
 // callID, in input order: each one's state folded from the call's writes
 // in one pass (see fold.go), and its address from its chunk (an
 // unreadable chunk gives empty ones).
-func callResults(ctx context.Context, q queryer, callID string, n int) ([]postroom.Result, error) {
+func callResults(ctx context.Context, q sqldb.Querier, callID string, n int) ([]postroom.Result, error) {
 	rows, err := q.Query(ctx, `SELECT first, count, recipients FROM postroom_outbox_chunks WHERE call_id = $1`, callID)
 	if err != nil {
 		return nil, err
@@ -101,7 +107,7 @@ func callResults(ctx context.Context, q queryer, callID string, n int) ([]postro
 	if err != nil {
 		return nil, err
 	}
-	st, err := foldRows(rows, 0, n)
+	st, err := foldRows(q.Engine(), rows, 0, n)
 	if err != nil {
 		return nil, err
 	}

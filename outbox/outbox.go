@@ -1,18 +1,18 @@
 package outbox
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Defaults of the Options fields.
@@ -139,7 +139,8 @@ type Options struct {
 	// Logger receives a record per batch and per job run at debug level
 	// (a run's errors go back to River, which logs them), and one at warn
 	// level when a job gives up recipients, with River's last error of
-	// the job (a reason never holds error text). Nil discards them.
+	// the job (a reason never holds error text). Nil discards every
+	// record, as for every Logger of the module (package option).
 	Logger *slog.Logger
 }
 
@@ -150,34 +151,23 @@ type Options struct {
 // maxMaxAttempts. A nil Backoff, Now or Logger and an empty Queue get
 // theirs too. New calls it before it uses any field.
 func (o *Options) setDefaults() error {
-	for _, f := range []struct {
-		name string
-		v    *int
-		def  int
-	}{
-		{"JobSize", &o.JobSize, DefaultJobSize},
-		{"BatchSize", &o.BatchSize, DefaultBatchSize},
-		{"CachedCalls", &o.CachedCalls, DefaultCachedCalls},
-		{"CachedCallBytes", &o.CachedCallBytes, DefaultCachedCallBytes},
-		{"MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts},
-		{"Connections", &o.Connections, DefaultConnections},
+	const op = "outbox.New"
+	for _, err := range []error{
+		option.Default(op, "Options.JobSize", &o.JobSize, DefaultJobSize),
+		option.Default(op, "Options.BatchSize", &o.BatchSize, DefaultBatchSize),
+		option.Default(op, "Options.CachedCalls", &o.CachedCalls, DefaultCachedCalls),
+		option.Default(op, "Options.CachedCallBytes", &o.CachedCallBytes, DefaultCachedCallBytes),
+		option.Default(op, "Options.MaxAttempts", &o.MaxAttempts, DefaultMaxAttempts),
+		option.Default(op, "Options.Connections", &o.Connections, DefaultConnections),
+		option.Default(op, "Options.MaxAge", &o.MaxAge, DefaultMaxAge),
 	} {
-		switch {
-		case *f.v < 0:
-			return fmt.Errorf("outbox: New: Options.%s is negative (%d)", f.name, *f.v)
-		case *f.v == 0:
-			*f.v = f.def
+		if err != nil {
+			return err
 		}
 	}
 	o.BatchSize = min(o.BatchSize, o.JobSize)
 	if o.MaxAttempts > maxMaxAttempts {
-		return fmt.Errorf("outbox: New: Options.MaxAttempts is over %d (%d)", maxMaxAttempts, o.MaxAttempts)
-	}
-	switch {
-	case o.MaxAge < 0:
-		return fmt.Errorf("outbox: New: Options.MaxAge is negative (%v)", o.MaxAge)
-	case o.MaxAge == 0:
-		o.MaxAge = DefaultMaxAge
+		return option.Errorf(op, "Options.MaxAttempts", "is over %d (%d)", maxMaxAttempts, o.MaxAttempts)
 	}
 	if o.Backoff == nil {
 		o.Backoff = DefaultBackoff
@@ -188,9 +178,7 @@ func (o *Options) setDefaults() error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = option.Logger(o.Logger)
 	return nil
 }
 
@@ -208,37 +196,39 @@ func DefaultBackoff(retry int) time.Duration {
 
 // Outbox enqueues calls into River jobs and sends them from its Worker.
 // It is immutable and safe for concurrent use; apart from its cache of
-// decoded call bodies it holds no state: every fact lives in PostgreSQL.
+// decoded call bodies it holds no state: every fact lives in the
+// database.
 type Outbox struct {
 	m     *postroom.Mailer
-	pool  *pgxpool.Pool
+	db    sqldb.DB
 	opts  Options
-	river *river.Client[pgx.Tx] // inserts only; never started
+	river riverEngine // inserts only; never started
 	cache *callCache
 	conns chan struct{} // a message handed to the transport holds one (Options.Connections; see handover)
 }
 
 // New returns an Outbox that checks and sends calls with m and keeps them
-// in the PostgreSQL database of pool, whose schema Migrate has created.
-// It validates opts and starts nothing. Every instance of an application
-// should build its Outbox with the same Mailer options (transport aside):
-// a call is checked by the enqueuing instance's and sent by the
-// working instance's.
-func New(m *postroom.Mailer, pool *pgxpool.Pool, opts Options) (*Outbox, error) {
+// in db, whose schema Migrate has created: a PostgreSQL database
+// (pgxdb.New of a pgx pool) or a SQLite file (sqlitedb.Open), the engine
+// River's jobs live in too (see the package documentation). It validates
+// opts and starts nothing. Every instance of an application should build
+// its Outbox with the same Mailer options (transport aside): a call is
+// checked by the enqueuing instance's and sent by the working instance's.
+func New(m *postroom.Mailer, db sqldb.DB, opts Options) (*Outbox, error) {
 	if m == nil {
 		return nil, errors.New("outbox: New: nil Mailer")
 	}
-	if pool == nil {
-		return nil, errors.New("outbox: New: nil pool")
+	if db == nil {
+		return nil, errors.New("outbox: New: nil DB")
 	}
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: opts.Logger})
+	inserter, err := riverFor(db, opts.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
-	return &Outbox{m: m, pool: pool, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes),
+	return &Outbox{m: m, db: db, opts: opts, river: inserter, cache: newCallCache(opts.CachedCalls, opts.CachedCallBytes),
 		conns: make(chan struct{}, opts.Connections)}, nil
 }
 

@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
-
-	"github.com/jackc/pgx/v5/pgxpool"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/callhash"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // reserving is a write that reserves recipients idx.
@@ -47,32 +47,57 @@ func putT(t *testing.T, l *lease, w *write) putOutcome {
 	return got
 }
 
-// storeDB returns a pool on a migrated database of its own, holding one
-// call "c" of n recipients in one chunk (stored as '[]': the store's
-// tests never decode it), and runs stmts on it.
-func storeDB(t *testing.T, n int, stmts ...string) *pgxpool.Pool {
+// storeEngines runs test on a database of each engine (dbtest's,
+// migrated here), in parallel subtests.
+func storeEngines(t *testing.T, test func(t *testing.T, db sqldb.DB)) {
+	t.Helper()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			db := e.Open(t)
+			if err := Migrate(t.Context(), db); err != nil {
+				t.Fatal(err)
+			}
+			test(t, db)
+		})
+	}
+}
+
+// insertCall stores call id of n recipients with one chunk (stored as
+// '[]': the store's tests never decode it) when chunk is true.
+func insertCall(t *testing.T, db sqldb.DB, id string, n int, chunk bool) {
 	t.Helper()
 	ctx := t.Context()
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
-	if err != nil {
+	if _, err := db.Exec(ctx, `INSERT INTO postroom_outbox_calls (id, account_id, request_hash, operation, body, recipients, started_at)
+		VALUES ($1, 'a', $2, 0, $3, $4, $5)`, id, []byte{0}, []byte("{}"), n, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pool.Close)
-	if err := Migrate(ctx, pool); err != nil {
+	if !chunk {
+		return
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ($1, 0, $2, $3)`, id, n, []byte("[]")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storeDB migrates db and stores call "c" of n recipients in one chunk
+// on it (none when n is 0).
+func storeDB(t *testing.T, db sqldb.DB, n int) sqldb.DB {
+	t.Helper()
 	if n > 0 {
-		stmts = append([]string{
-			fmt.Sprintf(`INSERT INTO postroom_outbox_calls VALUES ('c', 'a', NULL, '\x00', 0, '{}', %d, now())`, n),
-			fmt.Sprintf(`INSERT INTO postroom_outbox_chunks (call_id, first, count, recipients) VALUES ('c', 0, %d, '[]')`, n),
-		}, stmts...)
+		insertCall(t, db, "c", n, true)
 	}
-	for _, q := range stmts {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
+	return db
+}
+
+// insertWrite writes e as a write of call id's chunk 0 of epoch, with
+// write number wseq.
+func insertWrite(t *testing.T, db sqldb.DB, id string, epoch, wseq int64, e entries) {
+	t.Helper()
+	if _, err := db.Exec(t.Context(), `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+		VALUES ($1, 0, $2, $3, $4, $5, $6, $7, $8)`, id, epoch, wseq, e.idx, e.status, orNone(e.code), orNone(e.reason), orNone(e.sendID)); err != nil {
+		t.Fatal(err)
 	}
-	return pool
 }
 
 // TestFoldMatchesView writes random sequences of writes to a chunk and
@@ -81,16 +106,18 @@ func storeDB(t *testing.T, n int, stmts ...string) *pgxpool.Pool {
 // Cancel read) give every recipient the same state.
 func TestFoldMatchesView(t *testing.T) {
 	t.Parallel()
+	storeEngines(t, testFoldMatchesView)
+}
+
+func testFoldMatchesView(t *testing.T, pool sqldb.DB) {
 	ctx := t.Context()
-	pool := storeDB(t, 0)
 	const n = 6
+	wseq := int64(0)
 	statuses := []string{rowUntried, rowReserved, rowDeferred, "sent", "unknown", "rejected"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for c := range 60 {
 		id := fmt.Sprintf("c%d", c)
-		if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_calls VALUES ($1, 'a', NULL, '\x00', 0, '{}', $2, now())`, id, n); err != nil {
-			t.Fatal(err)
-		}
+		insertCall(t, pool, id, n, false)
 		for range 1 + rng.IntN(6) {
 			var e entries
 			bare := rng.IntN(2) == 0 // a write without codes, reasons or send ids: NULL arrays
@@ -107,10 +134,8 @@ func TestFoldMatchesView(t *testing.T) {
 			if e.len() == 0 {
 				continue
 			}
-			if _, err := pool.Exec(ctx, `INSERT INTO postroom_outbox_results (call_id, first, epoch, idx, status, code, reason, send_id)
-				VALUES ($1, 0, $2, $3, $4, $5, $6, $7)`, id, int64(rng.IntN(3)), e.idx, e.status, orNone(e.code), orNone(e.reason), orNone(e.sendID)); err != nil {
-				t.Fatal(err)
-			}
+			wseq--
+			insertWrite(t, pool, id, int64(rng.IntN(3)), wseq, e)
 		}
 		st, err := chunkStates(ctx, pool, id, 0, n)
 		if err != nil {
@@ -149,8 +174,12 @@ func TestFoldMatchesView(t *testing.T) {
 // report that the run is to stop.
 func TestPutCancelled(t *testing.T) {
 	t.Parallel()
+	storeEngines(t, testPutCancelled)
+}
+
+func testPutCancelled(t *testing.T, db sqldb.DB) {
 	ctx := t.Context()
-	pool := storeDB(t, 4)
+	pool := storeDB(t, db, 4)
 	l, err := takeLease(ctx, pool, SendArgs{CallID: "c", First: 0, Count: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +199,8 @@ func TestPutCancelled(t *testing.T) {
 		t.Errorf("reservations after the cancel: %v, want stopped", got)
 	}
 	var states string
-	if err := pool.QueryRow(ctx, `SELECT string_agg(idx || ' ' || status, ', ' ORDER BY idx) FROM postroom_outbox_recipients`).Scan(&states); err != nil {
+	if err := pool.QueryRow(ctx, dialect(pool, `SELECT string_agg(idx || ' ' || status, ', ' ORDER BY idx) FROM postroom_outbox_recipients`,
+		`SELECT group_concat(s, ', ') FROM (SELECT idx || ' ' || status AS s FROM postroom_outbox_recipients ORDER BY idx)`)).Scan(&states); err != nil {
 		t.Fatal(err)
 	}
 	if want := "0 sent, 1 sent"; states != want {

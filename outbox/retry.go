@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Waits between the tries of a write that failed for want of the
@@ -38,14 +40,36 @@ func retry(ctx context.Context, write func(context.Context) error) error {
 	}
 }
 
+// permanentError is an error that trying again would not mend: on
+// SQLite, whose file is the process's own, any error but a conflict (a
+// busy database).
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// permanent marks err, of a statement on q, as not transient when q is
+// SQLite's and err no conflict; PostgreSQL's errors are judged by
+// transient.
+func permanent(q sqldb.Querier, err error) error {
+	if err == nil || q.Engine() != sqldb.SQLite || errors.Is(err, sqldb.ErrConflict) {
+		return err
+	}
+	return &permanentError{err: err}
+}
+
 // transient reports whether err may go away by itself: the server
 // refused or lost the connection (a restart, a shutdown, too many
-// connections), or a conflict between transactions. An error PostgreSQL
-// reports about the statement itself is not: trying again would fail
-// again.
+// connections), or a conflict between transactions (sqldb.ErrConflict,
+// on either engine). An error PostgreSQL reports about the statement
+// itself is not, nor a permanentError: trying again would fail again.
 func transient(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var perm *permanentError
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &perm) {
 		return false
+	}
+	if errors.Is(err, sqldb.ErrConflict) {
+		return true
 	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/transport"
 )
@@ -20,48 +21,50 @@ import (
 // Message-ID, MIME boundaries, send ids).
 func TestSameMessagesAsSend(t *testing.T) {
 	t.Parallel()
-	call := newCall("same", 7)
-	call.Message.Subject = "Order {{n}} for {{name}}{{#if vip}} (VIP){{/if}}"
-	call.Message.HTML = `<p>Hello {{name}}, {{n}} items: {{#each items}}{{this}} {{/each}}</p>`
-	call.Message.Headers = []postroom.Header{{Name: "X-Order", Value: "{{n}}"}}
-	call.GlobalParams = map[string]any{"items": []any{"a", 2, 3.5}}
-	for i := range call.Recipients {
-		call.Recipients[i].Name = "Ann Example"
-		call.Recipients[i].Params = map[string]any{"n": i * 1000, "name": "Ann", "vip": i%2 == 0}
-	}
-	direct := transport.NewMemory()
-	m, err := postroom.New(direct, postroom.Options{Auth: postroom.NoAuth{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Send(t.Context(), call); err != nil {
-		t.Fatal(err)
-	}
-
-	queued := transport.NewMemory()
-	qm, err := postroom.New(queued, postroom.Options{Auth: postroom.NoAuth{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := newPool(t)
-	ob, err := outbox.New(qm, pool, outbox.Options{JobSize: 3, BatchSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	startClient(t, ob)
-	e := &env{pool: pool, ob: ob}
-	e.wait(t, e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{}))
-
-	want := messagesByRecipient(t, direct)
-	got := messagesByRecipient(t, queued)
-	if len(got) != len(call.Recipients) || len(want) != len(call.Recipients) {
-		t.Fatalf("%d messages queued, %d sent directly, for %d recipients", len(got), len(want), len(call.Recipients))
-	}
-	for rcpt, w := range want {
-		if g := got[rcpt]; g != w {
-			t.Errorf("%s:\nqueued:\n%s\ndirect:\n%s", rcpt, g, w)
+	engines(t, func(t *testing.T, eng outboxenv.Engine) {
+		call := newCall("same", 7)
+		call.Message.Subject = "Order {{n}} for {{name}}{{#if vip}} (VIP){{/if}}"
+		call.Message.HTML = `<p>Hello {{name}}, {{n}} items: {{#each items}}{{this}} {{/each}}</p>`
+		call.Message.Headers = []postroom.Header{{Name: "X-Order", Value: "{{n}}"}}
+		call.GlobalParams = map[string]any{"items": []any{"a", 2, 3.5}}
+		for i := range call.Recipients {
+			call.Recipients[i].Name = "Ann Example"
+			call.Recipients[i].Params = map[string]any{"n": i * 1000, "name": "Ann", "vip": i%2 == 0}
 		}
-	}
+		direct := transport.NewMemory()
+		m, err := postroom.New(direct, postroom.Options{Auth: postroom.NoAuth{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Send(t.Context(), call); err != nil {
+			t.Fatal(err)
+		}
+
+		queued := transport.NewMemory()
+		qm, err := postroom.New(queued, postroom.Options{Auth: postroom.NoAuth{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, pool := openDB(t, eng)
+		ob, err := outbox.New(qm, db, outbox.Options{JobSize: 3, BatchSize: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		startClient(t, ob)
+		e := &env{db: db, pool: pool, ob: ob}
+		e.wait(t, e.enqueue(t, postroom.OpSend, call, outbox.EnqueueOptions{}))
+
+		want := messagesByRecipient(t, direct)
+		got := messagesByRecipient(t, queued)
+		if len(got) != len(call.Recipients) || len(want) != len(call.Recipients) {
+			t.Fatalf("%d messages queued, %d sent directly, for %d recipients", len(got), len(want), len(call.Recipients))
+		}
+		for rcpt, w := range want {
+			if g := got[rcpt]; g != w {
+				t.Errorf("%s:\nqueued:\n%s\ndirect:\n%s", rcpt, g, w)
+			}
+		}
+	})
 }
 
 // messagesByRecipient returns each message of mem, keyed by its envelope

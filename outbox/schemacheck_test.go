@@ -4,31 +4,34 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/transport"
 )
 
 // TestNotMigrated: on a database that was never migrated, Check and
 // Enqueue return an error wrapping ErrNotMigrated (Enqueue returned
-// PostgreSQL's bare "relation does not exist"); after Migrate, Check
+// the engine's bare "relation does not exist"), on each engine; after
+// Migrate, Check
 // passes and Enqueue works.
 func TestNotMigrated(t *testing.T) {
 	t.Parallel()
-	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
+	for _, eng := range dbtest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			testNotMigrated(t, eng.Open(t))
+		})
 	}
-	t.Cleanup(pool.Close)
+}
+
+func testNotMigrated(t *testing.T, db sqldb.DB) {
 	m, err := postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{})
+	ob, err := outbox.New(m, db, outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func TestNotMigrated(t *testing.T) {
 		t.Fatalf("Check before Migrate: %v, want ErrNotMigrated", err)
 	}
 	enqueue := func() error {
-		return pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		return sqldb.BeginFunc(t.Context(), db, func(tx sqldb.Tx) error {
 			_, err := ob.Enqueue(t.Context(), tx, postroom.OpSend, newCall("nm", 1), outbox.EnqueueOptions{})
 			return err
 		})
@@ -44,7 +47,7 @@ func TestNotMigrated(t *testing.T) {
 	if err := enqueue(); !errors.Is(err, outbox.ErrNotMigrated) {
 		t.Fatalf("Enqueue before Migrate: %v, want ErrNotMigrated", err)
 	}
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
+	if err := outbox.Migrate(t.Context(), db); err != nil {
 		t.Fatal(err)
 	}
 	if err := ob.Check(t.Context()); err != nil {
@@ -55,7 +58,7 @@ func TestNotMigrated(t *testing.T) {
 	}
 	// Only River's tables missing: dropped by hand, as an application
 	// that migrated River with its own tool to another schema would see.
-	if _, err := pool.Exec(t.Context(), `DROP TABLE river_migration`); err != nil {
+	if _, err := db.Exec(t.Context(), `DROP TABLE river_migration`); err != nil {
 		t.Fatal(err)
 	}
 	if err := ob.Check(t.Context()); !errors.Is(err, outbox.ErrNotMigrated) {

@@ -31,7 +31,7 @@ type QueueStats struct {
 func (o *Outbox) Stats(ctx context.Context) (QueueStats, error) {
 	var s QueueStats
 	var oldest *time.Time
-	err := o.pool.QueryRow(ctx, `SELECT coalesce(sum(w.n), 0), min(c.started_at)
+	err := o.db.QueryRow(ctx, dialect(o.db, `SELECT coalesce(sum(w.n), 0), min(c.started_at)
 		FROM (SELECT ch.call_id, ch.count - (SELECT count(*) FROM postroom_outbox_results f, unnest(f.status) AS u(status)
 		        WHERE f.call_id = ch.call_id AND f.first = ch.first
 		          AND u.status NOT IN ('', 'reserved', 'deferred')) AS n
@@ -41,7 +41,17 @@ func (o *Outbox) Stats(ctx context.Context) (QueueStats, error) {
 		      WHERE j.kind = $1
 		        AND j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending')) w
 		JOIN postroom_outbox_calls c ON c.id = w.call_id
-		WHERE w.n > 0`, SendArgs{}.Kind()).Scan(&s.Waiting, &oldest)
+		WHERE w.n > 0`, `SELECT coalesce(sum(w.n), 0), min(c.started_at)
+		FROM (SELECT ch.call_id, ch.count - (SELECT count(*) FROM postroom_outbox_results f, json_each(f.status) AS u
+		        WHERE f.call_id = ch.call_id AND f.first = ch.first
+		          AND u.value NOT IN ('', 'reserved', 'deferred')) AS n
+		      FROM river_job j
+		      JOIN postroom_outbox_chunks ch
+		        ON ch.call_id = j.args ->> '$.call_id' AND ch.first = j.args ->> '$.first'
+		      WHERE j.kind = $1
+		        AND j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending')) w
+		JOIN postroom_outbox_calls c ON c.id = w.call_id
+		WHERE w.n > 0`), SendArgs{}.Kind()).Scan(&s.Waiting, &oldest)
 	if err != nil {
 		return QueueStats{}, fmt.Errorf("outbox: stats: %w", err)
 	}

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // Status returns the progress of the call with id callID: its state,
@@ -27,15 +26,17 @@ import (
 func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatus, error) {
 	var total int
 	var list string
-	err := o.pool.QueryRow(ctx, `SELECT recipients, list FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&total, &list)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := o.db.QueryRow(ctx, `SELECT recipients, list FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&total, &list)
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
-	rows, err := o.pool.Query(ctx, `SELECT u.status, count(*) FROM postroom_outbox_results r, unnest(r.status) AS u(status)
-		WHERE r.call_id = $1 AND u.status NOT IN ('', 'reserved', 'deferred') GROUP BY u.status`, callID)
+	rows, err := o.db.Query(ctx, dialect(o.db, `SELECT u.status, count(*) FROM postroom_outbox_results r, unnest(r.status) AS u(status)
+		WHERE r.call_id = $1 AND u.status NOT IN ('', 'reserved', 'deferred') GROUP BY u.status`,
+		`SELECT u.value, count(*) FROM postroom_outbox_results r, json_each(r.status) AS u
+		WHERE r.call_id = $1 AND u.value NOT IN ('', 'reserved', 'deferred') GROUP BY u.value`), callID)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
@@ -63,7 +64,7 @@ func (o *Outbox) Status(ctx context.Context, callID string) (*postroom.CallStatu
 		return s, nil
 	}
 	s.State = postroom.CallDone
-	if s.Results, err = callResults(ctx, o.pool, callID, total); err != nil {
+	if s.Results, err = callResults(ctx, o.db, callID, total); err != nil {
 		return nil, fmt.Errorf("outbox: status: %w", err)
 	}
 	if err := o.later(ctx, s); err != nil {

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // ReasonCallCanceled is the reason code of a recipient whose call was
@@ -41,16 +41,17 @@ const ReasonCallCanceled postroom.ReasonCode = "call-canceled"
 // or, if the job was finishing as Cancel ran, left deferred without a
 // job: calling Cancel again settles it.
 func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
-	tx, err := o.pool.Begin(ctx)
+	tx, err := o.db.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: Cancel: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 	// The call's row, locked: two Cancels, or a Cancel and DeleteBefore,
-	// take turns.
+	// take turns (on SQLite, the transaction holds the write lock).
 	var exists bool
-	err = tx.QueryRow(ctx, `SELECT true FROM postroom_outbox_calls WHERE id = $1 FOR UPDATE`, callID).Scan(&exists)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = tx.QueryRow(ctx, dialect(tx, `SELECT true FROM postroom_outbox_calls WHERE id = $1 FOR UPDATE`,
+		`SELECT true FROM postroom_outbox_calls WHERE id = $1`), callID).Scan(&exists)
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return 0, ErrNotFound
 	}
 	if err != nil {
@@ -76,8 +77,9 @@ func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
 	for k, c := range chunks {
 		firsts[k] = c.first
 	}
-	rows, err := tx.Query(ctx, `SELECT idx, status, reason FROM postroom_outbox_recipients
-		WHERE call_id = $1 AND first = ANY($2)`, callID, firsts)
+	rows, err := tx.Query(ctx, dialect(tx, `SELECT idx, status, reason FROM postroom_outbox_recipients
+		WHERE call_id = $1 AND first = ANY($2)`, `SELECT idx, status, reason FROM postroom_outbox_recipients
+		WHERE call_id = $1 AND first IN (SELECT value FROM json_each($2))`), callID, firsts)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: Cancel: %w", err)
 	}
@@ -125,7 +127,7 @@ func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
 		case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
 			continue
 		}
-		if _, err := o.river.JobCancelTx(ctx, tx, j.row.ID); err != nil {
+		if err := o.river.cancel(ctx, tx, j.row.ID); err != nil {
 			return 0, fmt.Errorf("outbox: Cancel: job %d: %w", j.row.ID, err)
 		}
 	}
@@ -143,14 +145,14 @@ func (o *Outbox) Cancel(ctx context.Context, callID, why string) (int, error) {
 // retried recipient keeps its count of attempts and Options.MaxAge still
 // applies. An unknown id is ErrNotFound.
 func (o *Outbox) Retry(ctx context.Context, callID string) (int, error) {
-	tx, err := o.pool.Begin(ctx)
+	tx, err := o.db.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: Retry: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 	var exists bool
 	err = tx.QueryRow(ctx, `SELECT true FROM postroom_outbox_calls WHERE id = $1`, callID).Scan(&exists)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return 0, ErrNotFound
 	}
 	if err != nil {
@@ -192,7 +194,7 @@ func (o *Outbox) Retry(ctx context.Context, callID string) (int, error) {
 		default:
 			continue
 		}
-		if _, err := o.river.JobRetryTx(ctx, tx, j.row.ID); err != nil {
+		if err := o.river.retry(ctx, tx, j.row.ID); err != nil {
 			return 0, fmt.Errorf("outbox: Retry: job %d: %w", j.row.ID, err)
 		}
 		n += deferred[j.first]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // benchCall enqueues the benchmarks' call (25,000 recipients, 50 jobs of
@@ -19,13 +20,13 @@ func benchCall(b *testing.B) (*pgxpool.Pool, *outbox.Outbox, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var id string
 	if err := pgx.BeginFunc(b.Context(), pool, func(tx pgx.Tx) error {
-		id, err = ob.Enqueue(b.Context(), tx, postroom.OpSend, newCall("bench", benchRecipients), outbox.EnqueueOptions{})
+		id, err = ob.Enqueue(b.Context(), pgxdb.WrapTx(tx), postroom.OpSend, newCall("bench", benchRecipients), outbox.EnqueueOptions{})
 		return err
 	}); err != nil {
 		b.Fatal(err)
@@ -72,7 +73,7 @@ func BenchmarkCalls(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ob, err := outbox.New(m, pool, outbox.Options{})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

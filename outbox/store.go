@@ -13,15 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // lease is one run's hold on its job's recipients.
 type lease struct {
-	pool    queryer
+	db      sqldb.DB
 	args    SendArgs
 	epoch   int64
 	op      postroom.Operation
@@ -32,47 +30,35 @@ type lease struct {
 	wseq    atomic.Int32    // the number of the run's last write (see put)
 }
 
-// queryer is what a lease needs of a pgxpool.Pool.
-type queryer interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
 // errGone: the job's call was deleted.
 var errGone = errors.New("outbox: the job's call is gone")
 
 // takeLease bumps the job's epoch: from now on, the writes of any earlier
-// run of the job change nothing. In the same round trip, it reads the
-// chunk's writes, for pending.
-func takeLease(ctx context.Context, q queryer, args SendArgs) (*lease, error) {
-	l := &lease{pool: q, args: args}
+// run of the job change nothing. Then it reads the chunk's writes, for
+// pending: no write of an earlier run lands after the bump (a write
+// names its epoch, and on PostgreSQL holds the chunk's row FOR SHARE,
+// which the bump waits for).
+func takeLease(ctx context.Context, db sqldb.DB, args SendArgs) (*lease, error) {
+	l := &lease{db: db, args: args}
 	var op int16
-	b := &pgx.Batch{}
-	b.Queue(`UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
+	err := db.QueryRow(ctx, dialect(db, `UPDATE postroom_outbox_chunks ch SET epoch = ch.epoch + 1
 		FROM postroom_outbox_calls c
 		WHERE ch.call_id = $1 AND ch.first = $2 AND c.id = ch.call_id
-		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`, args.CallID, int32(args.First))
-	b.Queue(chunkWritesSQL, args.CallID, int32(args.First))
-	br := q.SendBatch(ctx, b)
-	defer br.Close()
-	err := br.QueryRow().Scan(&l.epoch, &l.chunk, &op, &l.started)
-	if errors.Is(err, pgx.ErrNoRows) {
+		RETURNING ch.epoch, ch.recipients, c.operation, c.started_at`,
+		// SQLite's RETURNING names the updated table only.
+		`UPDATE postroom_outbox_chunks SET epoch = epoch + 1
+		WHERE call_id = $1 AND first = $2
+		RETURNING epoch, recipients,
+			(SELECT operation FROM postroom_outbox_calls c WHERE c.id = call_id),
+			(SELECT started_at FROM postroom_outbox_calls c WHERE c.id = call_id)`),
+		args.CallID, int32(args.First)).Scan(&l.epoch, &l.chunk, &op, &l.started)
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, errGone
 	}
 	if err != nil {
 		return nil, fmt.Errorf("outbox: lease: %w", err)
 	}
-	rows, err := br.Query()
-	if err == nil {
-		l.states, err = foldRows(rows, int32(args.First), args.Count)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("outbox: lease: %w", err)
-	}
-	if err := br.Close(); err != nil {
+	if l.states, err = chunkStates(ctx, db, args.CallID, int32(args.First), args.Count); err != nil {
 		return nil, fmt.Errorf("outbox: lease: %w", err)
 	}
 	l.op = postroom.Operation(op)
@@ -163,23 +149,29 @@ func (l *lease) put(ctx context.Context, w *write) (putOutcome, error) {
 		reason: orNone(slices.Concat(w.mine.reason, w.open.reason)),
 		sendID: orNone(slices.Concat(w.mine.sendID, w.open.sendID)),
 	}
-	args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
-	sql := putSQL
-	if w.tries > 1 {
-		sql = putAgainSQL
-	}
 	var n int
-	err := l.pool.QueryRow(ctx, sql, args...).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) && w.tries > 1 {
+	var err error
+	if l.db.Engine() == sqldb.SQLite {
+		n, err = l.putSQLite(ctx, w, all)
+	} else {
+		args := []any{a.CallID, int32(a.First), l.epoch, w.seq, all.idx, all.status, all.code, all.reason, all.sendID, int32(w.mine.len())}
+		sql := putSQL
+		if w.tries > 1 {
+			sql = putAgainSQL
+		}
+		err = l.db.QueryRow(ctx, sql, args...).Scan(&n)
+	}
+	if errors.Is(err, sqldb.ErrNoRows) && w.tries > 1 {
 		// Made by an earlier try, or not at all.
-		err = l.pool.QueryRow(ctx, `SELECT cardinality(idx) FROM postroom_outbox_results
-			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`, a.CallID, int32(a.First), l.epoch, w.seq).Scan(&n)
+		err = l.db.QueryRow(ctx, dialect(l.db, `SELECT cardinality(idx) FROM postroom_outbox_results
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`, `SELECT json_array_length(idx) FROM postroom_outbox_results
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 AND wseq = $4`), a.CallID, int32(a.First), l.epoch, w.seq).Scan(&n)
 	}
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sqldb.ErrNoRows):
 		return putStopped, nil
 	case err != nil:
-		return 0, fmt.Errorf("outbox: write: %w", err)
+		return 0, fmt.Errorf("outbox: write: %w", permanent(l.db, err))
 	case n == all.len():
 		return putDone, nil
 	}
@@ -223,6 +215,40 @@ const putAgainSQL = putInsert + `
 	ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING
 	RETURNING cardinality(idx)`
 
+// putSQLite is put's statement on SQLite, where a statement runs alone
+// (no other can come between two): the whole write unless the chunk's
+// call was cancelled, and then, when it was, mine alone. It returns the
+// size of the write made, or ErrNoRows. Two short statements, not one
+// that slices JSON arrays: SQLite parses each statement anew, and the
+// parsing is a good part of a write's cost.
+func (l *lease) putSQLite(ctx context.Context, w *write, all entries) (int, error) {
+	a := l.args
+	write := func(sql string, e entries) (n int, err error) {
+		err = l.db.QueryRow(ctx, sql, a.CallID, int32(a.First), l.epoch, w.seq, e.idx, e.status, e.code, e.reason, e.sendID).Scan(&n)
+		return n, err
+	}
+	again := ""
+	if w.tries > 1 {
+		again = sqlitePutAgain
+	}
+	n, err := write(sqlitePutInsert+` AND NOT canceled`+again+sqlitePutReturning, all)
+	if !errors.Is(err, sqldb.ErrNoRows) || w.mine.len() == 0 {
+		return n, err
+	}
+	mine := entries{idx: w.mine.idx, status: w.mine.status, code: orNone(w.mine.code), reason: orNone(w.mine.reason), sendID: orNone(w.mine.sendID)}
+	return write(sqlitePutInsert+again+sqlitePutReturning, mine)
+}
+
+// The parts of putSQLite's statements: $1 to $4 the chunk, the run's
+// epoch and the write's number, $5 to $9 the JSON arrays.
+const (
+	sqlitePutInsert = `INSERT INTO postroom_outbox_results (call_id, first, epoch, wseq, idx, status, code, reason, send_id)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 FROM postroom_outbox_chunks
+	WHERE call_id = $1 AND first = $2 AND epoch = $3`
+	sqlitePutAgain     = ` ON CONFLICT (call_id, first, epoch, wseq) DO NOTHING`
+	sqlitePutReturning = ` RETURNING json_array_length(idx)`
+)
+
 // settle gives recipients idx, whose messages this run did not hand
 // over, the final or deferred status with reason code and reasons[k],
 // without sending them: those still not tried, deferred, or reserved by
@@ -243,11 +269,12 @@ func (l *lease) settle(ctx context.Context, idx []int32, status postroom.Status,
 // giving up, an interrupted run's leftovers); it is safe to try again.
 func (l *lease) settleWhere(ctx context.Context, idx []int32, which func(state) bool, status postroom.Status, code postroom.ReasonCode, reasons []string) error {
 	a := l.args
-	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+	err := sqldb.BeginFunc(ctx, l.db, func(tx sqldb.Tx) error {
 		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM postroom_outbox_chunks
-			WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE`, a.CallID, int32(a.First), l.epoch).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
+		err := tx.QueryRow(ctx, dialect(tx, `SELECT 1 FROM postroom_outbox_chunks
+			WHERE call_id = $1 AND first = $2 AND epoch = $3 FOR SHARE`, `SELECT 1 FROM postroom_outbox_chunks
+			WHERE call_id = $1 AND first = $2 AND epoch = $3`), a.CallID, int32(a.First), l.epoch).Scan(&one)
+		if errors.Is(err, sqldb.ErrNoRows) {
 			return nil // a newer run holds the lease
 		}
 		if err != nil {

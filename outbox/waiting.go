@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // WaitingState is why a recipient has no final result yet: the root
@@ -45,13 +45,13 @@ type WaitingRecipient = postroom.WaitingRecipient
 // JobList).
 func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient, error) {
 	var exists bool
-	if err := o.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1)`, callID).Scan(&exists); err != nil {
+	if err := o.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM postroom_outbox_calls WHERE id = $1)`, callID).Scan(&exists); err != nil {
 		return nil, fmt.Errorf("outbox: Waiting: %w", err)
 	}
 	if !exists {
 		return nil, ErrNotFound
 	}
-	chunks, err := openChunks(ctx, o.pool, callID)
+	chunks, err := openChunks(ctx, o.db, callID)
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +64,9 @@ func (o *Outbox) Waiting(ctx context.Context, callID string) ([]WaitingRecipient
 	for k, c := range chunks {
 		firsts[k] = c.first
 	}
-	rows, err := o.pool.Query(ctx, `SELECT r.idx, r.status, r.code, r.reason FROM postroom_outbox_recipients r
-		WHERE r.call_id = $1 AND r.first = ANY($2)`, callID, firsts)
+	rows, err := o.db.Query(ctx, dialect(o.db, `SELECT r.idx, r.status, r.code, r.reason FROM postroom_outbox_recipients r
+		WHERE r.call_id = $1 AND r.first = ANY($2)`, `SELECT r.idx, r.status, r.code, r.reason FROM postroom_outbox_recipients r
+		WHERE r.call_id = $1 AND r.first IN (SELECT value FROM json_each($2))`), callID, firsts)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: Waiting: %w", err)
 	}
@@ -151,24 +152,16 @@ type callJob struct {
 // callJobs returns the River jobs of call callID (kind
 // "postroom_outbox_send", args call_id), through tx when it is not nil,
 // oldest first, in every state.
-func (o *Outbox) callJobs(ctx context.Context, tx pgx.Tx, callID string) ([]callJob, error) {
-	filter, err := json.Marshal(map[string]string{"call_id": callID})
-	if err != nil {
-		return nil, fmt.Errorf("outbox: jobs of call %s: %w", callID, err)
-	}
+func (o *Outbox) callJobs(ctx context.Context, tx sqldb.Tx, callID string) ([]callJob, error) {
+	where, named := o.river.argsWhere(callID)
 	params := river.NewJobListParams().
 		Kinds(SendArgs{}.Kind()).
-		Where("args @> @postroom_call::jsonb", river.NamedArgs{"postroom_call": string(filter)}).
+		Where(where, named).
 		OrderBy(river.JobListOrderByID, river.SortOrderAsc).
 		First(1000)
 	var jobs []callJob
 	for {
-		var res *river.JobListResult
-		if tx != nil {
-			res, err = o.river.JobListTx(ctx, tx, params)
-		} else {
-			res, err = o.river.JobList(ctx, params)
-		}
+		res, err := o.river.list(ctx, tx, params)
 		if err != nil {
 			return nil, fmt.Errorf("outbox: jobs of call %s: %w", callID, err)
 		}

@@ -113,7 +113,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 func (w *Worker) run(ctx context.Context, job *river.Job[SendArgs]) error {
 	o := w.o
 	args := job.Args
-	l, err := takeLease(ctx, o.pool, args)
+	l, err := takeLease(ctx, o.db, args)
 	if errors.Is(err, errGone) {
 		return river.JobCancel(err)
 	}

@@ -19,7 +19,12 @@
 //
 // Messages are decoded with the standard library (net/mail,
 // mime/multipart, mime/quotedprintable, encoding/base64), as a mail reader
-// would, so a test sees what a recipient sees. The Recorder does not show
+// would, so a test sees what a recipient sees. Each Message also has its
+// leaves (Parts, Find, Leaf) and its shape (Tree) for a test of the MIME
+// structure. Parse reads a message that reached the test as bytes (from an
+// SMTP server, from Mailer.Preview) and fails the test where it breaks a
+// rule postroom writes by (CRLF lines of at most 998 octets, 7-bit,
+// every leaf quoted-printable or base64). The Recorder does not show
 // the params a recipient rendered with: a test knows them, since it made
 // the call.
 //
@@ -30,19 +35,15 @@ package postroomtest
 
 import (
 	"bytes"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/internal/testkit/mimeread"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -152,8 +153,53 @@ type Message struct {
 	Attachments []File
 	Inline      []File
 
+	// Keys are the top-level header's field names in the order they
+	// appear.
+	Keys []string
+	// Parts are the leaves (the parts that are not multiparts), decoded,
+	// in the order they appear; Tree is the message's shape, such as
+	// "mixed(alternative(text/plain,text/html),application/pdf)": a
+	// multipart as its subtype with its children in parentheses, a leaf
+	// as its media type.
+	Parts []Part
+	Tree  string
+
 	// Raw is the message as handed to the transport.
 	Raw []byte
+}
+
+// Part is one leaf of a Message: a part that is not a multipart.
+type Part struct {
+	// Path is the media types from the message down to the part, joined
+	// by ">", such as "multipart/alternative>text/html".
+	Path string
+	// Header is the part's header (the message's, for a message of one
+	// part).
+	Header mail.Header
+	// Body is the content, decoded per Content-Transfer-Encoding; Raw the
+	// content as encoded in the message.
+	Body, Raw []byte
+}
+
+// Type is the part's media type: the last element of Path.
+func (p Part) Type() string {
+	return p.Path[strings.LastIndexByte(p.Path, '>')+1:]
+}
+
+// Param is the parameter key of the part's Content-Type, or "".
+func (p Part) Param(key string) string {
+	_, params, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+	return params[key]
+}
+
+// Parent is the media type of the multipart that holds the part, or ""
+// for a message of one part.
+func (p Part) Parent() string {
+	i := strings.LastIndexByte(p.Path, '>')
+	if i < 0 {
+		return ""
+	}
+	return Part{Path: p.Path[:i]}.Type()
 }
 
 // File is an attachment or an inline image, decoded.
@@ -177,23 +223,48 @@ type File struct {
 // *env. Decode reads env and keeps none of it (the Message has copies).
 // It returns an error when the message does not read as mail: a header
 // net/mail refuses, a multipart that does not end, a transfer encoding
-// other than 7bit, quoted-printable or base64.
+// other than 7bit, 8bit, binary, quoted-printable or base64. Parse holds a
+// message to postroom's own stricter rules.
 func Decode(env postroom.Envelope) (*Message, error) {
-	msg, err := mail.ReadMessage(bytes.NewReader(env.Data))
+	r, err := mimeread.Read(env.Data)
 	if err != nil {
-		return nil, fmt.Errorf("reading the header: %w", err)
+		return nil, err
 	}
-	m := &Message{
-		SendID:       env.SendID,
-		EnvelopeFrom: env.From,
-		EnvelopeTo:   append([]string(nil), env.To...),
-		Header:       msg.Header,
-		Raw:          bytes.Clone(env.Data),
+	m, err := decode(r, env.Data)
+	if err != nil {
+		return nil, err
 	}
-	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(rawHeaderValue(env.Data, "Subject")); err != nil {
+	m.SendID, m.EnvelopeFrom, m.EnvelopeTo = env.SendID, env.From, append([]string(nil), env.To...)
+	return m, nil
+}
+
+// Parse decodes the message data as Decode does, and fails tb where data
+// breaks a rule postroom writes by: lines of at most 998 octets of 7-bit
+// data other than NUL, each ending in CRLF, with no bare CR or LF; every
+// leaf quoted-printable or base64. It is for a message that postroom
+// wrote and that reached the test as bytes (an SMTP server's, a
+// Preview's); its Message has no envelope.
+func Parse(tb testing.TB, data []byte) *Message {
+	tb.Helper()
+	r, err := mimeread.Strict(data)
+	if err != nil {
+		tb.Fatalf("postroomtest: %v", err)
+	}
+	m, err := decode(r, data)
+	if err != nil {
+		tb.Fatalf("postroomtest: %v", err)
+	}
+	return m
+}
+
+// decode makes the Message of r, read from data.
+func decode(r *mimeread.Message, data []byte) (*Message, error) {
+	m := &Message{Header: r.Header, Keys: r.Keys, Tree: r.Tree, Raw: bytes.Clone(data)}
+	var err error
+	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(rawHeaderValue(data, "Subject")); err != nil {
 		return nil, fmt.Errorf("the subject: %w", err)
 	}
-	if from := msg.Header.Get("From"); from != "" {
+	if from := r.Header.Get("From"); from != "" {
 		if m.From, err = mail.ParseAddress(from); err != nil {
 			return nil, fmt.Errorf("the From field: %w", err)
 		}
@@ -202,88 +273,79 @@ func Decode(env postroom.Envelope) (*Message, error) {
 		name string
 		to   *[]*mail.Address
 	}{{"To", &m.To}, {"Cc", &m.Cc}, {"Reply-To", &m.ReplyTo}} {
-		if msg.Header.Get(f.name) == "" {
+		if r.Header.Get(f.name) == "" {
 			continue
 		}
-		if *f.to, err = msg.Header.AddressList(f.name); err != nil {
+		if *f.to, err = r.Header.AddressList(f.name); err != nil {
 			return nil, fmt.Errorf("the %s field: %w", f.name, err)
 		}
 	}
-	if err := m.walk(msg.Header, msg.Body, 0); err != nil {
-		return nil, err
+	m.Parts = make([]Part, len(r.Parts))
+	for i, p := range r.Parts {
+		m.Parts[i] = Part{Path: p.Path, Header: p.Header, Body: p.Body, Raw: p.Raw}
+		m.file(m.Parts[i])
 	}
 	return m, nil
 }
 
-// maxDepth bounds the nesting of multiparts Decode follows; postroom
-// writes at most three (mixed > related > alternative).
-const maxDepth = 8
-
-// header is what walk needs of a part's header.
-type header interface{ Get(string) string }
-
-// walk reads one part of m: a multipart's children in turn, or a leaf
-// into its field.
-func (m *Message) walk(h header, body io.Reader, depth int) error {
-	ct := h.Get("Content-Type")
-	if ct == "" {
-		ct = "text/plain"
+// file files the leaf p in its field of m: the first html and text
+// parts as HTML and Text, the others as Attachments or Inline.
+func (m *Message) file(p Part) {
+	mt, params, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+	if mt == "" {
+		mt = "text/plain"
 	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return fmt.Errorf("Content-Type %q: %w", ct, err)
-	}
-	if strings.HasPrefix(mt, "multipart/") {
-		if depth == maxDepth {
-			return errors.New("multiparts nested too deep")
-		}
-		r := multipart.NewReader(body, params["boundary"])
-		for {
-			p, err := r.NextRawPart()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", mt, err)
-			}
-			if err := m.walk(p.Header, p, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	content, err := decodeBody(h.Get("Content-Transfer-Encoding"), body)
-	if err != nil {
-		return fmt.Errorf("%s: %w", mt, err)
-	}
-	disp, dparams, _ := mime.ParseMediaType(h.Get("Content-Disposition"))
-	cid := strings.TrimSuffix(strings.TrimPrefix(h.Get("Content-ID"), "<"), ">")
+	disp, dparams, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	cid := strings.TrimSuffix(strings.TrimPrefix(p.Header.Get("Content-ID"), "<"), ">")
 	switch {
 	case disp == "attachment":
-		m.Attachments = append(m.Attachments, File{Name: fileName(dparams, params), Type: mt, Content: content})
+		m.Attachments = append(m.Attachments, File{Name: fileName(dparams, params), Type: mt, Content: p.Body})
 	case cid != "" || disp == "inline" && !strings.HasPrefix(mt, "text/"):
-		m.Inline = append(m.Inline, File{Name: fileName(dparams, params), Type: mt, ContentID: cid, Content: content})
+		m.Inline = append(m.Inline, File{Name: fileName(dparams, params), Type: mt, ContentID: cid, Content: p.Body})
 	case mt == "text/html" && m.HTML == "":
-		m.HTML = string(content)
+		m.HTML = string(p.Body)
 	case mt == "text/plain" && m.Text == "":
-		m.Text = string(content)
+		m.Text = string(p.Body)
 	default:
-		m.Attachments = append(m.Attachments, File{Name: fileName(dparams, params), Type: mt, Content: content})
+		m.Attachments = append(m.Attachments, File{Name: fileName(dparams, params), Type: mt, Content: p.Body})
 	}
-	return nil
 }
 
-// decodeBody decodes a leaf's content per its Content-Transfer-Encoding.
-func decodeBody(cte string, body io.Reader) ([]byte, error) {
-	switch strings.ToLower(strings.TrimSpace(cte)) {
-	case "", "7bit", "8bit", "binary":
-	case "quoted-printable":
-		body = quotedprintable.NewReader(body)
-	case "base64":
-		body = base64.NewDecoder(base64.StdEncoding, body) // CR and LF ignored
-	default:
-		return nil, fmt.Errorf("Content-Transfer-Encoding %q", cte)
+// Find returns the leaf whose Path is path, the first if there are
+// several, or fails tb listing the paths there are.
+func (m *Message) Find(tb testing.TB, path string) Part {
+	tb.Helper()
+	for _, p := range m.Parts {
+		if p.Path == path {
+			return p
+		}
 	}
-	return io.ReadAll(body)
+	tb.Fatalf("postroomtest: no part %s in %v", path, m.Paths())
+	return Part{}
+}
+
+// Leaf returns the only leaf of media type mediaType, or fails tb.
+func (m *Message) Leaf(tb testing.TB, mediaType string) Part {
+	tb.Helper()
+	var found []Part
+	for _, p := range m.Parts {
+		if p.Type() == mediaType {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 {
+		tb.Fatalf("postroomtest: %d parts of type %s, want 1 (tree %s)", len(found), mediaType, m.Tree)
+	}
+	return found[0]
+}
+
+// Paths returns the Path of every leaf, in order, in a new slice.
+func (m *Message) Paths() []string {
+	s := make([]string, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		s = append(s, p.Path)
+	}
+	return s
 }
 
 // fileName is the filename of a Content-Disposition, else the name of a

@@ -254,3 +254,47 @@ func TestFailuresQuote(t *testing.T) {
 		t.Errorf("Check reported %q, want an excerpt cut at a character's start", tb.errors)
 	}
 }
+
+// TestParse: Parse decodes a message given as bytes, with its leaves and
+// shape, and holds it to the line rules.
+func TestParse(t *testing.T) {
+	data := "From: shop@example.com\r\nTo: ann@example.org\r\nSubject: =?UTF-8?q?Caf=C3=A9?=\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/alternative; boundary=\"a\"\r\n\r\n" +
+		"--a\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nCaf=C3=A9\r\n" +
+		"--a\r\nContent-Type: text/html; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n\r\nPHA+aGk8L3A+\r\n--a--\r\n"
+	m := postroomtest.Parse(t, []byte(data))
+	if m.Subject != "Café" || m.Text != "Café" || m.HTML != "<p>hi</p>" {
+		t.Errorf("Subject %q, Text %q, HTML %q", m.Subject, m.Text, m.HTML)
+	}
+	if m.Tree != "alternative(text/plain,text/html)" || strings.Join(m.Keys, " ") != "From To Subject MIME-Version Content-Type" {
+		t.Errorf("Tree %s, Keys %q", m.Tree, m.Keys)
+	}
+	if p := m.Leaf(t, "text/html"); p.Parent() != "multipart/alternative" || p.Param("charset") != "UTF-8" || string(p.Raw) != "PHA+aGk8L3A+" {
+		t.Errorf("html leaf %+v", p)
+	}
+	if got := string(m.Find(t, "multipart/alternative>text/plain").Body); got != "Café" {
+		t.Errorf("text body %q", got)
+	}
+	ft := &fatalTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		postroomtest.Parse(ft, []byte(strings.ReplaceAll(data, "\r\n", "\n")))
+	}()
+	if !ft.failed {
+		t.Error("Parse took bare LF line ends")
+	}
+}
+
+// fatalTB records Fatalf and stops the goroutine's function with a panic
+// instead of runtime.Goexit, for a test of a function that fails its tb.
+type fatalTB struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fatalTB) Helper() {}
+
+func (f *fatalTB) Fatalf(string, ...any) {
+	f.failed = true
+	panic("fatal")
+}

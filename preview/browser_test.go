@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/browsertest"
+	"github.com/postroom/postroom/internal/testkit/browsertest"
 	"github.com/postroom/postroom/preview"
 )
 

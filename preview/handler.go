@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"errors"
-	"fmt"
 	"html/template"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/option"
 )
 
 // Defaults of the Options limits.
@@ -44,8 +44,9 @@ type Options struct {
 	// still be picked by index). Zero means DefaultMaxListed (1000).
 	MaxListed int
 
-	// Logger receives the errors the page does not show (a template store
-	// that failed). Nil means no logging.
+	// Logger receives the errors the page does not show (a template store that
+	// failed). Nil discards every record (slog.New(slog.DiscardHandler)), as
+	// for every Logger of the module (package option).
 	Logger *slog.Logger
 }
 
@@ -62,15 +63,15 @@ var assets embed.FS
 
 var page = template.Must(template.ParseFS(assets, "page.html"))
 
-// setDefaults gives every zero field of o its default, by the root
-// package's rule for numbers: zero means the default, and a negative
-// value is refused. A nil Logger discards.
+// opNew is New's name in its *option.Error.
+const opNew = "preview.New"
+
+// setDefaults gives every zero field of o its default by the module's
+// rule (package option): zero means the default, and a negative value is
+// an *option.Error. A nil Logger discards.
 func (o *Options) setDefaults() error {
-	if o.MaxBodyBytes < 0 {
-		return fmt.Errorf("preview: New: Options.MaxBodyBytes is negative (%d)", o.MaxBodyBytes)
-	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+	if err := option.Default(opNew, "Options.MaxBodyBytes", &o.MaxBodyBytes, DefaultMaxBodyBytes); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
@@ -81,16 +82,11 @@ func (o *Options) setDefaults() error {
 		{"Shown", &o.Shown, DefaultShown},
 		{"MaxListed", &o.MaxListed, DefaultMaxListed},
 	} {
-		switch {
-		case *f.v < 0:
-			return fmt.Errorf("preview: New: Options.%s is negative (%d)", f.name, *f.v)
-		case *f.v == 0:
-			*f.v = f.def
+		if err := option.Default(opNew, "Options."+f.name, f.v, f.def); err != nil {
+			return err
 		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = option.Logger(o.Logger)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package preview_test
 
 import (
 	"bytes"
+	"errors"
 	"html"
 	"io"
 	"mime/multipart"
@@ -339,8 +340,10 @@ func TestNewOptions(t *testing.T) {
 		{"Shown", preview.Options{Shown: -1}},
 		{"MaxListed", preview.Options{MaxListed: -1}},
 	} {
-		if h, err := preview.New(m, tc.opts); err == nil {
-			t.Errorf("New with a negative %s = %v, nil; want an error", tc.field, h)
+		h, err := preview.New(m, tc.opts)
+		var oe *postroom.OptionsError
+		if !errors.As(err, &oe) || oe.Op != "preview.New" || oe.Field != "Options."+tc.field {
+			t.Errorf("New with a negative %s = %v, %v; want a *postroom.OptionsError for Options.%[1]s", tc.field, h, err)
 		}
 	}
 }

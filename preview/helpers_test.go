@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 	"github.com/postroom/postroom/preview"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/sqldb"
 )
 

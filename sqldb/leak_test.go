@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/dbtest"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/suppression"
 )

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 )
 
 // TestMain runs the package's tests with a PostgreSQL for SQL's (started

@@ -31,7 +31,7 @@ var _ List = (*Memory)(nil)
 
 // NewMemory returns an empty list. It refuses a negative Policy field.
 func NewMemory(opts Options) (*Memory, error) {
-	if err := opts.check(); err != nil {
+	if err := opts.check("suppression.NewMemory"); err != nil {
 		return nil, err
 	}
 	return &Memory{opts: opts, accounts: map[string]*memAccount{}}, nil

@@ -1,8 +1,11 @@
 package suppression_test
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/option"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -17,12 +20,23 @@ func TestMemoryContract(t *testing.T) {
 }
 
 func TestNewRefusesNegativePolicy(t *testing.T) {
-	for _, p := range []suppression.Policy{{SoftBounces: -1}, {SoftWindow: -1}, {SoftExpiry: -1}} {
-		if m, err := suppression.NewMemory(suppression.Options{Policy: p}); err == nil {
-			t.Errorf("NewMemory(%+v) = %v, nil; want an error", p, m)
+	db := dbtest.SQLite(t)
+	for _, tt := range []struct {
+		p     suppression.Policy
+		field string
+	}{
+		{suppression.Policy{SoftBounces: -1}, "Options.Policy.SoftBounces"},
+		{suppression.Policy{SoftWindow: -1}, "Options.Policy.SoftWindow"},
+		{suppression.Policy{SoftExpiry: -1}, "Options.Policy.SoftExpiry"},
+	} {
+		_, err := suppression.NewMemory(suppression.Options{Policy: tt.p})
+		var oe *option.Error
+		if !errors.As(err, &oe) || oe.Op != "suppression.NewMemory" || oe.Field != tt.field {
+			t.Errorf("NewMemory(%+v) = %v; want an *option.Error for %s", tt.p, err, tt.field)
 		}
-		if s, err := suppression.NewSQL(nil, suppression.Options{Policy: p}); err == nil {
-			t.Errorf("NewSQL(nil, %+v) = %v, nil; want an error", p, s)
+		_, err = suppression.NewSQL(db, suppression.Options{Policy: tt.p})
+		if !errors.As(err, &oe) || oe.Op != "suppression.NewSQL" || oe.Field != tt.field {
+			t.Errorf("NewSQL(%+v) = %v; want an *option.Error for %s", tt.p, err, tt.field)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 package suppression
 
 import (
-	"fmt"
+	"github.com/postroom/postroom/option"
+
 	"time"
 )
 
@@ -39,25 +40,18 @@ type Options struct {
 	Now func() time.Time
 }
 
-// check fills in the defaults of o, or refuses a negative field.
-func (o *Options) check() error {
+// check fills in the defaults of o, or refuses a negative field with an
+// *option.Error for op (the constructor).
+func (o *Options) check(op string) error {
 	p := &o.Policy
-	switch {
-	case p.SoftBounces < 0:
-		return fmt.Errorf("suppression: Options.Policy.SoftBounces is negative (%d)", p.SoftBounces)
-	case p.SoftWindow < 0:
-		return fmt.Errorf("suppression: Options.Policy.SoftWindow is negative (%v)", p.SoftWindow)
-	case p.SoftExpiry < 0:
-		return fmt.Errorf("suppression: Options.Policy.SoftExpiry is negative (%v)", p.SoftExpiry)
-	}
-	if p.SoftBounces == 0 {
-		p.SoftBounces = DefaultSoftBounces
-	}
-	if p.SoftWindow == 0 {
-		p.SoftWindow = DefaultSoftWindow
-	}
-	if p.SoftExpiry == 0 {
-		p.SoftExpiry = DefaultSoftExpiry
+	for _, err := range []error{
+		option.Default(op, "Options.Policy.SoftBounces", &p.SoftBounces, DefaultSoftBounces),
+		option.Default(op, "Options.Policy.SoftWindow", &p.SoftWindow, DefaultSoftWindow),
+		option.Default(op, "Options.Policy.SoftExpiry", &p.SoftExpiry, DefaultSoftExpiry),
+	} {
+		if err != nil {
+			return err
+		}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -35,7 +35,7 @@ func NewSQL(db sqldb.DB, opts Options) (*SQL, error) {
 	if db == nil {
 		return nil, errors.New("suppression: NewSQL: nil db")
 	}
-	if err := opts.check(); err != nil {
+	if err := opts.check("suppression.NewSQL"); err != nil {
 		return nil, err
 	}
 	q := &postgresQueries

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/dbtest"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"

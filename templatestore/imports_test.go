@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 )
 
 // TestImportsNoDriver checks that postroom links no database code, and

@@ -3,7 +3,7 @@ package templatestore_test
 import (
 	"testing"
 
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"go.uber.org/goleak"
 )
 

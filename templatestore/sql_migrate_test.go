@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/pgtest"
 	"github.com/postroom/postroom/internal/sqlschema"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )

@@ -14,8 +14,8 @@ import (
 	"testing/fstest"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/dbtest"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
+	"github.com/postroom/postroom/internal/testkit/workload"
 	"github.com/postroom/postroom/templatestore"
 )
 

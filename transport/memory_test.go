@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 	"github.com/postroom/postroom/transport"
 	"github.com/postroom/postroom/transport/transporttest"
 )

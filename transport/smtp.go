@@ -77,7 +77,7 @@ const (
 // SMTPOptions configures an SMTP transport. NewSMTP copies it (and clones
 // TLSConfig); changing it afterwards has no effect. Each field says what
 // its zero value means; NewSMTP refuses a negative number (an
-// *OptionError), except where the field says what a negative value means.
+// *option.Error), except where the field says what a negative value means.
 type SMTPOptions struct {
 	// Addr is the server's host:port, such as "localhost:25" or
 	// "smtp.example.com:587". Required. The host is also the name TLS
@@ -178,12 +178,13 @@ type SMTPOptions struct {
 	// Logging and counters (see SMTPStats for the counters).
 
 	// Logger receives the transport's records (dial, TLS, AUTH outcome,
-	// retries, redials, the unusable state, long pool waits; at debug
-	// level each Send's outcome and the protocol trace), listed with their
-	// attributes in SMTP's documentation. None shows a password, a
-	// token, the AUTH exchange or a message's text. Nil means none: the
-	// transport is silent. Whether a connection's protocol is traced is
-	// decided when it is dialed, by Logger's debug level then.
+	// retries, redials, the unusable state, long pool waits; at debug level
+	// each Send's outcome and the protocol trace), listed with their
+	// attributes in SMTP's documentation. None shows a password, a token, the
+	// AUTH exchange or a message's text. Nil discards every record
+	// (slog.New(slog.DiscardHandler)), as for every Logger of the module
+	// (package option). Whether a connection's protocol is traced is decided
+	// when it is dialed, by Logger's debug level then.
 	Logger *slog.Logger
 	// PoolWaitLogThreshold is how long a Send may wait for a connection
 	// (all MaxConns busy) before the wait is logged. Zero means
@@ -359,7 +360,7 @@ type SMTP struct {
 }
 
 // NewSMTP validates opts and returns a transport. It dials nothing. It
-// refuses, with an *OptionError naming the field, every option set that
+// refuses, with an *option.Error naming the field, every option set that
 // can never work (see SMTPOptions' fields); SMTP.Check then tries what
 // only the server can tell.
 func NewSMTP(opts SMTPOptions) (*SMTP, error) {

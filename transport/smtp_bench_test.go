@@ -16,9 +16,9 @@ import (
 	gomailsmtp "github.com/wneessen/go-mail/smtp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/smtptest"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
+	"github.com/postroom/postroom/internal/testkit/workload"
 	"github.com/postroom/postroom/transport"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/transport"
 )
 

@@ -2,37 +2,24 @@ package transport
 
 import (
 	"crypto/tls"
-	"log/slog"
 	"math"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/postroom/postroom/option"
 )
 
-// OptionError is NewSMTP's refusal of an SMTPOptions that can never work:
-// Field names the option ("Addr", "TLSConfig.MaxVersion",
-// "Retry.Attempts"), Reason says what is wrong with it, and Err is a
-// sentinel behind it, if any (ErrInsecureAuth).
-type OptionError struct {
-	Field  string
-	Reason string
-	Err    error
+// opNewSMTP is NewSMTP's name in its *option.Error.
+const opNewSMTP = "transport.NewSMTP"
+
+// optionError is NewSMTP's refusal of the field of SMTPOptions named by
+// field ("Addr", "Retry.Attempts").
+func optionError(field, reason string) error {
+	return &option.Error{Op: opNewSMTP, Field: "SMTPOptions." + field, Reason: reason}
 }
-
-func (e *OptionError) Error() string {
-	s := "transport: NewSMTP: SMTPOptions." + e.Field + " " + e.Reason
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns e.Err.
-func (e *OptionError) Unwrap() error { return e.Err }
-
-func optionError(field, reason string) error { return &OptionError{Field: field, Reason: reason} }
 
 // validate refuses the option sets that can never work, field by field in
 // SMTPOptions' order (the numbers, defaulted by setDefaults, before
@@ -108,15 +95,15 @@ func (o *SMTPOptions) checkAuth() error {
 	case o.Auth == AuthXOAUTH2 && strings.ContainsRune(o.Username+o.Password, 1):
 		return optionError("Username", "or Password holds 0x01, which separates XOAUTH2's fields")
 	case o.TLS == NoTLS && !o.AllowInsecureAuth:
-		return &OptionError{Field: "Username", Reason: "is set with NoTLS and without AllowInsecureAuth", Err: ErrInsecureAuth}
+		return &option.Error{Op: opNewSMTP, Field: "SMTPOptions.Username", Reason: "is set with NoTLS and without AllowInsecureAuth", Err: ErrInsecureAuth}
 	}
 	return nil
 }
 
-// setDefaults gives every zero field of o its default, by the root
-// package's rule for numbers: zero means the default, and a negative value
-// is refused, except where the field's documentation gives it a meaning
-// (a negative MaxMessagesPerConn, HealthCheckAfter, SetupCoolDown or
+// setDefaults gives every zero field of o its default by the module's
+// rule (package option): zero means the default, and a negative value is
+// refused, except where the field's documentation gives it a meaning (a
+// negative MaxMessagesPerConn, HealthCheckAfter, SetupCoolDown or
 // PoolWaitLogThreshold turns off what it bounds, and is kept as -1). A
 // negative or NaN RateLimit is refused; zero is no limit. An empty
 // HELOName becomes the machine's host name (or "localhost"), a nil
@@ -140,13 +127,12 @@ func (o *SMTPOptions) setDefaults() error {
 		{"Retry.Base", &o.Retry.Base, DefaultRetryBase, false},
 		{"Retry.Cap", &o.Retry.Cap, DefaultRetryCap, false},
 	} {
-		switch {
-		case *f.v < 0 && !f.off:
-			return optionError(f.name, "is negative")
-		case *f.v < 0:
-			*f.v = -1
-		case *f.v == 0:
-			*f.v = f.def
+		def := option.Default[time.Duration]
+		if f.off {
+			def = option.DefaultOrOff[time.Duration]
+		}
+		if err := def(opNewSMTP, "SMTPOptions."+f.name, f.v, f.def); err != nil {
+			return err
 		}
 	}
 	for _, f := range []struct {
@@ -159,13 +145,12 @@ func (o *SMTPOptions) setDefaults() error {
 		{"MaxMessagesPerConn", &o.MaxMessagesPerConn, DefaultMaxMessagesPerConn, true},
 		{"Retry.Attempts", &o.Retry.Attempts, DefaultRetryAttempts, false},
 	} {
-		switch {
-		case *f.v < 0 && !f.off:
-			return optionError(f.name, "is negative")
-		case *f.v < 0:
-			*f.v = -1
-		case *f.v == 0:
-			*f.v = f.def
+		def := option.Default[int]
+		if f.off {
+			def = option.DefaultOrOff[int]
+		}
+		if err := def(opNewSMTP, "SMTPOptions."+f.name, f.v, f.def); err != nil {
+			return err
 		}
 	}
 	if o.RateLimit < 0 || math.IsNaN(o.RateLimit) {
@@ -178,9 +163,7 @@ func (o *SMTPOptions) setDefaults() error {
 		}
 		o.HELOName = name
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = option.Logger(o.Logger)
 	if o.Dial == nil {
 		var d net.Dialer
 		o.Dial = d.DialContext

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/postroom/postroom/option"
 	"github.com/postroom/postroom/transport"
 )
 
 // TestNewSMTPValidates goes through SMTPOptions field by field: each
-// option set that can never work is refused with an *OptionError naming
+// option set that can never work is refused with an *option.Error naming
 // the field, and the near misses that can work are accepted.
 func TestNewSMTPValidates(t *testing.T) {
 	const addr = "smtp.example.org:587"
@@ -92,9 +93,9 @@ func TestNewSMTPValidates(t *testing.T) {
 				_ = tr.Close()
 				return
 			}
-			var oe *transport.OptionError
-			if tr != nil || !errors.As(err, &oe) || oe.Field != tt.field {
-				t.Fatalf("NewSMTP = %v, %v; want an OptionError for %s", tr, err, tt.field)
+			var oe *option.Error
+			if tr != nil || !errors.As(err, &oe) || oe.Op != "transport.NewSMTP" || oe.Field != "SMTPOptions."+tt.field {
+				t.Fatalf("NewSMTP = %v, %v; want an *option.Error for SMTPOptions.%s", tr, err, tt.field)
 			}
 			if tt.want != nil && !errors.Is(err, tt.want) {
 				t.Fatalf("NewSMTP: %v, want %v", err, tt.want)

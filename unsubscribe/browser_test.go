@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/browsertest"
+	"github.com/postroom/postroom/internal/testkit/browsertest"
 )
 
 // TestBrowser uses the page as a person does, in headless Chromium, with

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/option"
 	"github.com/postroom/postroom/suppression"
 )
 
@@ -47,8 +48,9 @@ type Options struct {
 	// concurrent use. Nil means none.
 	OnEvent func(ctx context.Context, e postroom.Event)
 
-	// Logger receives the failures of Suppressions. Nil means
-	// slog.Default().
+	// Logger receives the failures of Suppressions. Nil discards every record
+	// (slog.New(slog.DiscardHandler)), as for every Logger of the module
+	// (package option).
 	Logger *slog.Logger
 
 	// Now is the clock. Nil means time.Now.
@@ -63,20 +65,23 @@ type Unsubscriber struct {
 
 var _ postroom.UnsubscribeURLs = (*Unsubscriber)(nil)
 
-// New returns an Unsubscriber, or an error naming the field of opts that
-// is missing or out of range.
+// opNew is New's name in its *option.Error.
+const opNew = "unsubscribe.New"
+
+// New returns an Unsubscriber, or an *option.Error naming the field of
+// opts that is missing or out of range.
 func New(opts Options) (*Unsubscriber, error) {
 	if len(opts.Keys) == 0 {
-		return nil, fmt.Errorf("unsubscribe: New: Options.Keys is empty")
+		return nil, option.Errorf(opNew, "Options.Keys", "is empty")
 	}
 	keys := make([]Key, len(opts.Keys))
 	seen := make(map[string]bool, len(keys))
 	for i, k := range opts.Keys {
 		if err := checkKey(k); err != nil {
-			return nil, fmt.Errorf("unsubscribe: New: Options.Keys[%d]: %v", i, err)
+			return nil, &option.Error{Op: opNew, Field: fmt.Sprintf("Options.Keys[%d]", i), Reason: "is refused", Err: err}
 		}
 		if seen[k.ID] {
-			return nil, fmt.Errorf("unsubscribe: New: Options.Keys[%d]: ID %q is used twice", i, k.ID)
+			return nil, option.Errorf(opNew, fmt.Sprintf("Options.Keys[%d].ID", i), "%q is used twice", k.ID)
 		}
 		seen[k.ID] = true
 		keys[i] = Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)}
@@ -85,24 +90,19 @@ func New(opts Options) (*Unsubscriber, error) {
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return nil, fmt.Errorf("unsubscribe: New: Options.BaseURL %q is not an https URL without query or fragment (RFC 8058 needs https)", opts.BaseURL)
+			return nil, option.Errorf(opNew, "Options.BaseURL", "%q is not an https URL without query or fragment (RFC 8058 needs https)", opts.BaseURL)
 		}
 		if !strings.HasSuffix(opts.BaseURL, "/") {
 			opts.BaseURL += "/"
 		}
 	}
-	if opts.TTL < 0 {
-		return nil, fmt.Errorf("unsubscribe: New: Options.TTL %v is negative", opts.TTL)
-	}
-	if opts.TTL == 0 {
-		opts.TTL = DefaultTTL
+	if err := option.Default(opNew, "Options.TTL", &opts.TTL, DefaultTTL); err != nil {
+		return nil, err
 	}
 	if opts.Suppressions == nil {
-		return nil, fmt.Errorf("unsubscribe: New: Options.Suppressions is required")
+		return nil, option.Errorf(opNew, "Options.Suppressions", "is nil: it is required")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Logger = option.Logger(opts.Logger)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -305,13 +305,16 @@ func TestNewValidates(t *testing.T) {
 		"no keys":      {unsubscribe.Options{Suppressions: list}, "Keys"},
 		"short secret": {unsubscribe.Options{Keys: []unsubscribe.Key{{ID: "a", Secret: []byte("short")}}, Suppressions: list}, "Keys[0]"},
 		"bad id":       {unsubscribe.Options{Keys: []unsubscribe.Key{{ID: "a.b", Secret: oldKey.Secret}}, Suppressions: list}, "Keys[0]"},
-		"same id":      {unsubscribe.Options{Keys: []unsubscribe.Key{oldKey, oldKey}, Suppressions: list}, "Keys[1]"},
+		"same id":      {unsubscribe.Options{Keys: []unsubscribe.Key{oldKey, oldKey}, Suppressions: list}, "Keys[1].ID"},
 		"http base":    {unsubscribe.Options{Keys: []unsubscribe.Key{oldKey}, BaseURL: "http://x.example/u", Suppressions: list}, "BaseURL"},
 		"no list":      {unsubscribe.Options{Keys: []unsubscribe.Key{oldKey}}, "Suppressions"},
+		"negative TTL": {unsubscribe.Options{Keys: []unsubscribe.Key{oldKey}, Suppressions: list, TTL: -1}, "TTL"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := unsubscribe.New(tc.opts); err == nil || !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("New: %v, want an error naming %s", err, tc.field)
+			_, err := unsubscribe.New(tc.opts)
+			var oe *postroom.OptionsError
+			if !errors.As(err, &oe) || oe.Op != "unsubscribe.New" || oe.Field != "Options."+tc.field {
+				t.Errorf("New: %v, want a *postroom.OptionsError for Options.%s", err, tc.field)
 			}
 		})
 	}

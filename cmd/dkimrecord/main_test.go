@@ -20,7 +20,7 @@ import (
 
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/testenv"
+	"github.com/postroom/postroom/internal/testkit/testenv"
 	"github.com/postroom/postroom/transport"
 )
 

@@ -16,6 +16,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/replytext"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -33,7 +34,7 @@ func openOutbox(ctx context.Context, e *env, c *common) (*outbox.Outbox, *pgxpoo
 		var m *postroom.Mailer
 		if m, err = postroom.New(transport.NewMemory(), postroom.Options{Auth: postroom.NoAuth{}}); err == nil {
 			var ob *outbox.Outbox
-			if ob, err = outbox.New(m, pool, outbox.Options{Events: later}); err == nil {
+			if ob, err = outbox.New(m, pgxdb.New(pool), outbox.Options{Events: later}); err == nil {
 				// The schema first: a database not migrated is said so
 				// (ErrNotMigrated), rather than by the first query's error.
 				if err = ob.Check(ctx); err == nil {

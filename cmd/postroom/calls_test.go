@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // TestCallWaitingRetryWatch follows a call whose relay greylists one
@@ -263,7 +264,7 @@ func TestCallsList(t *testing.T) {
 	call := &postroom.Call{Key: "k", AccountID: "shop", Message: postroom.Message{FromEmail: "shop@example.com", Subject: "News", Text: "New in.",
 		Headers: []postroom.Header{postroom.ListID("Shop news", "News.Shop.Example.com")}}}
 	call.Recipients = []postroom.Recipient{{Email: "ann@example.org"}, {Email: "bob@example.org"}}
-	news := outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
+	news := outboxenv.Enqueue(t, pgxdb.New(pool), ob, postroom.OpSend, call, outbox.EnqueueOptions{})
 
 	lines := map[string]string{}
 	for line := range strings.Lines(c.ok(t, "calls", "-account", "shop")) {

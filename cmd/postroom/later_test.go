@@ -9,8 +9,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/pgtest"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 )
@@ -71,7 +71,7 @@ func TestCallLaterNoEventLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
+	if err := outbox.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	ob, _ := worker(t, pool, app{work: true})

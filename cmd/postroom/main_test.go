@@ -11,10 +11,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/outboxenv"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/outboxenv"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Main(m)) }
@@ -106,7 +107,7 @@ func worker(t *testing.T, pool *pgxpool.Pool, a app) (*outbox.Outbox, *smtptest.
 		}
 		return smtptest.Fault{}
 	}})
-	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pool, outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
+	ob, err := outbox.New(outboxenv.SMTPMailer(t, srv.Addr(), nil), pgxdb.New(pool), outbox.Options{Backoff: func(int) time.Duration { return time.Hour }, JobSize: a.jobSize, BatchSize: a.batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,5 +123,5 @@ func enqueue(t *testing.T, pool *pgxpool.Pool, ob *outbox.Outbox, emails ...stri
 	for _, e := range emails {
 		call.Recipients = append(call.Recipients, postroom.Recipient{Email: e})
 	}
-	return outboxenv.Enqueue(t, pool, ob, postroom.OpSend, call, outbox.EnqueueOptions{})
+	return outboxenv.Enqueue(t, pgxdb.New(pool), ob, postroom.OpSend, call, outbox.EnqueueOptions{})
 }

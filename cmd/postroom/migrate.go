@@ -28,7 +28,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		name string
 		run  func(context.Context) error
 	}{
-		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pool) }},
+		{"outbox (with River)", func(ctx context.Context) error { return outbox.Migrate(ctx, pgxdb.New(pool)) }},
 		{"templates", func(ctx context.Context) error { return templatestore.Migrate(ctx, pgxdb.New(pool)) }},
 		{"suppressions", func(ctx context.Context) error { return suppression.Migrate(ctx, pgxdb.New(pool)) }},
 		{"events", func(ctx context.Context) error { return events.Migrate(ctx, pgxdb.New(pool)) }},

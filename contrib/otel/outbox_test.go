@@ -18,6 +18,7 @@ import (
 	"github.com/postroom/postroom"
 	postroomotel "github.com/postroom/postroom/contrib/otel"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -40,13 +41,13 @@ func TestOutboxGaugesAndJobSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := outbox.Migrate(t.Context(), pool); err != nil {
+	if err := outbox.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	k := newKitWith(t, postroomotel.Options{TimeEveryMessage: true})
 	mem := transport.NewMemory()
 	m := newMailer(t, k.tel.Transport(mem), postroom.Options{OnEvent: k.tel.OnEvent})
-	ob, err := outbox.New(m, pool, outbox.Options{})
+	ob, err := outbox.New(m, pgxdb.New(pool), outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestOutboxGaugesAndJobSpans(t *testing.T) {
 		t.Errorf("empty outbox: waiting %d, oldest age %v, want 0, 0", w, a)
 	}
 	err = pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
-		_, err := ob.Enqueue(t.Context(), tx, postroom.OpSend, receipt("ann@example.com", "bob@example.net", "cy@example.org"), outbox.EnqueueOptions{})
+		_, err := ob.Enqueue(t.Context(), pgxdb.WrapTx(tx), postroom.OpSend, receipt("ann@example.com", "bob@example.net", "cy@example.org"), outbox.EnqueueOptions{})
 		return err
 	})
 	if err != nil {

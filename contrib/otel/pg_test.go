@@ -3,7 +3,7 @@
 package postroomotel_test
 
 // A PostgreSQL server of the test's own for the outbox's test: the root
-// module's internal/pgtest is not importable from this module, so this is
+// module's internal/testkit/pgtest is not importable from this module, so this is
 // its smallest part: initdb into a temporary folder, postgres on a free
 // loopback port (as the user postgres when run as root), stopped at the
 // end of the test.

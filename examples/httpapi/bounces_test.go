@@ -19,8 +19,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
-	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
@@ -240,7 +240,7 @@ func TestUnsubscribeURL(t *testing.T) {
 	if r.Status != http.StatusOK || len(r.Results) != 1 || r.Results[0].Status != postroom.StatusSent {
 		t.Fatalf("transactional call: %d %s", r.Status, r.Body)
 	}
-	if msgs := relay.Messages(); len(msgs) != 1 || mailtest.Parse(t, msgs[0].Data).Header["List-Unsubscribe"] != nil {
+	if msgs := relay.Messages(); len(msgs) != 1 || postroomtest.Parse(t, msgs[0].Data).Header["List-Unsubscribe"] != nil {
 		t.Fatalf("the transactional message got a List-Unsubscribe (or the relay got %d messages)", len(msgs))
 	}
 
@@ -256,7 +256,7 @@ func TestUnsubscribeURL(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("the relay got no message to %s", gone)
 	}
-	msg := mailtest.Parse(t, msgs[i].Data)
+	msg := postroomtest.Parse(t, msgs[i].Data)
 	if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
 		t.Fatalf("List-Unsubscribe-Post %q", got)
 	}

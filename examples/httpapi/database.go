@@ -70,7 +70,7 @@ func openDatabase(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}
-	if err := outbox.Migrate(ctx, pool); err != nil {
+	if err := outbox.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("-database-url: %w", err)
 	}

@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/postroom/postroom/internal/apitest"
+	"github.com/postroom/postroom/internal/testkit/apitest"
 )
 
-// The client side of the tests (internal/apitest), under short names.
+// The client side of the tests (internal/testkit/apitest), under short names.
 var (
 	post          = apitest.Post
 	marshal       = apitest.Marshal

@@ -8,8 +8,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 )
 
 // TestSendLaterBounce runs the server with -database-url, -bounce-listen

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/postfixtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/postfixtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
+	"github.com/postroom/postroom/postroomtest"
 )
 
 // TestListsThroughPostfix is the end to end run of list mail and
@@ -132,7 +132,7 @@ func TestListsThroughPostfix(t *testing.T) {
 	newsMsgs := delivered("newsletter", "News 1", ann, bob, cy)
 	receiptMsgs := delivered("receipt", "Receipt 1", ann, bob, cy)
 	for a, m := range receiptMsgs {
-		if h := mailtest.Parse(t, m.Data).Header; h.Get("List-Unsubscribe") != "" || h.Get("List-Id") != "" {
+		if h := postroomtest.Parse(t, m.Data).Header; h.Get("List-Unsubscribe") != "" || h.Get("List-Id") != "" {
 			t.Errorf("%s's receipt carries List-Id %q, List-Unsubscribe %q", a, h.Get("List-Id"), h.Get("List-Unsubscribe"))
 		}
 	}
@@ -153,7 +153,7 @@ func TestListsThroughPostfix(t *testing.T) {
 	}
 
 	// ann: one-click unsubscribe, as a mailbox provider POSTs it.
-	h := mailtest.Parse(t, newsMsgs[ann].Data).Header
+	h := postroomtest.Parse(t, newsMsgs[ann].Data).Header
 	if got := h.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
 		t.Fatalf("ann's newsletter: List-Unsubscribe-Post %q", got)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/idempotency"
-	"github.com/postroom/postroom/internal/pgtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 

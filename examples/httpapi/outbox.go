@@ -16,6 +16,7 @@ import (
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 )
 
 // defaultRescueAfter is how long River waits before it gives a job whose
@@ -103,7 +104,7 @@ func startOutbox(pool *pgxpool.Pool, m *postroom.Mailer, q queueConfig, log *eve
 	if log != nil {
 		opts.Events = log
 	}
-	ob, err := outbox.New(m, pool, opts)
+	ob, err := outbox.New(m, pgxdb.New(pool), opts)
 	if err != nil {
 		return nil, nil, err
 	}

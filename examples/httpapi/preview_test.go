@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/fixture"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
 // TestPreviewFlag checks that -preview serves the page at /preview/, where

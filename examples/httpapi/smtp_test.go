@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/postroom/postroom"
-	"github.com/postroom/postroom/internal/mailtest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
+	"github.com/postroom/postroom/postroomtest"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -73,7 +73,7 @@ func TestSMTP(t *testing.T) {
 				if m.From != tc.call.Message.FromEmail || !slices.Equal(m.To, wantTo) {
 					t.Errorf("%s: envelope from %q to %q; want %q to %q", rcpt.Email, m.From, m.To, tc.call.Message.FromEmail, wantTo)
 				}
-				msg := mailtest.Parse(t, m.Data)
+				msg := postroomtest.Parse(t, m.Data)
 				if to, err := msg.Header.AddressList("To"); err != nil || len(to) != 1 || to[0].Address != rcpt.Email {
 					t.Errorf("%s: To %v (%v)", rcpt.Email, to, err)
 				}

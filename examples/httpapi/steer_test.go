@@ -10,8 +10,8 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/httpapi"
-	"github.com/postroom/postroom/internal/apitest"
-	"github.com/postroom/postroom/internal/smtptest"
+	"github.com/postroom/postroom/internal/testkit/apitest"
+	"github.com/postroom/postroom/internal/testkit/smtptest"
 )
 
 // TestSteerCalls follows docs/EXAMPLE-SERVER.md's "Seeing and steering

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/htmltext"
 	"github.com/postroom/postroom/internal/program"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // differ compares the Converter with the reference, each keeping its

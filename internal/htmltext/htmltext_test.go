@@ -5,8 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/postroom/postroom/internal/fixture"
 	"github.com/postroom/postroom/internal/htmltext"
+	"github.com/postroom/postroom/internal/testkit/fixture"
 )
 
 func convert(src string) string {

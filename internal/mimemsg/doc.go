@@ -13,7 +13,7 @@
 // per-call Skeleton with its per-recipient Append (skeleton.go). It imports
 // the standard library and internal/qp only: never the root package,
 // templates, calls or transports, so that it cannot come to depend on them.
-// Its tests read every layout back with internal/mailtest and keep a golden
+// Its tests read every layout back with internal/testkit/mimeread and keep a golden
 // file of the shared workload's message (testdata/golden, -update to
 // rewrite it).
 //

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/postroom/postroom/internal/mailtest"
+	"github.com/postroom/postroom/internal/testkit/mimeread"
 )
 
 // mimeSeededRand is a deterministic random source for boundaries.
@@ -24,13 +24,13 @@ func mimeSeededRand(seed byte) io.Reader {
 	return rand.NewChaCha8(s)
 }
 
-// mimeParse parses data back with mailtest (net/mail and mime/multipart),
+// mimeParse parses data back with mimeread (net/mail and mime/multipart),
 // which checks its lines (CRLF only, at most 998 octets, 7-bit, no NUL)
 // and leaf encodings, and checks what postroom's messages promise besides
-// (mailtest's CheckPostroom).
-func mimeParse(t *testing.T, data []byte) *mailtest.Message {
+// (mimeread's CheckPostroom).
+func mimeParse(t *testing.T, data []byte) *mimeread.Message {
 	t.Helper()
-	m := mailtest.Parse(t, data)
+	m := mimeread.Parse(t, data)
 	m.CheckPostroom(t)
 	return m
 }
@@ -187,7 +187,7 @@ func TestMIMELayouts(t *testing.T) {
 }
 
 // mimeCheckFile checks a file part's disposition, names and content.
-func mimeCheckFile(t *testing.T, leaf mailtest.Part, f File, disposition, name string) {
+func mimeCheckFile(t *testing.T, leaf mimeread.Part, f File, disposition, name string) {
 	t.Helper()
 	if !bytes.Equal(leaf.Body, f.Data) {
 		t.Errorf("%s: content differs (%d octets, want %d)", f.Name, len(leaf.Body), len(f.Data))

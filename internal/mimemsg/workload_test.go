@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

@@ -38,7 +38,7 @@
 // never raymond's root package or its parser package (whose goroutine it
 // avoids, see the QUIRK below), and never the rest of postroom: postroom
 // imports it, not the other way round. Only its tests import raymond's
-// root and parser packages, as the reference, and internal/hbsjs.
+// root and parser packages, as the reference, and internal/testkit/hbsjs.
 //
 // # Language
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/aymerick/raymond/ast"
 	"github.com/aymerick/raymond/parser"
 
-	"github.com/postroom/postroom/internal/hbsjs"
+	"github.com/postroom/postroom/internal/testkit/hbsjs"
 )
 
 // jsFragments are the pieces FuzzHandlebarsJS assembles templates from:

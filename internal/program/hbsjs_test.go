@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/hbsjs"
+	"github.com/postroom/postroom/internal/testkit/hbsjs"
 )
 
 // corpusCase is one template of the handlebars.js differential corpus and

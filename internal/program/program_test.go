@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/hbsjs"
+	"github.com/postroom/postroom/internal/testkit/hbsjs"
 )
 
 // testParams are the parameters of the construct table, as encoding/json

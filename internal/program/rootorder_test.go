@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/hbsjs"
+	"github.com/postroom/postroom/internal/testkit/hbsjs"
 )
 
 // rootTemplates iterate the root context every way there is: each over

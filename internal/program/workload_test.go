@@ -6,7 +6,7 @@ import (
 
 	"github.com/aymerick/raymond"
 
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // workloadPath is the shared benchmark workload's path, or "" when the

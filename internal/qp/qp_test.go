@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // canonical is src with every lone LF turned into CRLF: what decoding

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/testkit/bench"
 )
 
 // compilePath holds the compile-path measurements, all on one core

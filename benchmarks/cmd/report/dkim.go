@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/testkit/bench"
 )
 
 // dkimSigning holds the cost of DKIM signing at N: the postroom pipeline

@@ -1,6 +1,6 @@
 // Command report runs postroom's render-path comparisons on the workload
 // (testdata/workload/transactional.json) and prints them as tables, with
-// the ratios to the obvious way (raymond + go-mail, internal/bench's
+// the ratios to the obvious way (raymond + go-mail, internal/testkit/bench's
 // Obvious) and to the floors: the render, MIME and pipeline rows with the
 // pipeline's wall time, peak heap and maximum RSS and the memmove floor;
 // DKIM signing against the obvious way's (go-msgauth's dkim.Sign) and the
@@ -19,13 +19,13 @@
 //	go run ./benchmarks/cmd/report -quick     # N = 2,500, shorter runs
 //	go run ./benchmarks/cmd/report -count 3   # the median of 3 runs of each, on a busy machine
 //
-// The benchmarks of package benchmarks (their bodies are in internal/bench)
+// The benchmarks of package benchmarks (their bodies are in internal/testkit/bench)
 // run in this process through testing.Benchmark.
 // Maximum RSS comes from running one call in a child process (this program
 // again) and reading the child's resource usage.
 //
-// From the module it imports internal/bench, internal/fixture and
-// internal/workload; nothing imports it.
+// From the module it imports internal/testkit/bench, internal/testkit/fixture and
+// internal/testkit/workload; nothing imports it.
 package main
 
 import (
@@ -46,9 +46,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/postroom/postroom/internal/bench"
-	"github.com/postroom/postroom/internal/fixture"
-	"github.com/postroom/postroom/internal/workload"
+	"github.com/postroom/postroom/internal/testkit/bench"
+	"github.com/postroom/postroom/internal/testkit/fixture"
+	"github.com/postroom/postroom/internal/testkit/workload"
 )
 
 // smallN is the smaller call size, against which peak heap is compared.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/testkit/bench"
 )
 
 // observability holds the costs of watching a call: the pipeline of N

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/testkit/bench"
 )
 
 // oneRecipient holds a one-recipient call at one GOMAXPROCS: the obvious

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/postroom/postroom/internal/bench"
+	"github.com/postroom/postroom/internal/testkit/bench"
 )
 
 // textPartProcs is the GOMAXPROCS of the html-only pipelines: the goal of

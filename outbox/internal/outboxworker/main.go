@@ -24,6 +24,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/outbox"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -78,7 +79,7 @@ func run() error {
 	if *backoff > 0 {
 		opts.Backoff = func(int) time.Duration { return *backoff }
 	}
-	ob, err := outbox.New(m, pool, opts)
+	ob, err := outbox.New(m, pgxdb.New(pool), opts)
 	if err != nil {
 		return err
 	}
