@@ -1,9 +1,10 @@
 package events
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,17 +70,12 @@ type message struct {
 // NewMemory returns an empty Memory, or an error naming the field of opts
 // that is out of range.
 func NewMemory(opts MemoryOptions) (*Memory, error) {
-	if opts.MaxSends < 0 {
-		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.MaxSends %d is negative", opts.MaxSends)
+	const op = "events.NewMemory"
+	if err := option.Default(op, "MemoryOptions.MaxSends", &opts.MaxSends, DefaultMaxSends); err != nil {
+		return nil, err
 	}
-	if opts.Retention < 0 {
-		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.Retention %v is negative", opts.Retention)
-	}
-	if opts.MaxSends == 0 {
-		opts.MaxSends = DefaultMaxSends
-	}
-	if opts.Retention == 0 {
-		opts.Retention = DefaultRetention
+	if err := option.Default(op, "MemoryOptions.Retention", &opts.Retention, DefaultRetention); err != nil {
+		return nil, err
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
