@@ -6,7 +6,11 @@ package postroom
 
 import (
 	"context"
+	"crypto/aes"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -37,6 +41,11 @@ const (
 	// EventReject: the message was not sent because Options.Suppressions
 	// lists the address.
 	EventReject EventType = "reject"
+	// EventQueued: the recipient's message was stored to be sent later
+	// (package outbox's Enqueue, through Mailer.Queued). It has no send id
+	// yet: the message is made when a worker runs the call, and its
+	// events then carry the same CallID and Email.
+	EventQueued EventType = "queued"
 )
 
 // Event is one thing that happened to one recipient's message: given to
@@ -72,16 +81,104 @@ type Event struct {
 	List string `json:"list,omitempty"`
 	// At is when it happened (Options.Now).
 	At time.Time `json:"ts"`
+
+	// The call the message came from, set on the events of the sending
+	// path and empty on those of the receiving side (whose message's
+	// record has them).
+
+	// CallID is the id of the call: RunOptions.CallID (package outbox
+	// passes its call's id), or else an id drawn for each run of the call
+	// (32 hex digits, as a send id; a direct Send is one run).
+	CallID string `json:"call_id,omitempty"`
+	// From is the call's sender address (Message.FromEmail).
+	From string `json:"sender,omitempty"`
+	// Subject is the recipient's rendered subject; empty when no message
+	// was rendered (EventQueued, EventReject, a failure before rendering).
+	Subject string `json:"subject,omitempty"`
+	// HTMLTemplateID and TextTemplateID are the call's stored templates
+	// (OpSendTemplate's Message.HTMLTemplateID and TextTemplateID); empty
+	// for OpSend.
+	HTMLTemplateID string `json:"html_template_id,omitempty"`
+	TextTemplateID string `json:"text_template_id,omitempty"`
+}
+
+// callEvent is the part of the events of call that every recipient's
+// shares: its account, list, call id, sender and templates.
+func callEvent(op Operation, call *Call, list, callID string) Event {
+	e := Event{AccountID: call.AccountID, List: list, CallID: callID, From: trimAddress(call.Message.FromEmail)}
+	if op == OpSendTemplate {
+		e.HTMLTemplateID, e.TextTemplateID = call.Message.HTMLTemplateID, call.Message.TextTemplateID
+	}
+	return e
+}
+
+// runCallID is the call id of a run given none (RunOptions.CallID): the
+// encryption of (nonce, 2^64-1) under the run's send id key, an index no
+// recipient has, so it is drawn with the run's keys and differs from
+// every send id of the run.
+func (j *job) runCallID() string {
+	var in, out [aes.BlockSize]byte
+	binary.BigEndian.PutUint64(in[:8], j.nonce)
+	binary.BigEndian.PutUint64(in[8:], math.MaxUint64)
+	j.ids.Encrypt(out[:], in[:])
+	return hex.EncodeToString(out[:])
+}
+
+// Queued passes to Options.OnEvent what storing call as callID to be sent
+// later did to its recipients, checked being Mailer.Validate's results
+// for it as operation op: an EventQueued for each recipient left to send
+// (a zero Result), and the event of each final Result that is one (a
+// reject of the suppression list). Package outbox calls it from Enqueue,
+// once the call is written in the application's transaction but before
+// that commits: a call whose transaction rolls back leaves its queued
+// events, which show as queued messages until the event store's retention
+// drops them. It does nothing when Options.OnEvent is nil or checked is
+// not one Result per recipient.
+func (m *Mailer) Queued(ctx context.Context, callID string, op Operation, call *Call, checked []Result) {
+	if m == nil || m.opts.OnEvent == nil || call == nil || len(checked) != len(call.Recipients) {
+		return
+	}
+	list, _ := checkListID(call.Message.Headers)
+	base := callEvent(op, call, list, callID)
+	base.At = m.opts.Now()
+	for i, r := range checked {
+		addr := trimAddress(call.Recipients[i].Email)
+		if a, problem := parseAddress(addr); problem == "" {
+			addr = a
+		}
+		if r.Status == "" {
+			e := base
+			e.Type, e.Email = EventQueued, addr
+			m.opts.OnEvent(ctx, e)
+			continue
+		}
+		if e, ok := resultEvent(base, addr, r); ok {
+			m.opts.OnEvent(ctx, e)
+		}
+	}
 }
 
 // emit passes recipient i's final Result r to Options.OnEvent when it is
-// an event (see eventType).
-func (j *job) emit(ctx context.Context, i int, r Result) {
+// an event (see eventType), with the subject rendered for its message
+// ("" when none was).
+func (j *job) emit(ctx context.Context, i int, r Result, subject string) {
+	base := j.ev
+	base.Subject, base.At = subject, j.m.opts.Now()
+	if e, ok := resultEvent(base, j.address(i), r); ok {
+		j.m.opts.OnEvent(ctx, e)
+	}
+}
+
+// resultEvent is the event of the final Result r of the recipient whose
+// address is addr, made on base (the call's fields, the subject and the
+// time), and false when r is no event.
+func resultEvent(base Event, addr string, r Result) (Event, bool) {
 	t := eventType(r)
 	if t == "" {
-		return
+		return Event{}, false
 	}
-	e := Event{Type: t, SendID: r.SendID, AccountID: j.call.AccountID, Email: j.address(i), Reason: string(r.Code), List: j.list, At: j.m.opts.Now()}
+	e := base
+	e.Type, e.SendID, e.Email, e.Reason = t, r.SendID, addr, string(r.Code)
 	var de *DeliveryError
 	if t != EventSend && errors.As(r.Err, &de) {
 		// The recipient's own reply (a sent recipient's error is its bcc
@@ -91,7 +188,7 @@ func (j *job) emit(ctx context.Context, i int, r Result) {
 	if e.Diagnostic == "" && len(r.Reason) > len(r.Code)+2 {
 		e.Diagnostic = r.Reason[len(r.Code)+2:] // the detail after "code: "
 	}
-	j.m.opts.OnEvent(ctx, e)
+	return e, true
 }
 
 // eventType is the type of the event a final Result r is, or "" when it

@@ -10,6 +10,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/testkit/smtptest"
 	"github.com/postroom/postroom/suppression"
+	"github.com/postroom/postroom/templatestore"
 	"github.com/postroom/postroom/transport"
 )
 
@@ -171,5 +172,80 @@ func TestEventsCanceled(t *testing.T) {
 	}
 	if got.n != 0 {
 		t.Errorf("Preview and Validate emitted %d events; want none", got.n)
+	}
+}
+
+// TestEventsCarryTheCall: the events of a run carry its call id (the one
+// RunOptions gives, or one drawn for the run, the same for each of its
+// recipients and another for the next run), the sender, each recipient's
+// rendered subject and the stored templates; Queued emits a queued event
+// per recipient left to send and the reject of a listed one, with the
+// addresses as the sending path writes them.
+func TestEventsCarryTheCall(t *testing.T) {
+	store := templatestore.NewMemory()
+	if err := store.Put("acct", "welcome-html", "<p>Welcome {{name}}</p>"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []postroom.Event
+	m := newMailer(t, transport.NewMemory(), postroom.Options{Templates: store, Suppressions: newList(t, "acct"), OnEvent: func(_ context.Context, e postroom.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, e)
+	}})
+	call := smallCall("a@example.com", "b@EXAMPLE.com")
+	call.Recipients[1].Params = map[string]any{"name": "Bob"}
+	if _, err := m.Send(t.Context(), call); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Send(t.Context(), smallCall("c@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d events, want 3", len(got))
+	}
+	subjects := map[string]string{}
+	for _, e := range got[:2] {
+		subjects[e.Email] = e.Subject
+		if len(e.CallID) != 32 || e.CallID != got[0].CallID || e.From != "orders@shop.example.com" || e.HTMLTemplateID != "" {
+			t.Errorf("event %+v: want the run's drawn call id, the sender, no template", e)
+		}
+	}
+	if subjects["a@example.com"] != "Hello Ann" || subjects["b@example.com"] != "Hello Bob" {
+		t.Errorf("subjects %v: want each recipient's, rendered", subjects)
+	}
+	if got[2].CallID == got[0].CallID || got[2].CallID == got[2].SendID {
+		t.Errorf("second call's id %q: want another, not a send id", got[2].CallID)
+	}
+
+	got = nil
+	tc := smallCall("a@example.com")
+	tc.Message.HTML, tc.Message.Text, tc.Message.HTMLTemplateID = "", "", "welcome-html"
+	p, err := m.Prepare(t.Context(), postroom.OpSendTemplate, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(t.Context(), postroom.RunOptions{CallID: "queued-call-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].CallID != "queued-call-1" || got[0].HTMLTemplateID != "welcome-html" || got[0].TextTemplateID != "" || got[0].Subject != "Hello Ann" {
+		t.Errorf("events %+v: want the given call id and the html template", got)
+	}
+
+	got = nil
+	qc := smallCall("a@Example.COM", "dead@example.com", "not an address")
+	checked, err := m.Validate(t.Context(), postroom.OpSend, qc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Queued(t.Context(), "call-2", postroom.OpSend, qc, checked)
+	if len(got) != 2 {
+		t.Fatalf("Queued: %d events (%+v), want a queued and a reject", len(got), got)
+	}
+	if e := got[0]; e.Type != postroom.EventQueued || e.Email != "a@example.com" || e.CallID != "call-2" || e.SendID != "" || e.From != "orders@shop.example.com" || e.At.IsZero() {
+		t.Errorf("queued event %+v", e)
+	}
+	if e := got[1]; e.Type != postroom.EventReject || e.Email != "dead@example.com" || e.CallID != "call-2" || e.Reason != "hard-bounce" {
+		t.Errorf("reject event %+v", e)
 	}
 }

@@ -1,6 +1,7 @@
 package postroom
 
 import (
+	"cmp"
 	"context"
 	"crypto/cipher"
 	"errors"
@@ -90,6 +91,8 @@ type job struct {
 	// indexes are the recipients run, in the order of the run's results:
 	// position k is recipient indexes[k]. Nil: every recipient, in order.
 	indexes []int
+	// ev holds the fields every event of the run shares (event.go).
+	ev Event
 }
 
 // recipient is the index in call.Recipients of the run's k-th recipient.
@@ -285,6 +288,9 @@ func (p *Prepared) seal(indexes []int, hooks RunOptions) (*job, error) {
 	var err error
 	if j.ids, j.nonce, boundaries, err = drawCallKeys(p.m.opts.Rand); err != nil {
 		return nil, err
+	}
+	if p.m.opts.OnEvent != nil {
+		j.ev = callEvent(p.op, p.call, p.list, cmp.Or(hooks.CallID, j.runCallID()))
 	}
 	l := p.base
 	if !p.oneShot {

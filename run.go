@@ -60,6 +60,11 @@ type RunOptions struct {
 	// to record durably that a message is about to leave (so that after a
 	// crash it is known to be possibly sent), or to rate-limit.
 	BeforeSend func(ctx context.Context, i int, sendID string) error
+
+	// CallID is the call's id in the run's events (Event.CallID): package
+	// outbox passes the id Enqueue gave the call. Empty means an id drawn
+	// for the run.
+	CallID string
 }
 
 // Run runs call as operation op with the per-call settings o: Prepare,
@@ -272,8 +277,8 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 					continue
 				}
 			}
-			res, err := j.deliverIn(ctx, i, w, gate, s)
-			j.report(ctx, results, k, res)
+			res, subject, err := j.deliverIn(ctx, i, w, gate, s)
+			j.reportMade(ctx, results, k, res, subject)
 			if errors.Is(err, ErrTransportUnusable) {
 				return err
 			}
@@ -286,21 +291,26 @@ func (j *job) work(ctx, stopped context.Context, results []Result, next *atomic.
 // no worker waits for the weight of one that has stopped. The gate learns
 // what w's buffers held for the message; buffers larger than
 // keptBufferBytes are then dropped, so that memory beyond what the
-// recipients in flight hold is garbage, not kept by idle workers.
-func (j *job) deliverIn(ctx context.Context, i int, w *worker, gate *inFlight, s slot) (Result, error) {
+// recipients in flight hold is garbage, not kept by idle workers. It
+// returns the message's rendered subject too when Options.OnEvent takes
+// it (else "").
+func (j *job) deliverIn(ctx context.Context, i int, w *worker, gate *inFlight, s slot) (res Result, subject string, err error) {
 	held := 0
 	if gate != nil {
 		defer func() { gate.release(s, held) }()
 	}
-	res, err := j.deliver(ctx, i, w)
+	res, err = j.deliver(ctx, i, w)
 	fp := w.footprint()
 	if res.SendID != "" {
 		held = fp // a message was made, whatever the transport said
+		if j.m.opts.OnEvent != nil {
+			subject = string(w.rb.subject)
+		}
 	}
 	if fp > keptBufferBytes {
 		w.dropBuffers()
 	}
-	return res, err
+	return res, subject, err
 }
 
 // finish fills in the recipients no worker reached once every worker has
@@ -338,11 +348,17 @@ func (j *job) finish(ctx context.Context, results []Result, stop error) ([]Resul
 // it to RunOptions.OnResult, with the recipient's index in the call, then,
 // when it is an event, to Options.OnEvent.
 func (j *job) report(ctx context.Context, results []Result, k int, r Result) {
+	j.reportMade(ctx, results, k, r, "")
+}
+
+// reportMade is report for a recipient whose message was rendered with
+// subject.
+func (j *job) reportMade(ctx context.Context, results []Result, k int, r Result, subject string) {
 	results[k] = r
 	if j.hooks.OnResult != nil {
 		j.hooks.OnResult(j.recipient(k), r)
 	}
 	if j.m.opts.OnEvent != nil {
-		j.emit(ctx, j.recipient(k), r)
+		j.emit(ctx, j.recipient(k), r, subject)
 	}
 }

@@ -150,11 +150,11 @@ func TestBrowserSupportEndToEnd(t *testing.T) {
 	if err != nil || len(s.Results) != 1 || s.Results[0].SendID == "" {
 		t.Fatalf("the queued call's status: %+v, %v", s, err)
 	}
-	if got := timeline(s.Results[0].SendID); got != "send" {
-		t.Errorf("the queued call's send's timeline: %q, want send", got)
+	if got := timeline(s.Results[0].SendID); got != "queued send" {
+		t.Errorf("the queued call's send's timeline: %q, want queued send", got)
 	}
 	first := rows[3][strings.LastIndexByte(rows[3], '\t')+1:]
-	if got := timeline(first); got != "deferral" {
-		t.Errorf("the queued call's first attempt's timeline: %q, want deferral", got)
+	if got := timeline(first); got != "queued deferral" {
+		t.Errorf("the queued call's first attempt's timeline: %q, want queued deferral", got)
 	}
 }

@@ -3,6 +3,7 @@ package events
 // Message activity: what happened to each message, drawn from its events.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,9 @@ const (
 	StateSpam State = "spam"
 	// StateUnsub: the recipient unsubscribed.
 	StateUnsub State = "unsub"
+	// StateQueued: stored to be sent later (a queued event), not tried
+	// yet.
+	StateQueued State = "queued"
 )
 
 // stateOf is the state an event of type t leaves a message in.
@@ -53,6 +57,8 @@ func stateOf(t postroom.EventType) State {
 		return StateSpam
 	case postroom.EventUnsub:
 		return StateUnsub
+	case postroom.EventQueued:
+		return StateQueued
 	}
 	return ""
 }
@@ -61,7 +67,7 @@ func stateOf(t postroom.EventType) State {
 func eventsOf(s State) []string {
 	var out []string
 	for _, t := range []postroom.EventType{postroom.EventSend, postroom.EventDeferral, postroom.EventReject,
-		postroom.EventHardBounce, postroom.EventSoftBounce, postroom.EventSpam, postroom.EventUnsub} {
+		postroom.EventHardBounce, postroom.EventSoftBounce, postroom.EventSpam, postroom.EventUnsub, postroom.EventQueued} {
 		if stateOf(t) == s {
 			out = append(out, string(t))
 		}
@@ -71,35 +77,78 @@ func eventsOf(s State) []string {
 
 // opens reports whether an event of type t can be the first of a
 // message's timeline: the sending path's results (a send, a deferral, a
-// reject). Bounces, complaints and unsubscribes come after.
+// reject). Bounces, complaints and unsubscribes come after. A queued
+// event is a message of its own only until its call tries it (see
+// Message).
 func opens(t postroom.EventType) bool {
 	return t == postroom.EventSend || t == postroom.EventDeferral || t == postroom.EventReject
 }
 
 // Message is the record of one message, as its events tell it: who sent
-// it to whom, when it was first tried, where it stands, and its timeline.
+// it to whom, from which call, with what subject and templates, when it
+// was first tried, where it stands, and its timeline. It never holds the
+// body.
 //
-// The events do not carry the call's id, the message's sender, subject or
-// templates, so neither does Message yet; it never holds the body.
+// A message is the events of one send id (a reject, which has none, is
+// a message alone). A recipient of a queued call (package outbox) has a
+// queued event first, with no send id: until the call tries it, that
+// event is a message of its own, in StateQueued, with no send id; once
+// an event of the same call and address is recorded, the queued event
+// heads the timeline of that message (and of each later attempt, which
+// has a send id of its own) and is no message of its own any longer.
 type Message struct {
 	// SendID is the message's send id; empty for a rejected message (the
-	// suppression list stopped it before it was made).
+	// suppression list stopped it before it was made) and a queued one.
 	SendID string `json:"send_id,omitempty"`
 	// AccountID is the account that sent it.
 	AccountID string `json:"account_id"`
+	// CallID is the id of the call that made it (postroom.Event.CallID);
+	// empty for a message recorded before the events kept it.
+	CallID string `json:"call_id,omitempty"`
 	// Email is its recipient's address as the call named it.
 	Email string `json:"email"`
+	// From is its sender's address (postroom.Event.From).
+	From string `json:"sender,omitempty"`
+	// Subject is its rendered subject; empty when none was rendered (a
+	// reject, a queued message, a failure before rendering).
+	Subject string `json:"subject,omitempty"`
+	// Templates are the ids of the stored templates it was made from,
+	// html first (postroom.Event.HTMLTemplateID, TextTemplateID); none
+	// for a call that gave its bodies.
+	Templates []string `json:"templates,omitempty"`
 	// List is its list id (postroom.Event.List), or "" for a
 	// transactional message.
 	List string `json:"list,omitempty"`
 	// State is where it stands: the state of the latest event.
 	State State `json:"state"`
-	// Created is when its first event happened.
+	// Created is when its first attempt happened (its first send,
+	// deferral or reject), or when it was queued for a message not tried
+	// yet.
 	Created time.Time `json:"created"`
-	// Timeline is its events, oldest first: each attempt (deferral with
-	// its reason and reply, send, reject) and what came back later
-	// (bounces with status and diagnostic, complaints, unsubscribes).
+	// Timeline is its events, oldest first: queued, each attempt
+	// (deferral with its reason and reply, send, reject) and what came
+	// back later (bounces with status and diagnostic, complaints,
+	// unsubscribes).
 	Timeline []postroom.Event `json:"timeline"`
+}
+
+// describe fills in g's call, sender, subject and templates from its
+// timeline: for each, the first event that has it.
+func (g *Message) describe() {
+	g.CallID, g.From, g.Subject, g.Templates = "", "", "", nil
+	var html, text string
+	for i := range g.Timeline {
+		e := &g.Timeline[i]
+		g.CallID = cmp.Or(g.CallID, e.CallID)
+		g.From = cmp.Or(g.From, e.From)
+		g.Subject = cmp.Or(g.Subject, e.Subject)
+		html, text = cmp.Or(html, e.HTMLTemplateID), cmp.Or(text, e.TextTemplateID)
+	}
+	for _, t := range []string{html, text} {
+		if t != "" {
+			g.Templates = append(g.Templates, t)
+		}
+	}
 }
 
 // Defaults and bounds of Query.Limit.
@@ -117,6 +166,8 @@ type Query struct {
 	Email string
 	// SendID selects the message of this send id (either letter case).
 	SendID string
+	// CallID selects the messages of this call (postroom.Event.CallID).
+	CallID string
 	// List selects the messages of this list id (in any letter case).
 	List string
 	// State selects the messages in this state.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // activityStore is an Activity fed with events.
@@ -36,8 +37,8 @@ func (s sqlStore) record(t *testing.T, evs []postroom.Event) {
 	}
 }
 
-// activityStores returns a new Memory and a new SQL store, with a clock
-// at now.
+// activityStores returns a new Memory and a new SQL store on each
+// engine, with a clock at now, by name: "memory", "postgres", "sqlite".
 func activityStores(t *testing.T, now time.Time) map[string]activityStore {
 	t.Helper()
 	clock := func() time.Time { return now }
@@ -45,8 +46,12 @@ func activityStores(t *testing.T, now time.Time) map[string]activityStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newSQL(t, events.SQLOptions{Now: clock})
-	return map[string]activityStore{"memory": memoryStore{m}, "sql": sqlStore{s}}
+	stores := map[string]activityStore{"memory": memoryStore{m}}
+	for _, e := range dbtest.Engines() {
+		s, _ := newSQL(t, e, events.SQLOptions{Now: clock})
+		stores[e.Name] = sqlStore{s}
+	}
+	return stores
 }
 
 // searchAll pages through q's results, limit per page, and returns them.
@@ -54,8 +59,8 @@ func searchAll(t *testing.T, a events.Activity, q events.Query) []events.Message
 	t.Helper()
 	var all []events.Message
 	for pages := 0; ; pages++ {
-		if pages > 100 {
-			t.Fatal("more than 100 pages")
+		if pages > 1000 {
+			t.Fatal("more than 1000 pages")
 		}
 		got, next, err := a.Search(t.Context(), q)
 		if err != nil {
@@ -162,7 +167,7 @@ func TestActivity(t *testing.T) {
 }
 
 // TestActivityMemoryAgreesWithSQL is the oracle of the SQL search: random
-// events recorded in both stores, then random queries, paged, must find
+// events recorded in Memory and in SQL on each engine, then random queries, paged, must find
 // the same messages with the same timelines in the same order.
 func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
@@ -174,7 +179,17 @@ func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 	var evs []postroom.Event
 	for n := range 300 {
 		at := t0.Add(time.Duration(n) * time.Minute / 3) // ties at second granularity kept apart by order
-		e := postroom.Event{AccountID: accounts[r.IntN(2)], Email: addrs[r.IntN(len(addrs))], List: lists[r.IntN(len(lists))], At: at.Truncate(time.Minute)}
+		e := postroom.Event{AccountID: accounts[r.IntN(2)], Email: addrs[r.IntN(len(addrs))], List: lists[r.IntN(len(lists))], At: at.Truncate(time.Minute), CallID: fmt.Sprintf("c%d", n%7)}
+		if r.IntN(4) == 0 {
+			// Queued first, in a call of its own; sometimes never tried.
+			e.CallID = fmt.Sprintf("q%d", n)
+			q := e
+			q.Type, q.At = postroom.EventQueued, e.At.Add(-time.Minute)
+			evs = append(evs, q)
+			if r.IntN(3) == 0 {
+				continue
+			}
+		}
 		switch r.IntN(10) {
 		case 0:
 			e.Type, e.Reason = postroom.EventReject, "spam"
@@ -196,10 +211,11 @@ func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 	// Recorded in time order, as they would happen.
 	slices.SortStableFunc(evs, func(a, b postroom.Event) int { return a.At.Compare(b.At) })
 	stores := activityStores(t, t0.Add(7*24*time.Hour))
-	mem, sql := stores["memory"], stores["sql"]
-	mem.record(t, evs)
-	sql.record(t, evs)
-	states := []events.State{"", events.StateSent, events.StateDeferred, events.StateRejected, events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub}
+	for _, s := range stores {
+		s.record(t, evs)
+	}
+	mem := stores["memory"]
+	states := []events.State{"", events.StateSent, events.StateDeferred, events.StateRejected, events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub, events.StateQueued}
 	found := 0
 	for range 60 {
 		q := events.Query{AccountID: accounts[r.IntN(2)], Limit: 1 + r.IntN(20)}
@@ -210,14 +226,19 @@ func TestActivityMemoryAgreesWithSQL(t *testing.T) {
 			q.List = lists[2+r.IntN(2)]
 		}
 		q.State = states[r.IntN(len(states))]
+		if r.IntN(5) == 0 {
+			q.CallID = fmt.Sprintf("c%d", r.IntN(7))
+		}
 		if r.IntN(3) == 0 {
 			q.From = t0.Add(time.Duration(r.IntN(100)) * time.Minute)
 			q.To = q.From.Add(time.Duration(r.IntN(100)) * time.Minute)
 		}
-		want, got := searchAll(t, mem, q), searchAll(t, sql, q)
+		want := normalize(searchAll(t, mem, q))
 		found += len(want)
-		if !reflect.DeepEqual(normalize(got), normalize(want)) {
-			t.Fatalf("query %+v:\nsql    %v\nmemory %v", q, summary(got), summary(want))
+		for _, engine := range dbtest.Engines() {
+			if got := normalize(searchAll(t, stores[engine.Name], q)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("query %+v:\n%s %v\nmemory %v", q, engine.Name, summary(got), summary(want))
+			}
 		}
 	}
 	if found < 100 {
@@ -243,4 +264,76 @@ func summary(ms []events.Message) []string {
 		out = append(out, fmt.Sprintf("%s/%s/%s/%d", m.SendID, m.State, m.Created.Format(time.TimeOnly), len(m.Timeline)))
 	}
 	return out
+}
+
+// TestActivityCallAndQueued: a message's record carries its call id,
+// sender, subject and templates; a queued recipient is a message of its
+// own, queued, until its call tries it, whose queued event then heads
+// the timeline of that attempt; a search by call id finds the call's
+// messages.
+func TestActivityCallAndQueued(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	call := postroom.Event{AccountID: "shop", CallID: "call-1", From: "orders@shop.example.com", HTMLTemplateID: "welcome-html", TextTemplateID: "welcome-text", List: "news.shop.example.com"}
+	ev := func(typ postroom.EventType, sendID, email, subject string, m int) postroom.Event {
+		e := call
+		e.Type, e.SendID, e.Email, e.Subject, e.At = typ, sendID, email, subject, at(m)
+		return e
+	}
+	evs := []postroom.Event{
+		ev(postroom.EventQueued, "", "Ann@example.org", "", 0),
+		ev(postroom.EventQueued, "", "bob@example.org", "", 0),
+		ev(postroom.EventQueued, "", "cy@example.org", "", 0),
+		ev(postroom.EventSend, id(1), "ann@example.org", "Hello Ann", 1),
+		ev(postroom.EventReject, "", "cy@example.org", "", 2),
+		{Type: postroom.EventSend, SendID: id(2), AccountID: "shop", CallID: "call-2", From: "me@shop.example.com", Email: "ann@example.org", Subject: "Receipt", At: at(3)},
+		{Type: postroom.EventHardBounce, SendID: id(1), AccountID: "shop", Email: "ann@example.org", Status: "5.1.1", At: at(4)},
+	}
+	for name, a := range activityStores(t, at(10)) {
+		t.Run(name, func(t *testing.T) {
+			a.record(t, evs)
+			summary := func(ms []events.Message) []string {
+				var out []string
+				for _, m := range ms {
+					var types []string
+					for _, e := range m.Timeline {
+						types = append(types, string(e.Type))
+					}
+					out = append(out, fmt.Sprintf("%s %s %s %s %q %v %v", m.SendID, m.Email, m.State, m.CallID, m.Subject, m.Templates, types))
+				}
+				return out
+			}
+			tpl := "[welcome-html welcome-text]"
+			for _, c := range []struct {
+				name string
+				q    events.Query
+				want []string
+			}{
+				{"call", events.Query{CallID: "call-1"}, []string{
+					" cy@example.org rejected call-1 \"\" " + tpl + " [queued reject]",
+					id(1) + " ann@example.org bounced call-1 \"Hello Ann\" " + tpl + " [queued send hard_bounce]",
+					" bob@example.org queued call-1 \"\" " + tpl + " [queued]",
+				}},
+				{"queued", events.Query{State: events.StateQueued}, []string{" bob@example.org queued call-1 \"\" " + tpl + " [queued]"}},
+				{"address", events.Query{Email: "ANN@example.org"}, []string{
+					id(2) + " ann@example.org sent call-2 \"Receipt\" [] [send]",
+					id(1) + " ann@example.org bounced call-1 \"Hello Ann\" " + tpl + " [queued send hard_bounce]",
+				}},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					c.q.AccountID = "shop"
+					for _, limit := range []int{0, 1} {
+						c.q.Limit = limit
+						if got := summary(searchAll(t, a, c.q)); !reflect.DeepEqual(got, c.want) {
+							t.Errorf("limit %d:\n%q\nwant\n%q", limit, got, c.want)
+						}
+					}
+				})
+			}
+			m, ok, err := a.Info(t.Context(), "shop", id(1))
+			if err != nil || !ok || m.From != "orders@shop.example.com" || m.CallID != "call-1" || !m.Created.Equal(at(1)) || len(m.Timeline) != 3 {
+				t.Errorf("Info = %+v, %v, %v", m, ok, err)
+			}
+		})
+	}
 }

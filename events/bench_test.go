@@ -7,6 +7,7 @@ import (
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
+	"github.com/postroom/postroom/internal/testkit/dbtest"
 )
 
 // BenchmarkAfter is what a done call of 25,000 recipients costs an
@@ -15,7 +16,7 @@ import (
 // twenty-five.
 func BenchmarkAfter(b *testing.B) {
 	const n = 25_000
-	s, _ := newSQL(b, events.SQLOptions{})
+	s, _ := newSQL(b, dbtest.Engine{Name: "postgres", Open: dbtest.Postgres}, events.SQLOptions{})
 	ids := make([]string, n)
 	evs := make([]postroom.Event, 0, n+n/25)
 	for i := range ids {
@@ -55,7 +56,7 @@ func BenchmarkRecorder(b *testing.B) {
 			name = "list"
 		}
 		b.Run(name, func(b *testing.B) {
-			s, _ := newSQL(b, events.SQLOptions{})
+			s, _ := newSQL(b, dbtest.Engine{Name: "postgres", Open: dbtest.Postgres}, events.SQLOptions{})
 			r, err := s.NewRecorder(events.RecorderOptions{FlushAfter: time.Hour})
 			if err != nil {
 				b.Fatal(err)

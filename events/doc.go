@@ -1,6 +1,6 @@
 // Package events keeps what happened to the messages postroom sent: a log
-// of postroom.Event values (send, deferral, hard_bounce, soft_bounce, spam,
-// unsub, reject) and, drawn from its send events, the record of each
+// of postroom.Event values (queued, send, deferral, hard_bounce,
+// soft_bounce, spam, unsub, reject) and, drawn from its send events, the record of each
 // message that left, so that a bounce arriving later can be proven to be
 // about a message postroom sent and tied to that message's recipient.
 //
@@ -10,21 +10,39 @@
 //     age, fed by Memory.OnEvent as postroom.Options.OnEvent. It keeps no
 //     event log and nothing across restarts; it suits one process and
 //     tests.
-//   - SQL keeps every event in one PostgreSQL table (postroom_events,
-//     created by MigrateSQL), written in batches by a Recorder (one COPY
-//     per batch, never one INSERT per recipient) and read back by account
-//     with a cursor (SQL.List), by send id (SQL.Send), or as the latest
-//     later event of many sends at once (SQL.After: a bounce that came
-//     back after a queued call's result).
+//   - SQL keeps every event in one table (postroom_events, created by
+//     Migrate) of a database behind the sqldb seam: PostgreSQL
+//     (sqldb/pgxdb), for any number of instances, or SQLite
+//     (sqldb/sqlitedb), for one process. It is written in batches by a
+//     Recorder (one CopyFrom per batch, never one INSERT per recipient)
+//     and read back by account with a cursor (SQL.List), by send id
+//     (SQL.Lookup), or as the latest later event of many sends at once
+//     (SQL.After: a bounce that came back after a queued call's result).
 //
 // Both are an Activity too: each message's record drawn from its events
-// (account, address, list, state, when it was first tried, and its
-// timeline: deferrals with their reason and reply, the send or reject,
-// and the bounces, complaints and unsubscribes that came back), found
-// with Search (by address in any case, send id, list, state and time,
-// newest first, paged by cursor) or Info (by send id). The events carry
-// no call id, sender, subject or template, so a Message does not either;
-// it never holds a body.
+// (account, call id, address, sender, rendered subject, templates, list,
+// state, when it was first tried, and its timeline: queued, deferrals
+// with their reason and reply, the send or reject, and the bounces,
+// complaints and unsubscribes that came back), found with Search (by
+// address in any case, send id, call id, list, state and time, newest
+// first, paged by cursor) or Info (by send id). A Message never holds a
+// body.
+//
+// # Retention
+//
+// Memory keeps MemoryOptions.MaxSends messages no older than
+// MemoryOptions.Retention. SQL keeps SQLOptions.Retention (30 days by
+// default) through SQL.Rotate, run from the application's schedule
+// (hourly is plenty): on PostgreSQL the table is partitioned by day, and
+// Rotate creates the days ahead and drops whole the days older than the
+// retention; on SQLite it deletes the old rows in batches. On PostgreSQL
+// an event takes about 335 bytes with its indexes (docs/BENCHMARKS.md,
+// events without a call, sender or subject), plus about twice the length
+// of its call id and once that of its sender and subject: a sender of 10
+// million messages a day keeps 30 days in the order of 100 to 150 GB.
+//
+// No message body is kept: the bodies a sender of that size makes (tens
+// of KB each) would be terabytes a day.
 //
 // Both satisfy Sends, the lookup package inbound uses to prove a bounce
 // and to learn the list of the message it is about (Send.List: a

@@ -1,9 +1,10 @@
 package events
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,25 +61,21 @@ const maxTimeline = 64
 
 // message is a Memory's record of one message.
 type message struct {
-	seq  int64
-	send Send // ID set when a send event was recorded
-	msg  Message
+	seq   int64
+	send  Send // ID set when a send event was recorded
+	msg   Message
+	tried bool // a queued message whose call has tried it
 }
 
 // NewMemory returns an empty Memory, or an error naming the field of opts
 // that is out of range.
 func NewMemory(opts MemoryOptions) (*Memory, error) {
-	if opts.MaxSends < 0 {
-		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.MaxSends %d is negative", opts.MaxSends)
+	const op = "events.NewMemory"
+	if err := option.Default(op, "MemoryOptions.MaxSends", &opts.MaxSends, DefaultMaxSends); err != nil {
+		return nil, err
 	}
-	if opts.Retention < 0 {
-		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.Retention %v is negative", opts.Retention)
-	}
-	if opts.MaxSends == 0 {
-		opts.MaxSends = DefaultMaxSends
-	}
-	if opts.Retention == 0 {
-		opts.Retention = DefaultRetention
+	if err := option.Default(op, "MemoryOptions.Retention", &opts.Retention, DefaultRetention); err != nil {
+		return nil, err
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -88,12 +85,16 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 
 // OnEvent records e in its message's timeline. A send, a deferral or a
 // reject of a message not kept starts its record (a reject, which has no
-// send id, is a message of its own); any other event of a message not
-// kept is ignored. It is meant as postroom.Options.OnEvent (or to be
-// called from it), and is safe for concurrent use.
+// send id, is a message of its own), as does a queued event (a message
+// of its own until its call tries it: see Message); any other event of a
+// message not kept is ignored. It is meant as postroom.Options.OnEvent
+// (or to be called from it), and is safe for concurrent use.
 func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	e.SendID = sendid.Normalize(e.SendID)
-	if e.SendID == "" && e.Type != postroom.EventReject {
+	queued := e.Type == postroom.EventQueued
+	switch {
+	case queued && e.CallID == "",
+		!queued && e.SendID == "" && e.Type != postroom.EventReject:
 		return
 	}
 	if e.At.IsZero() {
@@ -101,6 +102,15 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if queued {
+		key := queuedKey(e)
+		if m.byID[key] != nil {
+			return
+		}
+		m.seq++
+		m.add(key, &message{seq: m.seq, msg: Message{AccountID: e.AccountID, Email: e.Email, List: e.List, State: StateQueued, Created: e.At, Timeline: []postroom.Event{e}}})
+		return
+	}
 	key := e.SendID
 	r := m.byID[key]
 	if key == "" || r == nil {
@@ -112,6 +122,14 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 			key = "#" + strconv.FormatInt(m.seq, 10)
 		}
 		r = &message{seq: m.seq, msg: Message{SendID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, Created: e.At}}
+		if e.CallID != "" {
+			if q := m.byID[queuedKey(e)]; q != nil {
+				// The call tries it: the queued event heads this attempt's
+				// timeline and is no message of its own any longer.
+				q.tried = true
+				r.msg.Timeline = append(r.msg.Timeline, q.msg.Timeline[0])
+			}
+		}
 		m.add(key, r)
 	}
 	if len(r.msg.Timeline) == maxTimeline {
@@ -122,6 +140,12 @@ func (m *Memory) OnEvent(_ context.Context, e postroom.Event) {
 	if e.Type == postroom.EventSend {
 		r.send = Send{ID: e.SendID, AccountID: e.AccountID, Email: e.Email, List: e.List, At: e.At}
 	}
+}
+
+// queuedKey is the key of the queued message that e is about: its
+// account, call and address (in any case).
+func queuedKey(e postroom.Event) string {
+	return "q\x00" + e.AccountID + "\x00" + e.CallID + "\x00" + strings.ToLower(e.Email)
 }
 
 // add keeps r under key, forgetting the oldest message when full.
@@ -136,9 +160,9 @@ func (m *Memory) add(key string, r *message) {
 	m.byID[key] = r
 }
 
-// Send returns the send whose id is id (in either letter case), when it is
+// Lookup returns the send whose id is id (in either letter case), when it is
 // kept and no older than Retention. It never fails.
-func (m *Memory) Send(_ context.Context, id string) (Send, bool, error) {
+func (m *Memory) Lookup(_ context.Context, id string) (Send, bool, error) {
 	id = sendid.Normalize(id)
 	if id == "" {
 		return Send{}, false, nil
@@ -173,8 +197,9 @@ func (m *Memory) Search(_ context.Context, q Query) ([]Message, string, error) {
 	for _, r := range m.byID {
 		g := &r.msg
 		switch {
-		case g.AccountID != q.AccountID || g.Created.Before(oldest),
+		case g.AccountID != q.AccountID || g.Created.Before(oldest) || r.tried,
 			q.SendID != "" && (id == "" || g.SendID != id),
+			q.CallID != "" && callOf(g) != q.CallID,
 			q.Email != "" && !strings.EqualFold(g.Email, q.Email),
 			q.List != "" && !strings.EqualFold(g.List, q.List),
 			q.State != "" && g.State != q.State,
@@ -201,9 +226,20 @@ func (m *Memory) Search(_ context.Context, q Query) ([]Message, string, error) {
 	for i, r := range found {
 		out[i] = r.msg
 		out[i].Timeline = slices.Clone(r.msg.Timeline)
+		out[i].describe()
 	}
 	m.mu.Unlock()
 	return out, next, nil
+}
+
+// callOf is the call id of g: that of its first event that has one.
+func callOf(g *Message) string {
+	for i := range g.Timeline {
+		if id := g.Timeline[i].CallID; id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // before reports whether (at, n) comes after the cursor c in newest-first
@@ -230,5 +266,6 @@ func (m *Memory) Info(_ context.Context, accountID, sendID string) (Message, boo
 	}
 	g := r.msg
 	g.Timeline = slices.Clone(g.Timeline)
+	g.describe()
 	return g, true, nil
 }

@@ -39,25 +39,25 @@ func TestMemory(t *testing.T) {
 		{fmt.Sprintf("%032X", 0xabc), false, ""},
 		{id(9), false, ""},
 	} {
-		s, ok, err := m.Send(ctx, tc.id)
+		s, ok, err := m.Lookup(ctx, tc.id)
 		if err != nil || ok != tc.found || s.Email != tc.email {
 			t.Errorf("Send(%s) = %+v, %v, %v; want found %v email %q", tc.id, s, ok, err, tc.found, tc.email)
 		}
 	}
 	// A list message's send keeps its list; a transactional one has none.
 	m.OnEvent(ctx, postroom.Event{Type: postroom.EventSend, SendID: id(5), AccountID: "a", Email: "u5@example.net", List: "news.shop.example.com", At: now})
-	if s, ok, _ := m.Send(ctx, id(5)); !ok || s.List != "news.shop.example.com" {
+	if s, ok, _ := m.Lookup(ctx, id(5)); !ok || s.List != "news.shop.example.com" {
 		t.Errorf("Send of a list message = %+v, %v; want list news.shop.example.com", s, ok)
 	}
-	if s, ok, _ := m.Send(ctx, id(4)); !ok || s.List != "" {
+	if s, ok, _ := m.Lookup(ctx, id(4)); !ok || s.List != "" {
 		t.Errorf("Send of a transactional message = %+v, %v; want no list", s, ok)
 	}
 	// Upper-case ids are the same ids.
-	if _, ok, _ := m.Send(ctx, fmt.Sprintf("%032X", 4)); !ok {
+	if _, ok, _ := m.Lookup(ctx, fmt.Sprintf("%032X", 4)); !ok {
 		t.Error("an upper-case send id was not found")
 	}
 	now = now.Add(2 * time.Hour)
-	if _, ok, _ := m.Send(ctx, id(4)); ok {
+	if _, ok, _ := m.Lookup(ctx, id(4)); ok {
 		t.Error("a send older than Retention was found")
 	}
 }

@@ -1,9 +1,10 @@
 package events
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,7 +40,8 @@ type RecorderOptions struct {
 	MaxBuffered int
 
 	// Logger receives the errors of the writes OnEvent makes and the
-	// count of dropped events. Nil means slog.Default().
+	// count of dropped events. Nil discards every record, as for every
+	// Logger of the module (package option).
 	Logger *slog.Logger
 
 	// Now is the clock. Nil means time.Now.
@@ -72,32 +74,22 @@ type Recorder struct {
 // NewRecorder returns a Recorder writing to s, or an error naming the
 // field of opts that is out of range.
 func (s *SQL) NewRecorder(opts RecorderOptions) (*Recorder, error) {
-	switch {
-	case opts.FlushEvents < 0:
-		return nil, fmt.Errorf("events: NewRecorder: RecorderOptions.FlushEvents %d is negative", opts.FlushEvents)
-	case opts.FlushAfter < 0:
-		return nil, fmt.Errorf("events: NewRecorder: RecorderOptions.FlushAfter %v is negative", opts.FlushAfter)
-	case opts.FlushTimeout < 0:
-		return nil, fmt.Errorf("events: NewRecorder: RecorderOptions.FlushTimeout %v is negative", opts.FlushTimeout)
-	case opts.MaxBuffered < 0:
-		return nil, fmt.Errorf("events: NewRecorder: RecorderOptions.MaxBuffered %d is negative", opts.MaxBuffered)
-	}
-	if opts.FlushEvents == 0 {
-		opts.FlushEvents = DefaultFlushEvents
-	}
-	if opts.FlushAfter == 0 {
-		opts.FlushAfter = DefaultFlushAfter
-	}
-	if opts.FlushTimeout == 0 {
-		opts.FlushTimeout = DefaultFlushTimeout
+	const op = "events.NewRecorder"
+	for _, err := range []error{
+		option.Default(op, "RecorderOptions.FlushEvents", &opts.FlushEvents, DefaultFlushEvents),
+		option.Default(op, "RecorderOptions.FlushAfter", &opts.FlushAfter, DefaultFlushAfter),
+		option.Default(op, "RecorderOptions.FlushTimeout", &opts.FlushTimeout, DefaultFlushTimeout),
+		option.Default(op, "RecorderOptions.MaxBuffered", &opts.MaxBuffered, 0),
+	} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if opts.MaxBuffered == 0 {
 		opts.MaxBuffered = 10 * opts.FlushEvents
 	}
 	opts.MaxBuffered = max(opts.MaxBuffered, opts.FlushEvents)
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Logger = option.Logger(opts.Logger)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -25,12 +25,12 @@ type Send struct {
 // Sends looks up the record of the message whose send id is id, as a
 // postroom Mailer's send events made it.
 //
-// Send returns the record and true; false and a nil error when no message
+// Lookup returns the record and true; false and a nil error when no message
 // with that id is recorded (never sent, or older than the store keeps);
 // or an error when the store could not answer (a database that is down),
 // in which case the caller should ask again later rather than conclude
 // that the id is unknown. It must be safe for concurrent use, and ctx
 // bounds the lookup.
 type Sends interface {
-	Send(ctx context.Context, id string) (Send, bool, error)
+	Lookup(ctx context.Context, id string) (Send, bool, error)
 }

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/internal/sendid"
+	"github.com/postroom/postroom/sqldb"
 )
 
 // DefaultListLimit and MaxListLimit bound SQL.List's page.
@@ -21,48 +20,84 @@ const (
 	MaxListLimit     = 10_000
 )
 
+// DefaultSQLRetention is how long an SQL store keeps its events when
+// SQLOptions.Retention is zero.
+const DefaultSQLRetention = 30 * 24 * time.Hour
+
 // SQLOptions configure an SQL store.
 type SQLOptions struct {
-	// Retention is how long a send event proves a later bounce: Send
-	// ignores older ones. It deletes nothing (see Prune). Zero means
-	// DefaultRetention.
+	// Retention is how long events are kept: Rotate drops the days (UTC)
+	// that ended longer ago. Zero means DefaultSQLRetention (30 days).
 	Retention time.Duration
+
+	// SendWindow is how long a send event proves a later bounce: Lookup
+	// ignores older ones. Zero means DefaultRetention (7 days).
+	SendWindow time.Duration
 
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
 
-// SQL is the event log in PostgreSQL, in the table postroom_events that
-// MigrateSQL creates. It is safe for concurrent use, and instances on one
-// database share the log. It never starts a goroutine.
+// SQL is the event log in a database behind the sqldb seam (PostgreSQL
+// or SQLite), in the table postroom_events that Migrate creates. It is
+// safe for concurrent use, and instances on one PostgreSQL database share
+// the log. It never starts a goroutine.
 type SQL struct {
-	pool *pgxpool.Pool
+	db   sqldb.DB
+	q    *queries
 	opts SQLOptions
+	bufs sync.Pool // of *recordBuf
+}
+
+// recordBuf holds the rows of a Record, kept for the next: a call's
+// batches reuse them rather than allocate a row of values per event.
+type recordBuf struct {
+	flat []any
+	rows [][]any
+}
+
+// take returns b's arrays for events rows of n values each.
+func (b *recordBuf) take(n, events int) ([]any, [][]any) {
+	if cap(b.flat) < n*events {
+		b.flat, b.rows = make([]any, n*events), make([][]any, events)
+	}
+	return b.flat[:n*events], b.rows[:events]
 }
 
 // ErrBadCursor is returned by List for an after cursor it did not make.
 var ErrBadCursor = errors.New("events: bad cursor")
 
-// NewSQL returns the log in pool's database, which MigrateSQL must have
+// NewSQL returns the log in db's database, which Migrate must have
 // brought up to date, or an error naming the field of opts that is out of
-// range. pool is the application's; SQL never closes it.
-func NewSQL(pool *pgxpool.Pool, opts SQLOptions) (*SQL, error) {
-	if pool == nil {
-		return nil, fmt.Errorf("events: NewSQL: nil pool")
+// range. db is the application's; SQL never closes it.
+func NewSQL(db sqldb.DB, opts SQLOptions) (*SQL, error) {
+	if db == nil {
+		return nil, fmt.Errorf("events: NewSQL: nil db")
+	}
+	q, err := queriesOf(db.Engine())
+	if err != nil {
+		return nil, fmt.Errorf("events: NewSQL: %w", err)
 	}
 	if opts.Retention < 0 {
 		return nil, fmt.Errorf("events: NewSQL: SQLOptions.Retention %v is negative", opts.Retention)
 	}
+	if opts.SendWindow < 0 {
+		return nil, fmt.Errorf("events: NewSQL: SQLOptions.SendWindow %v is negative", opts.SendWindow)
+	}
 	if opts.Retention == 0 {
-		opts.Retention = DefaultRetention
+		opts.Retention = DefaultSQLRetention
+	}
+	if opts.SendWindow == 0 {
+		opts.SendWindow = DefaultRetention
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &SQL{pool: pool, opts: opts}, nil
+	return &SQL{db: db, q: q, opts: opts}, nil
 }
 
-// Record writes evs in one COPY, in one round trip whatever their number.
+// Record writes evs in one CopyFrom (PostgreSQL's COPY, one round trip
+// whatever their number; SQLite's multi-row INSERTs in one transaction).
 // An event's zero At is stamped with the store's clock. It writes nothing
 // when evs is empty. Record does not keep evs.
 func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
@@ -70,21 +105,63 @@ func (s *SQL) Record(ctx context.Context, evs []postroom.Event) error {
 		return nil
 	}
 	now := s.opts.Now()
-	// A batch's events mostly share their account, type and list (a
-	// call's sends): each is boxed once, not once per row.
-	var account, typ, list box
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"postroom_events"},
-		[]string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at"},
-		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
-			e := &evs[i]
-			at := e.At
-			if at.IsZero() {
-				at = now
-			}
-			return []any{account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at}, nil
-		}))
-	if err != nil {
+	// A batch's events mostly share their account, type, list and call
+	// (a call's sends): each is boxed once, not once per row.
+	var account, typ, list, call, sender, html, text box
+	n := len(recordColumns)
+	buf, _ := s.bufs.Get().(*recordBuf)
+	if buf == nil {
+		buf = new(recordBuf)
+	}
+	flat, rows := buf.take(n, len(evs))
+	defer func() {
+		clear(flat) // the strings of evs are not kept
+		s.bufs.Put(buf)
+	}()
+	for i := range evs {
+		e := &evs[i]
+		at := e.At
+		if at.IsZero() {
+			at = now
+		}
+		r := flat[i*n : (i+1)*n : (i+1)*n]
+		r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8] = account.of(e.AccountID), typ.of(string(e.Type)), strings.ToLower(e.SendID), e.Email, e.Reason, e.Status, e.Diagnostic, list.of(e.List), at
+		r[9], r[10], r[11], r[12], r[13] = call.of(e.CallID), sender.of(e.From), e.Subject, html.of(e.HTMLTemplateID), text.of(e.TextTemplateID)
+		rows[i] = r
+	}
+	if _, err := s.db.CopyFrom(ctx, "postroom_events", recordColumns, rows); err != nil {
 		return fmt.Errorf("events: record %d events: %w", len(evs), err)
+	}
+	return nil
+}
+
+// recordColumns are the columns Record writes, in its rows' order.
+var recordColumns = []string{"account_id", "event", "send_id", "email", "reason", "status", "diagnostic", "list", "at",
+	"call_id", "sender", "subject", "html_template", "text_template"}
+
+// eventColumns are the columns of an event that eventDest scans, in its
+// order (the account aside: a query often knows it).
+const eventColumns = `event, send_id, email, reason, status, diagnostic, list, at, call_id, sender, subject, html_template, text_template`
+
+// eventDest is where a row's eventColumns are scanned: e's fields, its
+// type through a scanner of its own.
+func eventDest(e *postroom.Event) []any {
+	return []any{(*eventType)(&e.Type), &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At,
+		&e.CallID, &e.From, &e.Subject, &e.HTMLTemplateID, &e.TextTemplateID}
+}
+
+// eventType scans a text column into a postroom.EventType.
+type eventType postroom.EventType
+
+// Scan implements sql.Scanner.
+func (t *eventType) Scan(src any) error {
+	switch s := src.(type) {
+	case string:
+		*t = eventType(s)
+	case []byte:
+		*t = eventType(s)
+	default:
+		return fmt.Errorf("events: an event type of %T", src)
 	}
 	return nil
 }
@@ -109,11 +186,13 @@ func (b *box) of(s string) any {
 // none is. limit zero means DefaultListLimit; more than MaxListLimit is
 // cut to it.
 //
-// The log is append-only and List never skips an event: it shows only the
-// events whose batch committed before every transaction still writing
-// began, so a batch that commits late is read after the ones before it
-// (PostgreSQL's pg_snapshot_xmin). An event may therefore show a moment
-// after it was written. A cursor List did not make is ErrBadCursor.
+// The log is append-only and List never skips an event. On PostgreSQL it
+// shows only the events whose batch committed before every transaction
+// still writing began, so a batch that commits late is read after the
+// ones before it (pg_snapshot_xmin); an event may therefore show a moment
+// after it was written. On SQLite, whose writes commit one after the
+// other in id order, it shows every committed event. A cursor List did
+// not make is ErrBadCursor.
 func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]postroom.Event, string, error) {
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -123,13 +202,7 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT xid::text, id, event, send_id, email, reason, status, diagnostic, list, at
-		FROM postroom_events
-		WHERE account_id = $1 AND (xid, id) > ($2::text::xid8, $3)
-		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY xid, id
-		LIMIT $4`, accountID, strconv.FormatUint(xid, 10), id, limit)
+	rows, err := s.db.Query(ctx, s.q.list, accountID, strconv.FormatUint(xid, 10), id, limit)
 	if err != nil {
 		return nil, "", fmt.Errorf("events: list: %w", err)
 	}
@@ -139,13 +212,11 @@ func (s *SQL) List(ctx context.Context, accountID, after string, limit int) ([]p
 	for rows.Next() {
 		var (
 			xidText string
-			e       postroom.Event
-			typ     string
+			e       = postroom.Event{AccountID: accountID}
 		)
-		if err := rows.Scan(&xidText, &id, &typ, &e.SendID, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
+		if err := rows.Scan(append([]any{&xidText, &id}, eventDest(&e)...)...); err != nil {
 			return nil, "", fmt.Errorf("events: list: %w", err)
 		}
-		e.Type, e.AccountID = postroom.EventType(typ), accountID
 		evs = append(evs, e)
 		next = xidText + "." + strconv.FormatInt(id, 10)
 	}
@@ -173,19 +244,19 @@ func parseCursor(c string) (xid uint64, id int64, err error) {
 	return xid, id, nil
 }
 
-// Send returns the send event of the message whose send id is id, when one
-// was recorded no longer than Retention ago; see Sends.
-func (s *SQL) Send(ctx context.Context, id string) (Send, bool, error) {
+// Lookup returns the send event of the message whose send id is id, when one
+// was recorded no longer than SendWindow ago; see Sends.
+func (s *SQL) Lookup(ctx context.Context, id string) (Send, bool, error) {
 	id = sendid.Normalize(id)
 	if id == "" {
 		return Send{}, false, nil
 	}
 	snd := Send{ID: id}
-	err := s.pool.QueryRow(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT account_id, email, list, at FROM postroom_events
 		WHERE send_id = $1 AND event = 'send' AND at >= $2
-		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.Retention)).Scan(&snd.AccountID, &snd.Email, &snd.List, &snd.At)
-	if errors.Is(err, pgx.ErrNoRows) {
+		ORDER BY id DESC LIMIT 1`, id, s.opts.Now().Add(-s.opts.SendWindow)).Scan(&snd.AccountID, &snd.Email, &snd.List, &snd.At)
+	if errors.Is(err, sqldb.ErrNoRows) {
 		return Send{}, false, nil
 	}
 	if err != nil {
@@ -210,22 +281,16 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT DISTINCT ON (send_id) send_id, account_id, event, email, reason, status, diagnostic, list, at
-		FROM postroom_events
-		WHERE send_id = ANY($1) AND event <> 'send'
-		ORDER BY send_id, at DESC, id DESC`, ids)
+	rows, err := s.db.Query(ctx, s.q.after, ids)
 	if err != nil {
 		return nil, fmt.Errorf("events: after: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var e postroom.Event
-		var typ string
-		if err := rows.Scan(&e.SendID, &e.AccountID, &typ, &e.Email, &e.Reason, &e.Status, &e.Diagnostic, &e.List, &e.At); err != nil {
+		if err := rows.Scan(append([]any{&e.AccountID}, eventDest(&e)...)...); err != nil {
 			return nil, fmt.Errorf("events: after: %w", err)
 		}
-		e.Type = postroom.EventType(typ)
 		out[e.SendID] = e
 	}
 	if err := rows.Err(); err != nil {
@@ -234,12 +299,13 @@ func (s *SQL) After(ctx context.Context, sendIDs []string) (map[string]postroom.
 	return out, nil
 }
 
-// Prune deletes the events older than before and returns how many it
-// deleted. Run it from the application's own schedule.
+// Prune deletes the events older than before, row by row, and returns
+// how many it deleted. Rotate drops whole days instead, which is what a
+// large log needs; Prune is for a time finer than a day.
 func (s *SQL) Prune(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM postroom_events WHERE at < $1`, before)
+	n, err := s.db.Exec(ctx, `DELETE FROM postroom_events WHERE at < $1`, before)
 	if err != nil {
 		return 0, fmt.Errorf("events: prune: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

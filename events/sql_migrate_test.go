@@ -11,7 +11,7 @@ import (
 )
 
 // TestMigrateFromVersion1 upgrades a log at schema version 1 that holds
-// a send and a complaint about it: after MigrateSQL the database is at
+// a send and a complaint about it: after Migrate the database is at
 // SQLSchemaVersion, the old rows read as they did with no list, and new
 // events keep theirs beside them.
 func TestMigrateFromVersion1(t *testing.T) {
@@ -35,14 +35,14 @@ func TestMigrateFromVersion1(t *testing.T) {
 		}
 	}
 
-	if err := MigrateSQL(ctx, pool); err != nil {
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	var version int
 	if err := pool.QueryRow(ctx, `SELECT max(version) FROM postroom_events_schema`).Scan(&version); err != nil || version != SQLSchemaVersion {
-		t.Fatalf("after MigrateSQL: version %d (%v), want %d", version, err, SQLSchemaVersion)
+		t.Fatalf("after Migrate: version %d (%v), want %d", version, err, SQLSchemaVersion)
 	}
-	s, err := NewSQL(pool, SQLOptions{})
+	s, err := NewSQL(pgxdb.New(pool), SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		{old, "ann@example.net", ""},
 		{fresh, "bob@example.net", "news.shop.example.com"},
 	} {
-		snd, ok, err := s.Send(ctx, tc.id)
+		snd, ok, err := s.Lookup(ctx, tc.id)
 		if err != nil || !ok || snd.Email != tc.email || snd.List != tc.list {
 			t.Errorf("Send(%s) = %+v, %v, %v; want %s of list %q", tc.id, snd, ok, err, tc.email, tc.list)
 		}
@@ -90,7 +90,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		}
 	}
 
-	if err := MigrateSQL(ctx, pool); err != nil { // again: nothing to do
+	if err := Migrate(ctx, pgxdb.New(pool)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
 }

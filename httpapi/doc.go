@@ -154,21 +154,23 @@
 // record, each a POST of a JSON object with the account's "key" and
 // "account_id", checked as the rejects endpoints check them:
 //
-//	POST /api/1.0/messages.search  {"email", "send_id", "list", "state", "date_from", "date_to", "limit", "cursor"}
+//	POST /api/1.0/messages.search  {"email", "send_id", "call_id", "list", "state", "date_from", "date_to", "limit", "cursor"}
 //	                               →  [message, ...] (newest first)
 //	POST /api/1.0/messages.info    {"id"}  →  message
 //
-// where a message is {"_id", "ts", "state", "email", "list",
-// "smtp_events", "timeline"}, with Mandrill's field names where they mean
-// the same: "_id" is the send id (empty for a rejected message, never
-// made), "ts" when it was first tried (Unix seconds), "state" one of
-// sent, deferred, rejected, bounced, soft-bounced, spam and unsub (from
-// its latest event), "smtp_events" its attempts [{"ts", "type" (sent or
-// deferred), "diag"}], and "timeline" all its events, oldest first, as
-// postroom.Event has them (deferrals with reason and reply, the send or
-// reject, bounces with status and diagnostic, complaints,
-// unsubscribes). Mandrill's "subject", "sender" and "template" are not
-// kept yet, nor is any body.
+// where a message is {"_id", "ts", "state", "email", "sender", "subject",
+// "template", "call_id", "templates", "list", "smtp_events", "timeline"},
+// with Mandrill's field names where they mean the same: "_id" is the send
+// id (empty for a rejected message, never made, and a queued one, not
+// made yet), "ts" when it was first tried or queued (Unix seconds),
+// "state" one of queued, sent, deferred, rejected, bounced, soft-bounced,
+// spam and unsub (from its latest event), "sender" the call's from
+// address, "subject" the rendered subject, "template" the stored template
+// it was made from (its html one) or null, "smtp_events" its attempts
+// [{"ts", "type" (sent or deferred), "diag"}], and "timeline" all its
+// events, oldest first, as postroom.Event has them (queued, deferrals with
+// reason and reply, the send or reject, bounces with status and
+// diagnostic, complaints, unsubscribes). No body is kept.
 //
 // messages.search's "email" is a whole address, in any letter case;
 // "date_from" and "date_to" are YYYY-MM-DD (UTC; "date_to" takes in its

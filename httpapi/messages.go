@@ -28,6 +28,7 @@ type messagesSearchRequest struct {
 	rejectsAuth
 	Email    string `json:"email"`
 	SendID   string `json:"send_id"`
+	CallID   string `json:"call_id"`
 	List     string `json:"list"`
 	State    string `json:"state"`
 	DateFrom string `json:"date_from"`
@@ -45,15 +46,24 @@ type messagesInfoRequest struct {
 
 // messageEntry is a message in an answer, with Mandrill's field names
 // where they mean the same: "_id" (the send id; empty for a rejected
-// message, which was never made), "ts" (when it was first tried, Unix
-// seconds), "state", "email", "smtp_events" (its attempts: each send and
-// deferral, with the reply as "diag"); with its "list" and its whole
-// "timeline" (postroom.Event values, oldest first) beside them.
+// message, which was never made, and a queued one, not made yet), "ts"
+// (when it was first tried, or queued, Unix seconds), "state", "email",
+// "sender", "subject" (rendered; empty when none was), "template" (the
+// stored template it was made from, its html one when it had both, or
+// null), "smtp_events" (its attempts: each send and deferral, with the
+// reply as "diag"); with its "call_id", "templates" (every template id),
+// "list" and its whole "timeline" (postroom.Event values, oldest first)
+// beside them.
 type messageEntry struct {
 	ID         string           `json:"_id"`
 	TS         int64            `json:"ts"`
 	State      string           `json:"state"`
 	Email      string           `json:"email"`
+	Sender     string           `json:"sender"`
+	Subject    string           `json:"subject"`
+	Template   *string          `json:"template"`
+	CallID     string           `json:"call_id,omitempty"`
+	Templates  []string         `json:"templates,omitempty"`
 	List       string           `json:"list,omitempty"`
 	SMTPEvents []smtpEvent      `json:"smtp_events"`
 	Timeline   []postroom.Event `json:"timeline"`
@@ -69,7 +79,11 @@ type smtpEvent struct {
 
 // entryOf is the answer's form of g.
 func entryOf(g events.Message) messageEntry {
-	e := messageEntry{ID: g.SendID, TS: g.Created.Unix(), State: string(g.State), Email: g.Email, List: g.List, SMTPEvents: []smtpEvent{}, Timeline: g.Timeline}
+	e := messageEntry{ID: g.SendID, TS: g.Created.Unix(), State: string(g.State), Email: g.Email, Sender: g.From, Subject: g.Subject,
+		CallID: g.CallID, Templates: g.Templates, List: g.List, SMTPEvents: []smtpEvent{}, Timeline: g.Timeline}
+	if len(g.Templates) > 0 {
+		e.Template = &g.Templates[0]
+	}
 	if e.Timeline == nil {
 		e.Timeline = []postroom.Event{}
 	}
@@ -126,11 +140,11 @@ func (h *Handler) mountMessages(mux *http.ServeMux, m *postroom.Mailer, a events
 // query is the events.Query of r, or a *postroom.ValidationError naming
 // the field it refuses.
 func (r *messagesSearchRequest) query() (events.Query, error) {
-	q := events.Query{AccountID: r.AccountID, Email: r.Email, SendID: r.SendID, List: r.List, State: events.State(r.State), Limit: r.Limit, Cursor: r.Cursor}
+	q := events.Query{AccountID: r.AccountID, Email: r.Email, SendID: r.SendID, CallID: r.CallID, List: r.List, State: events.State(r.State), Limit: r.Limit, Cursor: r.Cursor}
 	switch q.State {
-	case "", events.StateSent, events.StateDeferred, events.StateRejected, events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub:
+	case "", events.StateSent, events.StateDeferred, events.StateRejected, events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub, events.StateQueued:
 	default:
-		return q, &postroom.ValidationError{Field: "state", Reason: fmt.Sprintf("unknown state %q: want sent, deferred, rejected, bounced, soft-bounced, spam or unsub", r.State)}
+		return q, &postroom.ValidationError{Field: "state", Reason: fmt.Sprintf("unknown state %q: want queued, sent, deferred, rejected, bounced, soft-bounced, spam or unsub", r.State)}
 	}
 	if r.Limit < 0 {
 		return q, &postroom.ValidationError{Field: "limit", Reason: "negative"}

@@ -11,6 +11,7 @@ import (
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/internal/testkit/pgtest"
+	"github.com/postroom/postroom/sqldb/pgxdb"
 	"github.com/postroom/postroom/suppression"
 	"github.com/postroom/postroom/transport"
 )
@@ -29,10 +30,10 @@ func TestMessagesSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := events.MigrateSQL(t.Context(), pool); err != nil {
+	if err := events.Migrate(t.Context(), pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := events.NewSQL(pool, events.SQLOptions{})
+	s, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func testMessages(t *testing.T, a events.Activity, onEvent func(context.Context,
 		return m
 	}
 	call := smallCall(0)
-	call.Recipients = []postroom.Recipient{{Email: "Ann@example.com"}, {Email: "bob@example.com"}, {Email: "cy@example.com"}}
+	call.Recipients = []postroom.Recipient{{Email: "Ann@example.com", Params: map[string]any{"name": "Ann"}}, {Email: "bob@example.com"}, {Email: "cy@example.com"}}
 	r := post(t, t.Context(), url+SendPath, "application/json", marshal(t, call))
 	if r.Status != http.StatusOK {
 		t.Fatalf("send: %d %s", r.Status, r.Body)
@@ -87,6 +88,14 @@ func testMessages(t *testing.T, a events.Activity, onEvent func(context.Context,
 	}
 	if d := time.Since(time.Unix(found[0].TS, 0)); d < 0 || d > time.Hour {
 		t.Errorf("ts %d is not now", found[0].TS)
+	}
+	if f := found[0]; f.Sender != "sender@example.com" || f.Subject != "Hello Ann" || f.Template != nil || len(f.CallID) != 32 {
+		t.Errorf("search by address: sender %q, subject %q, template %v, call id %q; want the call's, rendered, null, drawn", f.Sender, f.Subject, f.Template, f.CallID)
+	}
+	var ofCall []messageEntry
+	postJSON(t, url+MessagesSearchPath, auth("call_id", found[0].CallID)).decode(t, http.StatusOK, &ofCall)
+	if len(ofCall) != 3 {
+		t.Errorf("search by call id: %d messages, want the call's 3", len(ofCall))
 	}
 
 	// The whole account, a page at a time: cy (rejected) is in it.

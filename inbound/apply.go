@@ -45,7 +45,7 @@ func (rc *Receiver) prove(ctx context.Context, m *message, rt route) (proof, err
 		out.Verdict = VerdictUnknownSend
 		return proof{out: out}, nil
 	}
-	snd, ok, err := rc.opts.Sends.Send(ctx, out.SendID)
+	snd, ok, err := rc.opts.Sends.Lookup(ctx, out.SendID)
 	if err != nil {
 		return proof{out: out}, &StoreError{Op: "look up send " + out.SendID, Err: err}
 	}

@@ -71,7 +71,7 @@ func (rc *Receiver) awaitSend(ctx context.Context, m *message, id string) (event
 			return events.Send{}, false, &StoreError{Op: "wait for send " + id, Err: context.Cause(ctx)}
 		case <-timer.C:
 		}
-		snd, ok, err := rc.opts.Sends.Send(ctx, id)
+		snd, ok, err := rc.opts.Sends.Lookup(ctx, id)
 		if err != nil {
 			return events.Send{}, false, &StoreError{Op: "look up send " + id, Err: err}
 		}

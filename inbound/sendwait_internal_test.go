@@ -26,7 +26,7 @@ func newStubSends() *stubSends {
 	return &stubSends{sends: map[string]events.Send{}, lookups: map[string]int{}}
 }
 
-func (s *stubSends) Send(_ context.Context, id string) (events.Send, bool, error) {
+func (s *stubSends) Lookup(_ context.Context, id string) (events.Send, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lookups[id]++

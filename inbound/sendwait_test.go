@@ -28,8 +28,8 @@ type watchedSends struct {
 	firstMiss time.Time
 }
 
-func (w *watchedSends) Send(ctx context.Context, id string) (events.Send, bool, error) {
-	snd, ok, err := w.Sends.Send(ctx, id)
+func (w *watchedSends) Lookup(ctx context.Context, id string) (events.Send, bool, error) {
+	snd, ok, err := w.Sends.Lookup(ctx, id)
 	miss := !ok && err == nil
 	w.mu.Lock()
 	w.lookups++

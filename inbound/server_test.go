@@ -456,7 +456,7 @@ type failingSends struct{}
 
 var errDown = errors.New("store down")
 
-func (failingSends) Send(context.Context, string) (events.Send, bool, error) {
+func (failingSends) Lookup(context.Context, string) (events.Send, bool, error) {
 	return events.Send{}, false, errDown
 }
 

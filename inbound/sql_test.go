@@ -29,13 +29,13 @@ func TestSQLPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if err := events.MigrateSQL(ctx, pool); err != nil {
+	if err := events.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
 	if err := suppression.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	log, err := events.NewSQL(pool, events.SQLOptions{})
+	log, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

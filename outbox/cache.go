@@ -64,7 +64,7 @@ func (jc *jobCall) send(ctx context.Context, m *postroom.Mailer, idx []int32, ho
 		indexes[k] = int(i) - jc.first
 		pos[indexes[k]] = k
 	}
-	var o postroom.RunOptions
+	o := postroom.RunOptions{CallID: hooks.CallID}
 	if hooks.BeforeSend != nil {
 		o.BeforeSend = func(ctx context.Context, i int, sendID string) error { return hooks.BeforeSend(ctx, pos[i], sendID) }
 	}

@@ -148,6 +148,7 @@ func (o *Outbox) enqueue(ctx context.Context, tx sqldb.Tx, op postroom.Operation
 	if err := o.river.insertMany(ctx, tx, jobs); err != nil {
 		return "", fmt.Errorf("outbox: Enqueue: %w", notMigrated(ctx, tx, err))
 	}
+	o.m.Queued(ctx, id, op, call, checked) // each recipient's queued event (message activity)
 	return id, nil
 }
 

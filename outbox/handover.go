@@ -105,6 +105,7 @@ func (h *handover) hooks(ctx context.Context) postroom.RunOptions {
 	return postroom.RunOptions{
 		BeforeSend: func(sctx context.Context, p int, _ string) error { return h.beforeSend(sctx, p) },
 		OnResult:   func(p int, r postroom.Result) { h.onResult(ctx, p, r) },
+		CallID:     h.l.args.CallID, // the events name the queued call
 	}
 }
 

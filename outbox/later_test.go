@@ -61,10 +61,10 @@ Diagnostic-Code: smtp; 550 5.1.1 <`+failed+`>: User unknown
 func TestStatusLater(t *testing.T) {
 	ctx := t.Context()
 	pool := newPool(t)
-	if err := events.MigrateSQL(ctx, pool); err != nil {
+	if err := events.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	log, err := events.NewSQL(pool, events.SQLOptions{})
+	log, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestStatusLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed.Close()
-	down, err := events.NewSQL(closed, events.SQLOptions{})
+	down, err := events.NewSQL(pgxdb.New(closed), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,10 +66,10 @@ func TestListCallEvents(t *testing.T) {
 	const news = "news.shop.example.com"
 	ctx := t.Context()
 	pool := newPool(t)
-	if err := events.MigrateSQL(ctx, pool); err != nil {
+	if err := events.Migrate(ctx, pgxdb.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	log, err := events.NewSQL(pool, events.SQLOptions{})
+	log, err := events.NewSQL(pgxdb.New(pool), events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestListCallEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	complained := st.Results[3]
-	snd, ok, err := log.Send(ctx, complained.SendID)
+	snd, ok, err := log.Lookup(ctx, complained.SendID)
 	if err != nil || !ok || snd.List != news || snd.Email != complained.Email {
 		t.Fatalf("events.SQL.Send(%s) = %+v, %v, %v; want %s of list %s", complained.SendID, snd, ok, err, complained.Email, news)
 	}

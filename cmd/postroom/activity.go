@@ -22,7 +22,7 @@ func runActivity(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "activity", "ADDRESS|SEND_ID", &c)
 	fs.StringVar(&q.AccountID, "account", "", "the account whose messages are shown (required)")
 	fs.IntVar(&q.Limit, "limit", q.Limit, "the most messages shown for an address")
-	fs.StringVar(&state, "state", "", "only the messages in this state (sent, deferred, rejected, bounced, soft-bounced, spam, unsub)")
+	fs.StringVar(&state, "state", "", "only the messages in this state (queued, sent, deferred, rejected, bounced, soft-bounced, spam, unsub)")
 	fs.StringVar(&q.Cursor, "before", "", "continue a listing: the cursor that the previous page printed")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
@@ -40,7 +40,7 @@ func runActivity(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	store, err := eventsNewSQL(db.DB, events.SQLOptions{})
+	store, err := events.NewSQL(db.DB, events.SQLOptions{})
 	if err != nil {
 		return err
 	}
@@ -90,16 +90,26 @@ func runActivity(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// printMessage writes m: a line for the message (send id, or "rejected"
-// for a message never made; address; state; when; list), then one
+// printMessage writes m: a line for the message (send id, or "(no send
+// id)" for a message never made; address; state; when; list), a line for
+// its call (call id, sender, subject, templates: those it has), then one
 // indented line per event of its timeline. The texts that came from
-// other servers are made one line of printable text.
+// other servers or from the call are made one line of printable text.
 func printMessage(w io.Writer, m events.Message) {
 	id := m.SendID
 	if id == "" {
 		id = "(no send id)"
 	}
 	fmt.Fprintf(w, "%s  %s  %s  %s%s\n", id, replytext.Line(m.Email), m.State, m.Created.UTC().Format(time.RFC3339), listNote(m.List))
+	var call []string
+	for _, f := range [][2]string{{"call", m.CallID}, {"from", m.From}, {"subject", m.Subject}, {"templates", strings.Join(m.Templates, ", ")}} {
+		if f[1] != "" {
+			call = append(call, f[0]+" "+replytext.Line(f[1]))
+		}
+	}
+	if len(call) > 0 {
+		fmt.Fprintf(w, "  %s\n", strings.Join(call, "; "))
+	}
 	for _, ev := range m.Timeline {
 		parts := []string{ev.At.UTC().Format(time.RFC3339), string(ev.Type)}
 		for _, s := range []string{ev.Reason, ev.Status, ev.Diagnostic} {

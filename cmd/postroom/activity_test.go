@@ -23,7 +23,8 @@ func testActivity(t *testing.T, e engine) {
 			{Type: postroom.EventDeferral, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "soft-bounce", Status: "4.2.2", Diagnostic: "452 4.2.2 full\x1b[31m", At: t0},
 			{Type: postroom.EventSend, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", At: t0.Add(time.Hour)},
 			{Type: postroom.EventHardBounce, SendID: id(1), AccountID: "shop", Email: "Ann@example.org", Reason: "bad-mailbox", Status: "5.1.1", Diagnostic: "550 5.1.1 no such user", At: t0.Add(2 * time.Hour)},
-			{Type: postroom.EventSend, SendID: id(2), AccountID: "shop", Email: "ann@example.org", List: "news.shop.example.com", At: t0.Add(3 * time.Hour)},
+			{Type: postroom.EventSend, SendID: id(2), AccountID: "shop", Email: "ann@example.org", List: "news.shop.example.com", At: t0.Add(3 * time.Hour),
+				CallID: "c1", From: "news@shop.example.com", Subject: "Deals\r\nof the week", HTMLTemplateID: "deals", TextTemplateID: "deals-text"},
 			{Type: postroom.EventSend, SendID: id(3), AccountID: "other", Email: "ann@example.org", At: t0.Add(3 * time.Hour)},
 		})
 	})
@@ -33,6 +34,7 @@ func testActivity(t *testing.T, e engine) {
 
 	out := c.ok(t, "activity", "-account", "shop", "ANN@example.org")
 	want := id(2) + "  ann@example.org  sent  2026-11-28T08:00:00Z; list news.shop.example.com\n" +
+		"  call c1; from news@shop.example.com; subject Deals of the week; templates deals, deals-text\n" +
 		"  2026-11-28T08:00:00Z  send\n" +
 		"\n" +
 		id(1) + "  Ann@example.org  bounced  2026-11-28T05:00:00Z\n" +

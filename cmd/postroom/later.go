@@ -38,7 +38,7 @@ func newLaterLog(ctx context.Context, db *database) (*laterLog, error) {
 		l.missing.Store(true)
 		return l, nil
 	}
-	if l.log, err = eventsNewSQL(db.DB, events.SQLOptions{}); err != nil {
+	if l.log, err = events.NewSQL(db.DB, events.SQLOptions{}); err != nil {
 		return nil, err
 	}
 	return l, nil

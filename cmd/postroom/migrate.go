@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
@@ -31,7 +32,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		{"outbox (with River)", outbox.Migrate},
 		{"templates", templatestore.Migrate},
 		{"suppressions", suppression.Migrate},
-		{"events", eventsMigrate},
+		{"events", events.Migrate},
 		{"idempotency records", idempotency.Migrate},
 	}
 	done := []string{}

@@ -16,7 +16,7 @@ func templateSQL(t *testing.T, db sqldb.DB) *templatestore.SQL {
 // eventsSQL is the event log of db, as the application makes it.
 func eventsSQL(t *testing.T, db sqldb.DB) *events.SQL {
 	t.Helper()
-	s, err := eventsNewSQL(db, events.SQLOptions{})
+	s, err := events.NewSQL(db, events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func newHearing(h hearingConfig, db *database, logger *slog.Logger) (*hearing, e
 		if err != nil {
 			return nil, err
 		}
-		log, err := eventsNewSQL(db.DB, events.SQLOptions{})
+		log, err := events.NewSQL(db.DB, events.SQLOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -182,18 +182,30 @@ func newHearing(h hearingConfig, db *database, logger *slog.Logger) (*hearing, e
 // flushEvery starts a goroutine writing rec's buffered events every
 // eventFlushEvery, so that a send is recorded within that time even when
 // no later event comes to write it (the Handler's calls end without a
-// Flush); the function returned stops it and writes what is left.
-func flushEvery(rec *events.Recorder, logger *slog.Logger) func() error {
+// Flush), and rotating log's day partitions at once and every hour
+// (events.SQL.Rotate); the function returned stops it and writes what is
+// left.
+func flushEvery(rec *events.Recorder, log *events.SQL, logger *slog.Logger) func() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(eventFlushEvery)
 		defer tick.Stop()
+		hourly := time.NewTicker(time.Hour)
+		defer hourly.Stop()
+		rotate := func() {
+			if _, err := log.Rotate(ctx, time.Now()); err != nil && ctx.Err() == nil {
+				logger.Warn("events: rotating the day partitions failed", "error", err)
+			}
+		}
+		rotate()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-hourly.C:
+				rotate()
 			case <-tick.C:
 				if err := rec.Flush(ctx); err != nil && ctx.Err() == nil {
 					logger.Warn("events: writing the buffered events failed; kept for the next write", "error", err)
@@ -215,7 +227,7 @@ func flushEvery(rec *events.Recorder, logger *slog.Logger) func() error {
 func (hr *hearing) start(h hearingConfig, logger *slog.Logger) error {
 	if h.BounceLn == nil {
 		if hr.rec != nil {
-			hr.stop = flushEvery(hr.rec, logger)
+			hr.stop = flushEvery(hr.rec, hr.log, logger)
 		}
 		return nil
 	}
@@ -230,7 +242,7 @@ func (hr *hearing) start(h hearingConfig, logger *slog.Logger) error {
 		return fmt.Errorf("-bounce-domain: %w", err)
 	}
 	if hr.rec != nil {
-		hr.stop = flushEvery(hr.rec, logger)
+		hr.stop = flushEvery(hr.rec, hr.log, logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

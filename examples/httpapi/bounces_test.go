@@ -203,11 +203,11 @@ func listRejects(t *testing.T, api, prefix string) []reject {
 // now.
 func sendRecorded(t *testing.T, db *database, id string) bool {
 	t.Helper()
-	log, err := eventsNewSQL(db.DB, events.SQLOptions{})
+	log, err := events.NewSQL(db.DB, events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ok, err := log.Send(t.Context(), id)
+	_, ok, err := log.Lookup(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/idempotency"
 	"github.com/postroom/postroom/outbox"
 	"github.com/postroom/postroom/sqldb"
@@ -23,7 +24,7 @@ func migrate(ctx context.Context, db *database) error {
 		{"templates", templatestore.Migrate},
 		{"outbox", outbox.Migrate},
 		{"suppressions", suppression.Migrate},
-		{"events", eventsMigrate},
+		{"events", events.Migrate},
 		{"idempotency records", idempotency.Migrate},
 	} {
 		if err := m.run(ctx, db.DB); err != nil {
