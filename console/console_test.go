@@ -442,3 +442,21 @@ func TestSearchQueued(t *testing.T) {
 		t.Errorf("search by state queued lists a message that was tried, or forgets the state chosen:\n%s", body)
 	}
 }
+
+// TestMessageFacts: a message's page shows what its events record of
+// its call: subject, sender, templates and call id.
+func TestMessageFacts(t *testing.T) {
+	f := newFixture(t, nil)
+	const id = "5f60718293a4b5c6d7e8f90a1b2c3d4e"
+	f.activity.OnEvent(t.Context(), postroom.Event{Type: postroom.EventSend, SendID: id, AccountID: account, Email: ann,
+		CallID: "call-reset", From: "no-reply@shop.example.com", Subject: "Reset <your> password", HTMLTemplateID: "password-reset", At: t0.Add(5 * time.Hour)})
+	_, body := f.get(t, "/message?id="+id)
+	for _, want := range []string{`id="subject">Reset &lt;your&gt; password<`, `id="sender">no-reply@shop.example.com<`, `<code>password-reset</code>`, `id="call-id">call-reset<`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the message's page lacks %s:\n%s", want, body)
+		}
+	}
+	if _, body := f.get(t, "/message?id="+sentID); strings.Contains(body, `id="subject"`) || strings.Contains(body, `id="call-id"`) {
+		t.Errorf("a message whose events record no call shows a subject or call:\n%s", body)
+	}
+}

@@ -186,8 +186,8 @@ func TestSupportQuestion(t *testing.T) {
 	}
 	_, body = getConsole(t, api, "message?id="+deferred, "acct", "k")
 	i, j = strings.Index(body, "event-queued"), strings.Index(body, "event-deferral")
-	if i < 0 || j < i || !strings.Contains(body, "greylisted") || !strings.Contains(body, `id="state">deferred`) {
-		t.Errorf("the deferred attempt's timeline is not queued then deferral with the relay's reply:\n%s", body)
+	if i < 0 || j < i || !strings.Contains(body, "greylisted") || !strings.Contains(body, `id="state">deferred`) || !strings.Contains(body, `id="call-id">`+queued.ID) {
+		t.Errorf("the deferred attempt's page lacks its call %s, or its timeline is not queued then deferral with the relay's reply:\n%s", queued.ID, body)
 	}
 }
 
