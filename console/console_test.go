@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/postroom/postroom"
 	"github.com/postroom/postroom/console"
@@ -419,5 +420,43 @@ func TestUnderPrefix(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Errorf("%s from a page two deep: %d", u, res.StatusCode)
 		}
+	}
+}
+
+// TestSearchQueued: the form offers the queued state, and choosing it
+// lists a recipient of a queued call not tried yet (a message with no
+// send id) and none of the messages that were tried.
+func TestSearchQueued(t *testing.T) {
+	f := newFixture(t, nil)
+	const zoe = "zoe@example.org"
+	f.activity.OnEvent(t.Context(), postroom.Event{Type: postroom.EventQueued, AccountID: account, Email: zoe, CallID: "call-later", At: t0.Add(4 * time.Hour)})
+	_, body := f.get(t, "/messages")
+	if !strings.Contains(body, `<option value="queued"`) {
+		t.Errorf("the form does not offer the queued state:\n%s", body)
+	}
+	res, body := f.get(t, "/messages?state=queued")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, zoe) || !strings.Contains(body, "badge-queued") {
+		t.Fatalf("search by state queued: %d, want %s listed\n%s", res.StatusCode, zoe, body)
+	}
+	if strings.Contains(body, sentID) || strings.Contains(body, bouncedID) || !strings.Contains(body, `<option value="queued" selected`) {
+		t.Errorf("search by state queued lists a message that was tried, or forgets the state chosen:\n%s", body)
+	}
+}
+
+// TestMessageFacts: a message's page shows what its events record of
+// its call: subject, sender, templates and call id.
+func TestMessageFacts(t *testing.T) {
+	f := newFixture(t, nil)
+	const id = "5f60718293a4b5c6d7e8f90a1b2c3d4e"
+	f.activity.OnEvent(t.Context(), postroom.Event{Type: postroom.EventSend, SendID: id, AccountID: account, Email: ann,
+		CallID: "call-reset", From: "no-reply@shop.example.com", Subject: "Reset <your> password", HTMLTemplateID: "password-reset", At: t0.Add(5 * time.Hour)})
+	_, body := f.get(t, "/message?id="+id)
+	for _, want := range []string{`id="subject">Reset &lt;your&gt; password<`, `id="sender">no-reply@shop.example.com<`, `<code>password-reset</code>`, `id="call-id">call-reset<`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the message's page lacks %s:\n%s", want, body)
+		}
+	}
+	if _, body := f.get(t, "/message?id="+sentID); strings.Contains(body, `id="subject"`) || strings.Contains(body, `id="call-id"`) {
+		t.Errorf("a message whose events record no call shows a subject or call:\n%s", body)
 	}
 }

@@ -31,7 +31,7 @@ type messagesView struct {
 }
 
 // states are the states a search can select, in the form's order.
-var states = []events.State{events.StateSent, events.StateDeferred, events.StateRejected,
+var states = []events.State{events.StateQueued, events.StateSent, events.StateDeferred, events.StateRejected,
 	events.StateBounced, events.StateSoftBounced, events.StateSpam, events.StateUnsub}
 
 // messages shows the account's messages that the form selects, newest

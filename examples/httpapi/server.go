@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/postroom/postroom"
+	"github.com/postroom/postroom/events"
 	"github.com/postroom/postroom/httpapi"
 	"github.com/postroom/postroom/sqldb"
 	"github.com/postroom/postroom/templatestore"
@@ -263,6 +264,11 @@ func newServer(cfg config, logger *slog.Logger) (http.Handler, func() error, err
 		ResultLog:        cfg.ResultLog,
 		Suppressions:     hr.list,
 		Templates:        managed,
+	}
+	// messages.search and messages.info answer from the events the
+	// server keeps: the event log with a database, memory without.
+	if a, ok := hr.sends.(events.Activity); ok {
+		ho.Activity = a
 	}
 	if cfg.Preview {
 		// An application would put the page behind its admin
