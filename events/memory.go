@@ -36,9 +36,22 @@ type MemoryOptions struct {
 	// Retention is how long a send is kept. Zero means DefaultRetention.
 	Retention time.Duration
 
+	// KeepBodies is how long the rendered message of each send handed to
+	// KeepBody (see KeepBodies) is kept. Zero, the default, keeps none.
+	KeepBodies time.Duration
+
+	// MaxBodies is how many message bodies are kept when KeepBodies is
+	// set; when full, the oldest is forgotten. Zero means
+	// DefaultMaxBodies. Each takes the size of its message.
+	MaxBodies int
+
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultMaxBodies is how many message bodies a Memory keeps when
+// MemoryOptions.KeepBodies is set and MaxBodies is zero.
+const DefaultMaxBodies = 1000
 
 // Memory is a Sends and an Activity kept in memory: the most recent
 // MaxSends messages no older than Retention, each with its timeline, fed
@@ -52,6 +65,10 @@ type Memory struct {
 	order []string            // ring of keys in arrival order
 	next  int                 // index in order of the oldest key once order is full
 	seq   int64               // the last message's sequence number
+
+	bodies    map[string]keptBody // by send id (KeepBodies)
+	bodyOrder []string            // ring of the bodies' send ids in arrival order
+	bodyNext  int                 // index in bodyOrder of the oldest once full
 }
 
 // maxTimeline bounds the events a Memory keeps of one message: past it,
@@ -75,8 +92,17 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 	if opts.Retention < 0 {
 		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.Retention %v is negative", opts.Retention)
 	}
+	if opts.KeepBodies < 0 {
+		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.KeepBodies %v is negative", opts.KeepBodies)
+	}
+	if opts.MaxBodies < 0 {
+		return nil, fmt.Errorf("events: NewMemory: MemoryOptions.MaxBodies %d is negative", opts.MaxBodies)
+	}
 	if opts.MaxSends == 0 {
 		opts.MaxSends = DefaultMaxSends
+	}
+	if opts.MaxBodies == 0 {
+		opts.MaxBodies = DefaultMaxBodies
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultRetention

@@ -34,6 +34,13 @@ type SQLOptions struct {
 	// ignores older ones. Zero means DefaultRetention (7 days).
 	SendWindow time.Duration
 
+	// KeepBodies is how long the rendered message of each send handed to
+	// KeepBody (see KeepBodies) is kept, in postroom_event_bodies: Rotate
+	// deletes the older ones. Zero, the default, keeps none (and Rotate
+	// deletes any kept before). See the package documentation for its
+	// size.
+	KeepBodies time.Duration
+
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
@@ -83,6 +90,9 @@ func NewSQL(db sqldb.DB, opts SQLOptions) (*SQL, error) {
 	}
 	if opts.SendWindow < 0 {
 		return nil, fmt.Errorf("events: NewSQL: SQLOptions.SendWindow %v is negative", opts.SendWindow)
+	}
+	if opts.KeepBodies < 0 {
+		return nil, fmt.Errorf("events: NewSQL: SQLOptions.KeepBodies %v is negative", opts.KeepBodies)
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultSQLRetention
