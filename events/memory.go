@@ -37,9 +37,22 @@ type MemoryOptions struct {
 	// Retention is how long a send is kept. Zero means DefaultRetention.
 	Retention time.Duration
 
+	// KeepBodies is how long the rendered message of each send handed to
+	// KeepBody (see KeepBodies) is kept. Zero, the default, keeps none.
+	KeepBodies time.Duration
+
+	// MaxBodies is how many message bodies are kept when KeepBodies is
+	// set; when full, the oldest is forgotten. Zero means
+	// DefaultMaxBodies. Each takes the size of its message.
+	MaxBodies int
+
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultMaxBodies is how many message bodies a Memory keeps when
+// MemoryOptions.KeepBodies is set and MaxBodies is zero.
+const DefaultMaxBodies = 1000
 
 // Memory is a Sends and an Activity kept in memory: the most recent
 // MaxSends messages no older than Retention, each with its timeline, fed
@@ -53,6 +66,10 @@ type Memory struct {
 	order []string            // ring of keys in arrival order
 	next  int                 // index in order of the oldest key once order is full
 	seq   int64               // the last message's sequence number
+
+	bodies    map[string]keptBody // by send id (KeepBodies)
+	bodyOrder []string            // ring of the bodies' send ids in arrival order
+	bodyNext  int                 // index in bodyOrder of the oldest once full
 }
 
 // maxTimeline bounds the events a Memory keeps of one message: past it,
@@ -75,6 +92,12 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		return nil, err
 	}
 	if err := option.Default(op, "MemoryOptions.Retention", &opts.Retention, DefaultRetention); err != nil {
+		return nil, err
+	}
+	if err := option.Default(op, "MemoryOptions.KeepBodies", &opts.KeepBodies, 0); err != nil {
+		return nil, err
+	}
+	if err := option.Default(op, "MemoryOptions.MaxBodies", &opts.MaxBodies, DefaultMaxBodies); err != nil {
 		return nil, err
 	}
 	if opts.Now == nil {

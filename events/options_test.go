@@ -29,6 +29,16 @@ func TestOptionsRefused(t *testing.T) {
 	if err := events.Migrate(t.Context(), db); err != nil {
 		t.Fatal(err)
 	}
+	for field, opts := range map[string]events.SQLOptions{
+		"SQLOptions.Retention":  {Retention: -1},
+		"SQLOptions.SendWindow": {SendWindow: -1},
+		"SQLOptions.KeepBodies": {KeepBodies: -1},
+	} {
+		_, err := events.NewSQL(db, opts)
+		check(err, "events.NewSQL", field)
+	}
+	_, err = events.NewMemory(events.MemoryOptions{MaxBodies: -1})
+	check(err, "events.NewMemory", "MemoryOptions.MaxBodies")
 	s, err := events.NewSQL(db, events.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"github.com/postroom/postroom/option"
+
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +35,13 @@ type SQLOptions struct {
 	// SendWindow is how long a send event proves a later bounce: Lookup
 	// ignores older ones. Zero means DefaultRetention (7 days).
 	SendWindow time.Duration
+
+	// KeepBodies is how long the rendered message of each send handed to
+	// KeepBody (see KeepBodies) is kept, in postroom_event_bodies: Rotate
+	// deletes the older ones. Zero, the default, keeps none (and Rotate
+	// deletes any kept before). See the package documentation for its
+	// size.
+	KeepBodies time.Duration
 
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
@@ -78,17 +87,15 @@ func NewSQL(db sqldb.DB, opts SQLOptions) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events: NewSQL: %w", err)
 	}
-	if opts.Retention < 0 {
-		return nil, fmt.Errorf("events: NewSQL: SQLOptions.Retention %v is negative", opts.Retention)
-	}
-	if opts.SendWindow < 0 {
-		return nil, fmt.Errorf("events: NewSQL: SQLOptions.SendWindow %v is negative", opts.SendWindow)
-	}
-	if opts.Retention == 0 {
-		opts.Retention = DefaultSQLRetention
-	}
-	if opts.SendWindow == 0 {
-		opts.SendWindow = DefaultRetention
+	const op = "events.NewSQL"
+	for _, err := range []error{
+		option.Default(op, "SQLOptions.Retention", &opts.Retention, DefaultSQLRetention),
+		option.Default(op, "SQLOptions.SendWindow", &opts.SendWindow, DefaultRetention),
+		option.Default(op, "SQLOptions.KeepBodies", &opts.KeepBodies, 0),
+	} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

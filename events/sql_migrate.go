@@ -17,12 +17,14 @@ import (
 // Info). Version 4 adds each event's call (call id, sender, subject,
 // templates) and indexes the events by call. Version 5 partitions the
 // table by day (SQL.Rotate); the events written before become one
-// partition, copied nowhere.
-const SQLSchemaVersion = 5
+// partition, copied nowhere. Version 6 adds the table of kept message
+// bodies (SQLOptions.KeepBodies).
+const SQLSchemaVersion = 6
 
 // sqliteSchemaVersion is the version of SQLite's schema, which numbers
-// its own versions (sql/sqlite), from 1 with the schema as it is now.
-const sqliteSchemaVersion = 1
+// its own versions (sql/sqlite), from 1 with the schema as PostgreSQL's
+// version 5 left it; version 2 adds the table of kept message bodies.
+const sqliteSchemaVersion = 2
 
 // sqlSchema holds the schema's migrations, one file per version, named
 // <version>_<what>.sql and applied in version order: PostgreSQL's in sql,
@@ -48,7 +50,8 @@ func migrations(db sqldb.DB) ([]sqlschema.Migration, int, error) {
 const migrationLockKey int64 = 0x706f_7374_6576_6e74 // "postevnt"
 
 // Migrate creates or updates the tables of SQL in db's database
-// (PostgreSQL 13 or newer, or SQLite): postroom_events, and
+// (PostgreSQL 13 or newer, or SQLite): postroom_events,
+// postroom_event_bodies (SQLOptions.KeepBodies), and
 // postroom_events_schema, which records the versions applied.
 //
 // It applies, in one transaction, the migrations newer than the

@@ -24,8 +24,10 @@ const rotateBatch = 5000
 // with "_before" (every event before that day).
 const partitionPrefix = "postroom_events_p"
 
-// Rotate applies the retention: it removes the events older than
-// Retention before now, and returns the names of the partitions it
+// Rotate applies the retention: it deletes the message bodies older than
+// KeepBodies before now (all of them when KeepBodies is off), in batches
+// of a few thousand, removes the events older than Retention before now,
+// and returns the names of the partitions it
 // dropped (none on SQLite).
 //
 // On PostgreSQL (schema version 5) it keeps the log's day partitions: it
@@ -43,6 +45,9 @@ const partitionPrefix = "postroom_events_p"
 // plenty); calls from several instances are safe (on PostgreSQL each
 // change is a transaction under the migration's advisory lock).
 func (s *SQL) Rotate(ctx context.Context, now time.Time) ([]string, error) {
+	if err := s.rotateBodies(ctx, now); err != nil {
+		return nil, err
+	}
 	cutoff := now.Add(-s.opts.Retention)
 	if s.db.Engine() == sqldb.SQLite {
 		for {

@@ -170,7 +170,16 @@
 // [{"ts", "type" (sent or deferred), "diag"}], and "timeline" all its
 // events, oldest first, as postroom.Event has them (queued, deferrals with
 // reason and reply, the send or reject, bounces with status and
-// diagnostic, complaints, unsubscribes). No body is kept.
+// diagnostic, complaints, unsubscribes).
+//
+// No body is kept unless the application keeps them (events.KeepBodies
+// around the Mailer's transport, with SQLOptions.KeepBodies or
+// MemoryOptions.KeepBodies); when Options.Activity can read them back,
+//
+//	POST /api/1.0/messages.content {"id"}  →  {"_id", "raw_msg"}
+//
+// answers the message as it was handed over, or 404 not_found when none is
+// kept for the account.
 //
 // messages.search's "email" is a whole address, in any letter case;
 // "date_from" and "date_to" are YYYY-MM-DD (UTC; "date_to" takes in its

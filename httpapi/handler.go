@@ -132,7 +132,8 @@ type Options struct {
 	Templates templatestore.Manager
 
 	// Activity, when not nil, is the message activity served at
-	// MessagesSearchPath and MessagesInfoPath (see the package
+	// MessagesSearchPath and MessagesInfoPath, and, when it can read kept
+	// bodies back, messages.content (see the package
 	// documentation, # Message activity), with the keys of the Mailer's
 	// Options.Auth: usually the events.SQL or events.Memory the Mailer's
 	// Options.OnEvent feeds. Nil means those paths answer 404 as unknown

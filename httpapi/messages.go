@@ -17,9 +17,30 @@ import (
 const (
 	MessagesSearchPath = "/api/1.0/messages.search"
 	MessagesInfoPath   = "/api/1.0/messages.info"
+	// MessagesContentPath answers a message's rendered body when the
+	// store keeps it (events.SQLOptions.KeepBodies,
+	// events.MemoryOptions.KeepBodies, with events.KeepBodies around the
+	// transport), and is served only when Options.Activity is a
+	// BodyReader.
+	MessagesContentPath = "/api/1.0/messages.content"
 )
 
-// errMessageNotFound: messages.info found no such message in the account.
+// BodyReader is an Activity that returns a message's kept body, as
+// events.SQL and events.Memory do (see events.KeepBodies).
+type BodyReader interface {
+	Body(ctx context.Context, accountID, sendID string) ([]byte, bool, error)
+}
+
+// messageContent is the answer of messages.content: the send id ("_id")
+// and the complete rendered message as it left ("raw_msg", Mandrill's
+// name), not parsed into its parts.
+type messageContent struct {
+	ID     string `json:"_id"`
+	RawMsg string `json:"raw_msg"`
+}
+
+// errMessageNotFound: messages.info found no such message in the
+// account, or messages.content no body kept of it.
 var errMessageNotFound = errors.New("httpapi: no such message")
 
 // messagesSearchRequest is the body of messages.search. Mandrill's
@@ -134,6 +155,23 @@ func (h *Handler) mountMessages(mux *http.ServeMux, m *postroom.Mailer, a events
 			return nil, errMessageNotFound
 		}
 		return entryOf(g), nil
+	}))
+	br, ok := a.(BodyReader)
+	if !ok {
+		return
+	}
+	mux.Handle(MessagesContentPath, messagesEndpoint(m, "messages.content", func(ctx context.Context, w http.ResponseWriter, req *messagesInfoRequest) (any, error) {
+		if req.ID == "" {
+			return nil, &postroom.ValidationError{Field: "id", Reason: "required"}
+		}
+		body, ok, err := br.Body(ctx, req.AccountID, req.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errMessageNotFound
+		}
+		return messageContent{ID: req.ID, RawMsg: string(body)}, nil
 	}))
 }
 

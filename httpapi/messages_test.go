@@ -164,3 +164,33 @@ func TestMessagesNotServed(t *testing.T) {
 	url, _ := startMailer(t, transport.NewMemory(), postroom.Options{})
 	postJSON(t, url+MessagesSearchPath, map[string]any{"key": "k", "account_id": "a"}).apiErr(t, http.StatusNotFound, "not_found", "")
 }
+
+// TestMessagesContent: messages.content answers the rendered message of a
+// send whose body the store kept (events.KeepBodies around the
+// transport), byte for byte, to its account only, and 404 for a message
+// whose body was not kept.
+func TestMessagesContent(t *testing.T) {
+	m, err := events.NewMemory(events.MemoryOptions{KeepBodies: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := transport.NewMemory()
+	url, _ := startHandler(t, events.KeepBodies(mem, m, events.KeepBodiesOptions{}),
+		postroom.Options{Auth: postroom.StaticKeys{"acct": {"k"}, "other": {"k2"}}, OnEvent: m.OnEvent}, Options{Activity: m})
+	call := smallCall(0)
+	call.Recipients = []postroom.Recipient{{Email: "ann@example.com"}, {Email: "bob@example.com"}}
+	r := post(t, t.Context(), url+SendPath, "application/json", marshal(t, call))
+	if r.Status != http.StatusOK || len(r.Results) != 2 {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	for _, env := range mem.Envelopes() {
+		var got messageContent
+		postJSON(t, url+MessagesContentPath, map[string]any{"key": "k", "account_id": "acct", "id": env.SendID}).decode(t, http.StatusOK, &got)
+		if got.ID != env.SendID || got.RawMsg != string(env.Data) {
+			t.Errorf("messages.content of %s: %q, %d bytes; want the %d bytes delivered", env.SendID, got.ID, len(got.RawMsg), len(env.Data))
+		}
+		postJSON(t, url+MessagesContentPath, map[string]any{"key": "k2", "account_id": "other", "id": env.SendID}).apiErr(t, http.StatusNotFound, "not_found", "")
+	}
+	postJSON(t, url+MessagesContentPath, map[string]any{"key": "k", "account_id": "acct", "id": "0123456789abcdef0123456789abcdef"}).apiErr(t, http.StatusNotFound, "not_found", "")
+	postJSON(t, url+MessagesContentPath, map[string]any{"key": "k", "account_id": "acct"}).apiErr(t, http.StatusBadRequest, "validation_error", "id")
+}
